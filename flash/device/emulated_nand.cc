@@ -1,0 +1,423 @@
+// emulated_nand.cc — RAM and image-file NAND emulation with rule checks, counters, power cuts.
+#include "flash/device/emulated_nand.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "flash/common/crc32c.h"
+#include "flash/common/le.h"
+
+namespace pdl {
+namespace {
+
+constexpr char kImageMagic[8] = {'P', 'D', 'L', 'N', 'A', 'N', 'D', '1'};
+constexpr uint32_t kImageVersion = 1;
+constexpr uint32_t kHeaderSize = 4096;
+constexpr size_t kHeaderCrcAt = 64;
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+Status errno_status(const char* what, const std::string& path) {
+  return Status::error(Errc::kIoError, std::string(what) + " " + path + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+namespace detail {
+
+// The inverted page array (stored = ~flash, so erased = zero) and per-block erase counters.
+class NandMedia {
+ public:
+  virtual ~NandMedia() = default;
+  virtual Status read(uint64_t off, uint8_t* buf, size_t n) = 0;
+  virtual Status write(uint64_t off, const uint8_t* buf, size_t n) = 0;
+  virtual Status zero(uint64_t off, uint64_t n) = 0;  // erase: back to all flash 1s
+  virtual uint32_t erase_count(uint32_t block) const = 0;
+  virtual Status set_erase_count(uint32_t block, uint32_t count) = 0;
+  virtual Status flush() { return Status::ok(); }
+};
+
+namespace {
+
+// Lazily zeroed anonymous memory; erase returns whole host pages to the kernel.
+class RamMedia final : public NandMedia {
+ public:
+  static Status create(uint64_t bytes, uint32_t blocks, std::unique_ptr<NandMedia>* out) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return Status::error(Errc::kIoError, "cannot map emulated chip memory");
+    out->reset(new RamMedia(static_cast<uint8_t*>(p), bytes, blocks));
+    return Status::ok();
+  }
+  ~RamMedia() override { munmap(base_, bytes_); }
+  Status read(uint64_t off, uint8_t* buf, size_t n) override {
+    std::memcpy(buf, base_ + off, n);
+    return Status::ok();
+  }
+  Status write(uint64_t off, const uint8_t* buf, size_t n) override {
+    std::memcpy(base_ + off, buf, n);
+    return Status::ok();
+  }
+  Status zero(uint64_t off, uint64_t n) override {
+    const uint64_t hp = uint64_t(sysconf(_SC_PAGESIZE));
+    uint64_t a = align_up(off, hp), b = (off + n) / hp * hp;
+    if (b <= a) {
+      std::memset(base_ + off, 0, n);
+      return Status::ok();
+    }
+    std::memset(base_ + off, 0, a - off);
+    std::memset(base_ + b, 0, off + n - b);
+    if (madvise(base_ + a, b - a, MADV_DONTNEED) != 0) std::memset(base_ + a, 0, b - a);
+    return Status::ok();
+  }
+  uint32_t erase_count(uint32_t block) const override { return erase_counts_[block]; }
+  Status set_erase_count(uint32_t block, uint32_t count) override {
+    erase_counts_[block] = count;
+    return Status::ok();
+  }
+
+ private:
+  RamMedia(uint8_t* base, uint64_t bytes, uint32_t blocks)
+      : base_(base), bytes_(bytes), erase_counts_(blocks, 0) {}
+  uint8_t* base_;
+  uint64_t bytes_;
+  std::vector<uint32_t> erase_counts_;
+};
+
+// An image file: header, erase-count table, then the inverted page array (holes = erased).
+class FileMedia final : public NandMedia {
+ public:
+  FileMedia(int fd, std::string path, uint64_t pages_off, std::vector<uint32_t> counts)
+      : fd_(fd), path_(std::move(path)), pages_off_(pages_off), erase_counts_(std::move(counts)) {}
+  ~FileMedia() override { close(fd_); }  // closing releases the flock
+  Status read(uint64_t off, uint8_t* buf, size_t n) override {
+    return full_io(false, pages_off_ + off, buf, n);
+  }
+  Status write(uint64_t off, const uint8_t* buf, size_t n) override {
+    return full_io(true, pages_off_ + off, const_cast<uint8_t*>(buf), n);
+  }
+  Status zero(uint64_t off, uint64_t n) override {
+    if (fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(pages_off_ + off),
+                  off_t(n)) == 0)
+      return Status::ok();
+    std::vector<uint8_t> z(size_t(std::min<uint64_t>(n, 1 << 20)), 0);
+    for (uint64_t done = 0; done < n; done += z.size())
+      PDL_TRY(full_io(true, pages_off_ + off + done, z.data(), size_t(std::min<uint64_t>(z.size(), n - done))));
+    return Status::ok();
+  }
+  uint32_t erase_count(uint32_t block) const override { return erase_counts_[block]; }
+  Status set_erase_count(uint32_t block, uint32_t count) override {
+    erase_counts_[block] = count;
+    uint8_t b[4];
+    le::put32(b, count);
+    return full_io(true, kHeaderSize + uint64_t(block) * 4, b, 4);
+  }
+  Status flush() override {
+    if (fsync(fd_) != 0) return errno_status("fsync", path_);
+    return Status::ok();
+  }
+
+ private:
+  Status full_io(bool wr, uint64_t off, uint8_t* buf, size_t n) {
+    while (n) {
+      ssize_t r = wr ? pwrite(fd_, buf, n, off_t(off)) : pread(fd_, buf, n, off_t(off));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return errno_status(wr ? "write" : "read", path_);
+      if (r == 0) {  // past end of file: reads as erased (stored zeros)
+        if (wr) return Status::error(Errc::kIoError, "short write to " + path_);
+        std::memset(buf, 0, n);
+        return Status::ok();
+      }
+      buf += r;
+      off += uint64_t(r);
+      n -= size_t(r);
+    }
+    return Status::ok();
+  }
+  int fd_;
+  std::string path_;
+  uint64_t pages_off_;
+  std::vector<uint32_t> erase_counts_;
+};
+
+void encode_header(const Geometry& g, uint64_t pages_off, uint8_t* h) {
+  std::memset(h, 0, kHeaderSize);
+  std::memcpy(h, kImageMagic, 8);
+  const uint32_t f[] = {kImageVersion, kHeaderSize, g.page_data, g.page_spare,
+                        g.pages_per_block, g.blocks, g.partial_programs, g.erase_limit,
+                        g.read_us, g.program_us, g.erase_us, kHeaderSize};
+  for (size_t i = 0; i < std::size(f); i++) le::put32(h + 8 + 4 * i, f[i]);
+  le::put64(h + 56, pages_off);
+  le::put32(h + kHeaderCrcAt, crc32c(h, kHeaderCrcAt));
+}
+
+uint64_t pages_offset(const Geometry& g) { return align_up(kHeaderSize + uint64_t(g.blocks) * 4, 4096); }
+
+Status lock_image(int fd, const std::string& path) {
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return Status::ok();
+  if (errno == EWOULDBLOCK)
+    return Status::error(Errc::kBusy, "image " + path + " is in use by another process");
+  return errno_status("lock", path);
+}
+
+}  // namespace
+}  // namespace detail
+
+using detail::NandMedia;
+
+EmulatedNand::EmulatedNand(const Geometry& g, std::unique_ptr<NandMedia> media)
+    : geo_(g), media_(std::move(media)), nop_used_(size_t(g.total_pages()), 0) {}
+
+EmulatedNand::~EmulatedNand() = default;
+
+Status EmulatedNand::create_ram(const Geometry& g0, std::unique_ptr<EmulatedNand>* out) {
+  Geometry g = g0.resolved();
+  PDL_TRY(g.validate());
+  std::unique_ptr<NandMedia> m;
+  PDL_TRY(detail::RamMedia::create(g.total_pages() * g.raw_page(), g.blocks, &m));
+  out->reset(new EmulatedNand(g, std::move(m)));
+  return Status::ok();
+}
+
+Status EmulatedNand::create_file(const std::string& path, const Geometry& g0,
+                                 std::unique_ptr<EmulatedNand>* out) {
+  Geometry g = g0.resolved();
+  PDL_TRY(g.validate());
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return errno_status("cannot create image", path);
+  Status st = detail::lock_image(fd, path);
+  uint64_t poff = detail::pages_offset(g);
+  if (st.is_ok() && ftruncate(fd, 0) != 0) st = errno_status("truncate", path);
+  if (st.is_ok() && ftruncate(fd, off_t(poff + g.total_pages() * g.raw_page())) != 0)
+    st = errno_status("cannot size image", path);
+  if (st.is_ok()) {
+    std::vector<uint8_t> h(kHeaderSize);
+    detail::encode_header(g, poff, h.data());
+    if (pwrite(fd, h.data(), h.size(), 0) != ssize_t(h.size())) st = errno_status("write", path);
+  }
+  if (!st.is_ok()) {
+    close(fd);
+    return st;
+  }
+  out->reset(new EmulatedNand(
+      g, std::make_unique<detail::FileMedia>(fd, path, poff, std::vector<uint32_t>(g.blocks, 0))));
+  return Status::ok();
+}
+
+bool EmulatedNand::is_image_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char m[8];
+  bool yes = pread(fd, m, 8, 0) == 8 && std::memcmp(m, kImageMagic, 8) == 0;
+  close(fd);
+  return yes;
+}
+
+Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<EmulatedNand>* out) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return errno_status("cannot open image", path);
+  auto fail = [&](Status s) {
+    close(fd);
+    return s;
+  };
+  std::vector<uint8_t> h(kHeaderSize);
+  ssize_t r = pread(fd, h.data(), h.size(), 0);
+  if (r < ssize_t(kHeaderCrcAt + 4) || std::memcmp(h.data(), kImageMagic, 8) != 0)
+    return fail(Status::error(Errc::kCorrupt, path + " is not a pdl NAND image (bad magic)"));
+  if (le::get32(h.data() + kHeaderCrcAt) != crc32c(h.data(), kHeaderCrcAt))
+    return fail(Status::error(Errc::kCorrupt, path + ": image header checksum mismatch"));
+  if (le::get32(h.data() + 8) != kImageVersion)
+    return fail(Status::error(Errc::kUnsupported, path + ": unknown image format version"));
+  Geometry g;
+  uint32_t* f[] = {&g.page_data, &g.page_spare, &g.pages_per_block, &g.blocks,
+                   &g.partial_programs, &g.erase_limit, &g.read_us, &g.program_us, &g.erase_us};
+  for (size_t i = 0; i < std::size(f); i++) *f[i] = le::get32(h.data() + 16 + 4 * i);
+  Status v = g.validate();
+  if (!v.is_ok()) return fail(Status::error(Errc::kCorrupt, path + ": " + std::string(v.message())));
+  uint64_t poff = le::get64(h.data() + 56);
+  if (poff != detail::pages_offset(g))
+    return fail(Status::error(Errc::kCorrupt, path + ": image header layout mismatch"));
+  if (Status lk = detail::lock_image(fd, path); !lk.is_ok()) return fail(lk);
+  struct stat sb;
+  if (fstat(fd, &sb) != 0) return fail(errno_status("stat", path));
+  if (uint64_t(sb.st_size) < poff + g.total_pages() * g.raw_page())
+    return fail(Status::error(Errc::kCorrupt, path + ": image file is truncated"));
+  std::vector<uint8_t> counts_raw(size_t(g.blocks) * 4);
+  if (pread(fd, counts_raw.data(), counts_raw.size(), kHeaderSize) != ssize_t(counts_raw.size()))
+    return fail(errno_status("read erase counts", path));
+  std::vector<uint32_t> counts(g.blocks);
+  for (uint32_t b = 0; b < g.blocks; b++) counts[b] = le::get32(counts_raw.data() + 4 * b);
+  out->reset(new EmulatedNand(
+      g, std::make_unique<detail::FileMedia>(fd, path, poff, std::move(counts))));
+  return Status::ok();
+}
+
+Status EmulatedNand::check_ppa(Ppa ppa) const {
+  if (ppa >= geo_.total_pages())
+    return Status::error(Errc::kNandRule, "page address " + std::to_string(ppa) + " out of range");
+  return Status::ok();
+}
+
+bool EmulatedNand::admit_mutation(bool* tear_this) {
+  *tear_this = false;
+  if (frozen_) return false;
+  mutating_ops_++;
+  if (cut_armed_ && mutating_ops_ == cut_at_) {
+    frozen_ = true;
+    cut_armed_ = false;
+    *tear_this = true;
+    return false;
+  }
+  return true;
+}
+
+void EmulatedNand::cut_power_after(uint64_t ops, Tear tear, uint64_t seed) {
+  cut_armed_ = true;
+  cut_at_ = mutating_ops_ + ops + 1;
+  tear_ = tear;
+  tear_rng_.seed(seed);
+}
+
+void EmulatedNand::restore_power() {
+  frozen_ = false;
+  cut_armed_ = false;
+}
+
+uint32_t EmulatedNand::erase_count(uint32_t block) const {
+  return block < geo_.blocks ? media_->erase_count(block) : 0;
+}
+
+Status EmulatedNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare) {
+  PDL_TRY(check_ppa(ppa));
+  if ((!data.empty() && data.size() != geo_.page_data) ||
+      (!spare.empty() && spare.size() != geo_.page_spare))
+    return Status::error(Errc::kInvalidArgument, "read buffer sizes must match the geometry");
+  if (frozen_) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  const uint64_t off = uint64_t(ppa) * geo_.raw_page();
+  if (!data.empty()) {
+    PDL_TRY(media_->read(off, data.data(), data.size()));
+    for (auto& b : data) b = uint8_t(~b);
+  }
+  if (!spare.empty()) {
+    PDL_TRY(media_->read(off + geo_.page_data, spare.data(), spare.size()));
+    for (auto& b : spare) b = uint8_t(~b);
+  }
+  if (data.empty()) ctr_.spare_reads++; else ctr_.page_reads++;
+  ctr_.bytes_read += data.size() + spare.size();
+  ctr_.sim_us += geo_.read_us;
+  return Status::ok();
+}
+
+Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
+                             std::span<const uint8_t> spare, uint32_t data_off,
+                             uint32_t spare_off) {
+  PDL_TRY(check_ppa(ppa));
+  if (data.empty() && spare.empty())
+    return Status::error(Errc::kInvalidArgument, "program of nothing");
+  if (data_off + data.size() > geo_.page_data || spare_off + spare.size() > geo_.page_spare)
+    return Status::error(Errc::kNandRule, "program beyond the page at " + std::to_string(ppa));
+  if (nop_used_[ppa] >= geo_.partial_programs)
+    return Status::error(Errc::kNandRule, "page " + std::to_string(ppa) + " exceeded NOP (" +
+                                              std::to_string(geo_.partial_programs) + " programs)");
+  // Stored bytes are inverted: stored = ~flash. Programming ANDs flash bits, so it ORs stored.
+  const uint64_t off = uint64_t(ppa) * geo_.raw_page();
+  struct Part {
+    uint64_t off;
+    std::span<const uint8_t> src;
+  } parts[2] = {{off + data_off, data}, {off + geo_.page_data + spare_off, spare}};
+  std::vector<uint8_t> cur[2];
+  for (int i = 0; i < 2; i++) {
+    cur[i].resize(parts[i].src.size());
+    if (cur[i].empty()) continue;
+    PDL_TRY(media_->read(parts[i].off, cur[i].data(), cur[i].size()));
+    for (size_t k = 0; k < cur[i].size(); k++) {
+      const uint8_t flash_old = uint8_t(~cur[i][k]), flash_new = parts[i].src[k];
+      if (flash_new & ~flash_old)
+        return Status::error(Errc::kNandRule,
+                             "program of page " + std::to_string(ppa) +
+                                 " would turn programmed bits back to 1 (" +
+                                 (i == 0 ? "data" : "spare") + " offset " +
+                                 std::to_string((i == 0 ? data_off : spare_off) + k) + ")");
+    }
+  }
+  bool tear = false;
+  if (!admit_mutation(&tear)) {
+    if (tear && tear_ != Tear::kNone) {
+      // Apply part of the interrupted program, in column order (data, then spare).
+      const size_t total = data.size() + spare.size();
+      const size_t prefix = size_t(tear_rng_() % (total + 1));
+      size_t pos = 0;
+      for (int i = 0; i < 2; i++) {
+        for (size_t k = 0; k < cur[i].size(); k++, pos++) {
+          const uint8_t want = uint8_t(~parts[i].src[k]);  // stored bits to set
+          uint8_t apply = 0;
+          if (tear_ == Tear::kPrefix) apply = pos < prefix ? want : 0;
+          else apply = want & uint8_t(tear_rng_());
+          cur[i][k] |= apply;
+        }
+        if (!cur[i].empty()) (void)media_->write(parts[i].off, cur[i].data(), cur[i].size());
+      }
+    }
+    return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  }
+  for (int i = 0; i < 2; i++) {
+    if (cur[i].empty()) continue;
+    for (size_t k = 0; k < cur[i].size(); k++) cur[i][k] |= uint8_t(~parts[i].src[k]);
+    PDL_TRY(media_->write(parts[i].off, cur[i].data(), cur[i].size()));
+  }
+  nop_used_[ppa]++;
+  ctr_.programs++;
+  ctr_.bytes_programmed += data.size() + spare.size();
+  ctr_.sim_us += geo_.program_us;
+  return Status::ok();
+}
+
+Status EmulatedNand::erase(uint32_t block) {
+  if (block >= geo_.blocks)
+    return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
+  const uint32_t count = media_->erase_count(block);
+  if (geo_.erase_limit && count >= geo_.erase_limit)
+    return Status::error(Errc::kIoError, "block " + std::to_string(block) + " is worn out");
+  const uint64_t ppb = geo_.pages_per_block, raw = geo_.raw_page();
+  const uint64_t off = uint64_t(block) * ppb * raw;
+  bool tear = false;
+  if (!admit_mutation(&tear)) {
+    if (tear && tear_ != Tear::kNone) {  // interrupted erase: a random subset of pages erased
+      for (uint64_t p = 0; p < ppb; p++)
+        if (tear_rng_() & 1) (void)media_->zero(off + p * raw, raw);
+    }
+    return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  }
+  PDL_TRY(media_->zero(off, ppb * raw));
+  PDL_TRY(media_->set_erase_count(block, count + 1));
+  std::fill_n(nop_used_.begin() + std::ptrdiff_t(block * ppb), ppb, 0);
+  ctr_.erases++;
+  ctr_.sim_us += geo_.erase_us;
+  return Status::ok();
+}
+
+std::unique_ptr<EmulatedNand> EmulatedNand::clone() const {
+  std::unique_ptr<EmulatedNand> c;
+  if (!create_ram(geo_, &c).is_ok()) return nullptr;
+  const uint64_t bsz = uint64_t(geo_.pages_per_block) * geo_.raw_page();
+  std::vector<uint8_t> buf(bsz);
+  for (uint32_t b = 0; b < geo_.blocks; b++) {
+    if (!media_->read(b * bsz, buf.data(), bsz).is_ok()) return nullptr;
+    if (std::any_of(buf.begin(), buf.end(), [](uint8_t x) { return x != 0; }))
+      (void)c->media_->write(b * bsz, buf.data(), bsz);
+    (void)c->media_->set_erase_count(b, media_->erase_count(b));
+  }
+  c->nop_used_ = nop_used_;
+  return c;
+}
+
+Status EmulatedNand::flush_host() { return media_->flush(); }
+
+}  // namespace pdl

@@ -1,0 +1,71 @@
+// nand.h — the NAND device interface: read / program / erase with a spare area, plus counters.
+//
+// Everything above this layer speaks NAND verbs only; "write" exists only above the PageStore.
+// Implementations: EmulatedNand (RAM or image file, the test oracle) and, later, MtdNand.
+//
+// Rules every implementation enforces (violations return Errc::kNandRule, never silently):
+//   * program may only change bits 1 -> 0 between erases;
+//   * at most Geometry::partial_programs programs per page between erases (data and spare
+//     programs each count one; a program touching both counts one);
+//   * addresses must be in range.
+// Reads of the data area return exactly what was programmed (no ECC modelled here).
+//
+// Thread-safety: none. One owner drives a device.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "flash/common/status.h"
+#include "flash/device/geometry.h"
+
+namespace pdl {
+
+// Operation counters. Reading them costs nothing; they are the project's performance truth.
+struct NandCounters {
+  uint64_t page_reads = 0;        // reads that returned the data area (with or without spare)
+  uint64_t spare_reads = 0;       // reads of the spare area alone
+  uint64_t programs = 0;          // program operations (full or partial)
+  uint64_t erases = 0;            // block erases
+  uint64_t bytes_read = 0;        // data + spare bytes returned
+  uint64_t bytes_programmed = 0;  // data + spare bytes handed to program
+  uint64_t sim_us = 0;            // simulated device time, microseconds
+
+  NandCounters operator-(const NandCounters& o) const {
+    return {page_reads - o.page_reads,   spare_reads - o.spare_reads,
+            programs - o.programs,       erases - o.erases,
+            bytes_read - o.bytes_read,   bytes_programmed - o.bytes_programmed,
+            sim_us - o.sim_us};
+  }
+};
+
+class Nand {
+ public:
+  virtual ~Nand() = default;
+  Nand() = default;
+  Nand(const Nand&) = delete;
+  Nand& operator=(const Nand&) = delete;
+
+  virtual const Geometry& geometry() const = 0;
+
+  // Read page `ppa`. `data` is empty or exactly page_data bytes; `spare` is empty or exactly
+  // page_spare bytes. An empty data span reads only the spare (costs one read all the same:
+  // tR dominates).
+  virtual Status read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare) = 0;
+
+  // Program part of page `ppa`: `data` goes to data-area offset `data_off`, `spare` to spare
+  // offset `spare_off`; either may be empty. One call = one program operation (one NOP).
+  virtual Status program(Ppa ppa, std::span<const uint8_t> data, std::span<const uint8_t> spare,
+                         uint32_t data_off = 0, uint32_t spare_off = 0) = 0;
+
+  // Erase block `block`: every bit of its pages becomes 1.
+  virtual Status erase(uint32_t block) = 0;
+
+  virtual const NandCounters& counters() const = 0;
+  virtual void reset_counters() = 0;
+  // Erases block `block` has endured over the chip's life (persisted by image files).
+  virtual uint32_t erase_count(uint32_t block) const = 0;
+};
+
+}  // namespace pdl

@@ -1,0 +1,120 @@
+// block_manager.cc — free queue, heads, valid counts and greedy victim selection.
+#include "flash/pdl/block_manager.h"
+
+#include <cassert>
+
+namespace pdl {
+
+BlockManager::BlockManager(const Geometry& g, uint32_t first_block, uint32_t reserve)
+    : ppb_(g.pages_per_block),
+      first_(first_block),
+      reserve_(reserve),
+      state_(g.blocks, kCollecting),
+      valid_(g.blocks, 0),
+      written_(g.blocks, 0),
+      erased_(g.blocks, 0),
+      prev_(g.blocks, -1),
+      next_(g.blocks, -1),
+      bucket_(g.pages_per_block + 1, -1) {}
+
+void BlockManager::add_free(uint32_t block, bool erased) {
+  state_[block] = kFree;
+  erased_[block] = erased;
+  valid_[block] = 0;
+  written_[block] = 0;
+  free_.push_back(block);
+}
+
+void BlockManager::add_closed(uint32_t block, uint32_t valid) {
+  state_[block] = kClosed;
+  valid_[block] = uint16_t(valid);
+  written_[block] = uint16_t(ppb_);
+  link(block);
+}
+
+void BlockManager::add_open(Head h, uint32_t block, uint32_t written, uint32_t valid) {
+  assert(head_[int(h)] < 0 && written < ppb_);
+  state_[block] = kOpen;
+  valid_[block] = uint16_t(valid);
+  written_[block] = uint16_t(written);
+  head_[int(h)] = block;
+}
+
+void BlockManager::link(uint32_t b) {
+  const int32_t h = bucket_[valid_[b]];
+  prev_[b] = -1;
+  next_[b] = h;
+  if (h >= 0) prev_[h] = int32_t(b);
+  bucket_[valid_[b]] = int32_t(b);
+}
+
+void BlockManager::unlink(uint32_t b) {
+  if (prev_[b] >= 0) next_[prev_[b]] = next_[b];
+  else bucket_[valid_[b]] = next_[b];
+  if (next_[b] >= 0) prev_[next_[b]] = prev_[b];
+  prev_[b] = next_[b] = -1;
+}
+
+void BlockManager::change_valid(uint32_t b, int d) {
+  assert(d > 0 || valid_[b] > 0);  // Invariant: valid counts never go negative
+  if (state_[b] == kClosed) {
+    unlink(b);
+    valid_[b] = uint16_t(valid_[b] + d);
+    link(b);
+  } else {
+    valid_[b] = uint16_t(valid_[b] + d);
+  }
+}
+
+uint64_t BlockManager::user_pages_available() const {
+  uint64_t n = free_.size() > reserve_ ? uint64_t(free_.size() - reserve_) * ppb_ : 0;
+  if (head_[0] >= 0) n += ppb_ - written_[head_[0]];
+  return n;
+}
+
+uint64_t BlockManager::gc_pages_available() const {
+  uint64_t n = uint64_t(free_.size()) * ppb_;
+  if (head_[1] >= 0) n += ppb_ - written_[head_[1]];
+  return n;
+}
+
+Status BlockManager::next_page(Head h, Nand& nand, Ppa* out) {
+  int64_t& head = head_[int(h)];
+  if (head < 0) {
+    if (free_.empty() || (h == Head::kUser && free_.size() <= reserve_))
+      return Status::error(Errc::kFull, "no free erase block");
+    const uint32_t b = free_.front();
+    if (!erased_[b]) PDL_TRY(nand.erase(b));
+    free_.pop_front();
+    erased_[b] = 0;
+    state_[b] = kOpen;
+    written_[b] = 0;
+    head = b;
+  }
+  *out = Ppa(uint64_t(head) * ppb_ + written_[head]);
+  if (++written_[head] == ppb_) {  // last page handed out: the block is closed
+    state_[head] = kClosed;
+    link(uint32_t(head));
+    head = -1;
+  }
+  return Status::ok();
+}
+
+int64_t BlockManager::greedy_victim() const {
+  for (uint32_t v = 0; v < ppb_; v++)
+    if (bucket_[v] >= 0) return bucket_[v];
+  return -1;
+}
+
+void BlockManager::take(uint32_t block) {
+  assert(state_[block] == kClosed);
+  unlink(block);
+  state_[block] = kCollecting;
+}
+
+void BlockManager::victim_erased(uint32_t block) {
+  assert(state_[block] == kCollecting);
+  add_free(block, true);
+}
+
+}  // namespace pdl

@@ -1,0 +1,146 @@
+// pdl_gc.cc — garbage collection (seed 000 §4.1): greedy victim, move valid base pages,
+// compact valid differentials, erase.
+//
+// Order matters for crash safety: every valid page or differential of the victim is programmed
+// elsewhere (keeping its sequence number) before the victim is erased. A cut between the two
+// leaves two identical copies; recovery keeps one (equal sequence numbers, same bytes).
+// GC never touches the user's differential write buffer: compaction has its own buffer,
+// flushed before the erase, so buffered (unsynced) differentials are never made durable by GC
+// out of order with respect to their base pages.
+#include <cassert>
+
+#include "flash/pdl/pdl_store.h"
+
+namespace pdl {
+
+Status PdlStore::gc_flush_compaction() {
+  if (gc_buffer_.empty()) return Status::ok();
+  SpareHeader h;
+  h.type = PageType::kDifferential;
+  h.lpn = uint32_t(gc_buffer_.count());
+  h.aux = gc_buffer_.used();
+  gc_buffer_.for_each([&](const RecordView& r) { h.seq = std::max(h.seq, r.seq); });
+  Ppa q;
+  PDL_TRY(program_page(BlockManager::Head::kGc, gc_buffer_.page(), h, &q));
+  stats_.gc_diff_pages++;
+  p2l_[q] = kP2lDifferential;
+  gc_buffer_.for_each([&](const RecordView& r) {
+    PpmtEntry& e = ppmt_[r.lpn];
+    assert(vdct_[e.diff] > 0);  // the record's old page is in the victim
+    vdct_[e.diff]--;
+    e.diff = q;
+    if (vdct_[q]++ == 0) blocks_.valid_inc(q);
+  });
+  gc_buffer_.clear();
+  return Status::ok();
+}
+
+// When every closed block is wholly valid, erasing alone frees nothing, but compaction still
+// can: differential pages holding few valid differentials shrink into fewer pages. Pick the
+// full block with the most differential pages (then the fewest valid differentials).
+int64_t PdlStore::compaction_victim() {
+  int64_t best = -1;
+  uint32_t best_pages = 1, best_records = 0;
+  blocks_.for_each_full_block([&](uint32_t b) {
+    uint32_t pages = 0, records = 0;
+    for (Ppa p = b * geo_.pages_per_block; p < (b + 1) * geo_.pages_per_block; p++)
+      if (p2l_[p] == kP2lDifferential && vdct_[p] > 0) {
+        pages++;
+        records += vdct_[p];
+      }
+    if (pages > best_pages || (pages == best_pages && best >= 0 && records < best_records)) {
+      best = b;
+      best_pages = pages;
+      best_records = records;
+    }
+  });
+  return best;
+}
+
+Status PdlStore::gc_once() {
+  int64_t victim = blocks_.greedy_victim();
+  if (victim < 0) victim = compaction_victim();
+  if (victim < 0) return Status::error(Errc::kFull, "flash full: no block has space to reclaim");
+  // The victim's valid pages, plus one page compaction may add, must fit before it is erased:
+  // never start a collection that could not finish.
+  if (blocks_.gc_pages_available() < uint64_t(blocks_.valid(uint32_t(victim))) + 1)
+    return Status::error(Errc::kFull, "flash full: no room left for garbage collection");
+  blocks_.take(uint32_t(victim));
+  gc_victim_ = victim;
+  stats_.gc_runs++;
+  const Ppa first = Ppa(uint64_t(victim) * geo_.pages_per_block);
+  const Ppa end = first + geo_.pages_per_block;
+  gc_orphans_.clear();
+
+  // Pass 1: base pages. Move the current ones; every copy in the victim stops counting.
+  for (Ppa ppa = first; ppa < end; ppa++) {
+    const uint32_t m = p2l_[ppa];
+    if (m == kP2lNone || m == kP2lDifferential) continue;
+    PpmtEntry& e = ppmt_[m];
+    if (e.base == ppa) {
+      SpareHeader h;
+      Status st = read_checked(ppa, scratch_base_, &h);
+      if (!st.is_ok()) return fail(st.is(Errc::kCorrupt) ? Status::error(Errc::kIoError,
+                                                               std::string(st.message()))
+                                                         : st);
+      h.obsolete = false;
+      Ppa q;
+      PDL_TRY(program_page(BlockManager::Head::kGc, scratch_base_, h, &q));  // same seq
+      p2l_[q] = m;
+      e.copies = e.copies + 1;
+      e.base = q;
+      blocks_.valid_inc(q);
+      stats_.gc_base_moves++;
+    }
+    e.copies = e.copies - 1;
+    p2l_[ppa] = kP2lNone;
+    if (e.copies == 0 && e.base == kNoPpa) gc_orphans_.push_back(m);
+  }
+
+  // Pass 2: differential pages. Compact the valid differentials, keeping their seqs.
+  for (Ppa ppa = first; ppa < end; ppa++) {
+    if (p2l_[ppa] != kP2lDifferential) continue;
+    p2l_[ppa] = kP2lNone;
+    if (vdct_[ppa] == 0) continue;
+    SpareHeader h;
+    Status st = read_checked(ppa, scratch_diff_, &h);
+    if (st.is_ok() && (h.type != PageType::kDifferential || h.aux > geo_.page_data))
+      st = Status::error(Errc::kCorrupt, "bad differential page");
+    if (!st.is_ok()) return fail(Status::error(Errc::kIoError, std::string(st.message())));
+    RecordReader rr(std::span<const uint8_t>(scratch_diff_).first(h.aux));
+    RecordView r;
+    while (rr.next(&r)) {
+      if (r.lpn >= ppmt_.size()) continue;
+      PpmtEntry& e = ppmt_[r.lpn];
+      if (e.diff != ppa) continue;  // superseded record
+      if (r.tombstone && e.copies == 0) {  // nothing left to hide: drop the tombstone
+        vdct_[ppa]--;
+        e.diff = kNoPpa;
+        continue;
+      }
+      if (r.size() > gc_buffer_.free_space()) PDL_TRY(gc_flush_compaction());
+      gc_buffer_.put(r);
+      stats_.gc_diff_moves++;
+    }
+    if (!rr.status().is_ok()) return fail(Status::error(Errc::kIoError, "corrupt differential page"));
+  }
+  PDL_TRY(gc_flush_compaction());
+
+  // Pass 3: tombstones elsewhere whose last hidden copy was in the victim.
+  for (Lpn l : gc_orphans_) {
+    PpmtEntry& e = ppmt_[l];
+    if (e.copies == 0 && e.base == kNoPpa && e.diff != kNoPpa) {
+      const Ppa dp = e.diff;
+      e.diff = kNoPpa;
+      PDL_TRY(decrease_vdct(dp));
+    }
+  }
+
+  for (Ppa ppa = first; ppa < end; ppa++) assert(vdct_[ppa] == 0);  // Invariant: victim empty
+  PDL_TRY(fail(nand_.erase(uint32_t(victim))));
+  blocks_.victim_erased(uint32_t(victim));
+  gc_victim_ = -1;
+  return Status::ok();
+}
+
+}  // namespace pdl

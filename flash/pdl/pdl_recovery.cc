@@ -1,0 +1,173 @@
+// pdl_recovery.cc — mount = crash recovery by one scan of the spare areas (seed 000 Fig. 7).
+//
+// For every page the spare area is read (a read each: tR dominates). Per block, the headers are
+// gathered first; the last programmed page of a block is the only one a power cut can have
+// torn mid-program (pages are programmed in order), so if it is a base page its data is read
+// and its CRC checked. Differential pages are read whole (Fig. 7, Case 2) and checked.
+// Then Fig. 7 runs over the block's pages:
+//   base r:          newer than ppmt.base -> it becomes the base; if also newer than the current
+//                    differential, that differential is dropped. Equal sequence numbers are the
+//                    two copies a cut during GC leaves: the first one seen is kept.
+//   differential d:  counts only if newer than both the base and the current differential.
+// Tombstones are differentials that unmap. Finally orphan differentials (no base) are dropped,
+// vdct and block valid counts are computed, and the next sequence number is max seen + 1.
+//
+// Recovery writes nothing (not even obsolete marks): a crash during recovery is harmless and
+// recovering twice gives the same tables (I4). Blocks with no programmed page go to the free
+// queue as "not known erased" and are erased before use, because an interrupted program or
+// erase may have left bits that a spare scan cannot see. Up to two partly programmed blocks
+// are reopened as write heads after their remaining pages are read back erased, so a store
+// that was nearly full before a remount keeps the room it had (the page reserved for the
+// write buffer's flush, in particular).
+#include <algorithm>
+#include <chrono>
+
+#include "flash/common/crc32c.h"
+#include "flash/pdl/pdl_store.h"
+
+namespace pdl {
+
+Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
+                       MountReport* report) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t us0 = nand.counters().sim_us;
+  std::unique_ptr<PdlStore> s(new PdlStore(nand, params));
+  const Geometry& g = s->geo_;
+  const uint32_t ppb = g.pages_per_block;
+  const size_t lpns = s->ppmt_.size();
+  std::vector<uint64_t> base_seq(lpns, 0), diff_seq(lpns, 0);
+  std::vector<uint8_t> tomb(lpns, 0);
+  std::vector<SpareHeader> hdr(ppb);
+  std::vector<SpareState> state(ppb);
+  std::vector<uint8_t> data(g.page_data);
+  std::vector<uint8_t> used(g.blocks, 0);
+  std::vector<uint32_t> last_programmed(g.blocks, 0);
+  MountReport rep;
+  uint64_t max_seq = 0;
+
+  for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
+    const Ppa first = b * ppb;
+    int last = -1;
+    for (uint32_t p = 0; p < ppb; p++) {
+      PDL_TRY(nand.read(first + p, {}, s->scratch_spare_));
+      state[p] = spare_decode(s->scratch_spare_, &hdr[p]);
+      if (state[p] != SpareState::kErased) last = int(p);
+      rep.pages_scanned++;
+    }
+    if (last < 0) {
+      s->blocks_.add_free(b, false);
+      continue;
+    }
+    used[b] = 1;
+    last_programmed[b] = uint32_t(last);
+    // The last programmed page may be torn: check its data (differential pages are read below).
+    if (state[last] == SpareState::kValid && hdr[last].type == PageType::kBase) {
+      PDL_TRY(nand.read(first + Ppa(last), data, {}));
+      if (crc32c(data.data(), data.size()) != hdr[last].data_crc) state[last] = SpareState::kCorrupt;
+    }
+    for (int p = 0; p <= last; p++) {
+      const Ppa r = first + Ppa(p);
+      const SpareHeader& h = hdr[p];
+      if (state[p] == SpareState::kErased) continue;
+      if (state[p] == SpareState::kCorrupt || h.type == PageType::kSuperblock) {
+        rep.torn_pages++;
+        continue;
+      }
+      max_seq = std::max(max_seq, h.seq);
+      if (h.obsolete) continue;  // IS_OBSOLETE_PAGE(r)
+      if (h.type == PageType::kBase) {  // Case 1: r is a base page
+        if (h.lpn >= lpns) {
+          rep.torn_pages++;
+          continue;
+        }
+        PpmtEntry& e = s->ppmt_[h.lpn];
+        s->p2l_[r] = h.lpn;
+        e.copies = e.copies + 1;
+        if (h.seq > base_seq[h.lpn]) {
+          e.base = r;
+          base_seq[h.lpn] = h.seq;
+          if (h.seq > diff_seq[h.lpn]) {
+            e.diff = kNoPpa;
+            tomb[h.lpn] = 0;
+          }
+        }
+        continue;
+      }
+      // Case 2: r is a differential page.
+      PDL_TRY(nand.read(r, data, {}));
+      if (crc32c(data.data(), data.size()) != h.data_crc || h.aux > g.page_data) {
+        rep.torn_pages++;
+        continue;
+      }
+      s->p2l_[r] = kP2lDifferential;
+      RecordReader rr(std::span<const uint8_t>(data).first(h.aux));
+      RecordView d;
+      while (rr.next(&d)) {
+        if (d.lpn >= lpns) continue;
+        max_seq = std::max(max_seq, d.seq);
+        if (d.seq > base_seq[d.lpn] && d.seq > diff_seq[d.lpn]) {
+          s->ppmt_[d.lpn].diff = r;
+          diff_seq[d.lpn] = d.seq;
+          tomb[d.lpn] = d.tombstone;
+        }
+      }
+      if (!rr.status().is_ok()) rep.torn_pages++;
+    }
+  }
+
+  // Resolve tombstones and orphans; rebuild vdct and block valid counts.
+  std::vector<uint32_t> valid(g.blocks, 0);
+  for (size_t l = 0; l < lpns; l++) {
+    PpmtEntry& e = s->ppmt_[l];
+    if (e.diff != kNoPpa) {
+      if (tomb[l]) {
+        e.base = kNoPpa;                    // trimmed after its last base page
+        if (e.copies == 0) e.diff = kNoPpa;  // and nothing left to hide
+      } else if (e.base == kNoPpa) {
+        e.diff = kNoPpa;                    // a differential without a base page
+      }
+    }
+    if (e.diff != kNoPpa && s->vdct_[e.diff]++ == 0) valid[e.diff / ppb]++;
+    if (e.base != kNoPpa) {
+      valid[e.base / ppb]++;
+      rep.live_lpns++;
+    }
+  }
+  // Reopen the two partly programmed blocks with the most room as the write heads (the user
+  // head first), once their unprogrammed pages are read back erased — data areas included,
+  // since a cut program may have left bits there while the spare stayed blank. The rest
+  // are closed; GC reclaims their unused pages.
+  std::vector<std::pair<uint32_t, uint32_t>> partly;  // (room, block)
+  for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++)
+    if (used[b] && last_programmed[b] + 1 < ppb) partly.push_back({ppb - 1 - last_programmed[b], b});
+  std::sort(partly.rbegin(), partly.rend());
+  int heads = 0;
+  for (const auto& [room, b] : partly) {
+    if (heads == 2) break;
+    bool erased = true;
+    for (uint32_t p = last_programmed[b] + 1; p < ppb && erased; p++) {
+      PDL_TRY(nand.read(b * ppb + p, data, {}));
+      erased = all_ff(data);
+    }
+    if (!erased) continue;
+    s->blocks_.add_open(heads == 0 ? BlockManager::Head::kUser : BlockManager::Head::kGc, b,
+                        last_programmed[b] + 1, valid[b]);
+    used[b] = 0;
+    heads++;
+  }
+  for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++)
+    if (used[b]) s->blocks_.add_closed(b, valid[b]);
+  for (Ppa p = 0; p < g.total_pages(); p++)
+    if (s->vdct_[p]) rep.valid_diff_pages++;
+
+  s->next_seq_ = max_seq + 1;
+  rep.next_seq = s->next_seq_;
+  rep.free_blocks = s->blocks_.free_blocks();
+  rep.sim_us = nand.counters().sim_us - us0;
+  rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (report) *report = rep;
+  *out = std::move(s);
+  return Status::ok();
+}
+
+}  // namespace pdl

@@ -1,0 +1,326 @@
+// pdl_store.cc — PDL writing and reading: seed 000 Figures 4, 5 and 6.
+#include "flash/pdl/pdl_store.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include "flash/common/crc32c.h"
+#include "flash/pdl/differential.h"
+
+namespace pdl {
+
+PdlStore::PdlStore(Nand& nand, const StoreParams& params)
+    : nand_(nand),
+      geo_(nand.geometry()),
+      params_(params),
+      ppmt_(params.logical_pages),
+      p2l_(size_t(nand.geometry().total_pages()), kP2lNone),
+      vdct_(size_t(nand.geometry().total_pages()), 0),
+      blocks_(nand.geometry(), kSuperblockBlocks, params.gc_reserve_blocks),
+      dwb_(nand.geometry().page_data),
+      gc_buffer_(nand.geometry().page_data),
+      scratch_base_(nand.geometry().page_data),
+      scratch_diff_(nand.geometry().page_data),
+      scratch_runs_(nand.geometry().page_data),
+      scratch_spare_(nand.geometry().page_spare) {}
+
+Status PdlStore::format(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out) {
+  std::unique_ptr<PdlStore> s(new PdlStore(nand, params));
+  // Erase every data block now: pages of an earlier format must never be recovered.
+  for (uint32_t b = kSuperblockBlocks; b < s->geo_.blocks; b++) {
+    PDL_TRY(nand.erase(b));
+    s->blocks_.add_free(b, true);
+  }
+  *out = std::move(s);
+  return Status::ok();
+}
+
+Status PdlStore::fail(Status st) {
+  if (st.is_ok() || st.is(Errc::kCorrupt) || st.is(Errc::kFull) || st.is(Errc::kNotFound))
+    return st;
+  if (poisoned_.is_ok()) poisoned_ = st;  // device error: nothing more is trusted until remount
+  return st;
+}
+
+Status PdlStore::check(Lpn lpn) const {
+  if (!poisoned_.is_ok()) return poisoned_;
+  if (lpn >= ppmt_.size())
+    return Status::error(Errc::kInvalidArgument, "logical page " + std::to_string(lpn) +
+                                                     " beyond " + std::to_string(ppmt_.size()));
+  return Status::ok();
+}
+
+Status PdlStore::read_checked(Ppa ppa, std::span<uint8_t> data, SpareHeader* hdr) {
+  SpareHeader h;
+  Status st = nand_.read(ppa, data, scratch_spare_);
+  if (!st.is_ok()) return fail(st);
+  if (spare_decode(scratch_spare_, &h) != SpareState::kValid ||
+      h.data_crc != crc32c(data.data(), data.size()))
+    return Status::error(Errc::kCorrupt, "page " + std::to_string(ppa) + " fails its checksum");
+  if (hdr) *hdr = h;
+  return Status::ok();
+}
+
+Status PdlStore::program_page(BlockManager::Head head, std::span<const uint8_t> data,
+                              const SpareHeader& hdr, Ppa* out) {
+  Ppa q;
+  Status st = blocks_.next_page(head, nand_, &q);
+  if (!st.is_ok()) return fail(st.is(Errc::kFull) ? Status::error(Errc::kIoError, "allocation "
+                                                        "failed after space was reserved")
+                                                  : st);
+  SpareHeader h = hdr;
+  h.data_crc = crc32c(data.data(), data.size());
+  spare_encode(h, scratch_spare_);
+  st = nand_.program(q, data, scratch_spare_);
+  if (!st.is_ok()) return fail(st);
+  *out = q;
+  return Status::ok();
+}
+
+Status PdlStore::mark_obsolete(Ppa ppa) {
+  static const uint8_t kMark[1] = {0x00};
+  stats_.obsolete_marks++;
+  return fail(nand_.program(ppa, {}, kMark, 0, kSpareObsoleteAt));
+}
+
+// decreaseValidDifferentialCount (Fig. 5).
+Status PdlStore::decrease_vdct(Ppa dp) {
+  assert(vdct_[dp] > 0);  // Invariant: vdct counts the lpns pointing at dp
+  if (--vdct_[dp] != 0) return Status::ok();
+  blocks_.valid_dec(dp);
+  if (params_.obsolete == ObsoleteMode::kSpare && int64_t(dp / geo_.pages_per_block) != gc_victim_)
+    return mark_obsolete(dp);
+  return Status::ok();
+}
+
+// A base page is superseded: "Set bp to obsolete" (Fig. 5).
+Status PdlStore::base_becomes_stale(Ppa bp) {
+  blocks_.valid_dec(bp);
+  if (params_.obsolete != ObsoleteMode::kSpare) return Status::ok();
+  // Marked obsolete on flash: it can never be recovered, so it no longer counts as a copy.
+  PpmtEntry& e = ppmt_[p2l_[bp]];
+  e.copies = e.copies - 1;
+  p2l_[bp] = kP2lNone;
+  return mark_obsolete(bp);
+}
+
+// Keep `pages` pages free for user writes, collecting garbage as needed (GC cost is thereby
+// amortized into writes, as in the paper's experiments).
+Status PdlStore::ensure_user_space(uint64_t pages) {
+  uint64_t rounds = 0;
+  while (blocks_.user_pages_available() < pages) {
+    if (++rounds > geo_.blocks)
+      return Status::error(Errc::kFull, "flash full: garbage collection cannot free a block");
+    Status st = gc_once();
+    if (!st.is_ok()) return fail(st);
+  }
+  return Status::ok();
+}
+
+// writingNewBasePage (Fig. 5).
+Status PdlStore::write_new_base(Lpn lpn, std::span<const uint8_t> page) {
+  PpmtEntry& e = ppmt_[lpn];
+  SpareHeader h;
+  h.type = PageType::kBase;
+  h.lpn = lpn;
+  h.seq = next_seq_++;
+  Ppa q;
+  PDL_TRY(program_page(BlockManager::Head::kUser, page, h, &q));
+  stats_.base_pages_written++;
+  p2l_[q] = lpn;
+  e.copies = e.copies + 1;
+  blocks_.valid_inc(q);
+  const Ppa old_base = e.base, old_diff = e.diff;
+  e.base = q;
+  e.diff = kNoPpa;
+  if (e.in_dwb) {
+    dwb_.remove(lpn);
+    e.in_dwb = 0;
+  }
+  if (old_base != kNoPpa) PDL_TRY(base_becomes_stale(old_base));
+  if (old_diff != kNoPpa) PDL_TRY(decrease_vdct(old_diff));
+  return Status::ok();
+}
+
+// Apply a trim whose tombstone is (or need not be) on flash: the base page becomes stale.
+Status PdlStore::apply_trim(Lpn lpn) {
+  PpmtEntry& e = ppmt_[lpn];
+  const Ppa old_base = e.base, old_diff = e.diff;
+  e.base = kNoPpa;
+  e.diff = kNoPpa;
+  PDL_TRY(base_becomes_stale(old_base));
+  if (old_diff != kNoPpa) PDL_TRY(decrease_vdct(old_diff));
+  return Status::ok();
+}
+
+// writingDifferentialWriteBuffer (Fig. 5). Trims take effect here, once their tombstones are
+// programmed: until then the trimmed lpn's base page and differential stay valid on flash, so a
+// crash before the sync recovers the synced version rather than an older copy.
+Status PdlStore::flush_write_buffer() {
+  if (params_.obsolete == ObsoleteMode::kSpare) {
+    // A tombstone whose only copy is the current base page is unnecessary: marking that page
+    // obsolete makes the trim durable by itself.
+    std::vector<Lpn> direct;
+    dwb_.for_each([&](const RecordView& r) {
+      if (r.tombstone && ppmt_[r.lpn].copies == 1) direct.push_back(r.lpn);
+    });
+    for (Lpn l : direct) {
+      dwb_.remove(l);
+      ppmt_[l].in_dwb = 0;
+      PDL_TRY(apply_trim(l));
+    }
+  }
+  if (dwb_.empty()) return Status::ok();
+  SpareHeader h;
+  h.type = PageType::kDifferential;
+  h.lpn = uint32_t(dwb_.count());
+  h.aux = dwb_.used();
+  dwb_.for_each([&](const RecordView& r) { h.seq = std::max(h.seq, r.seq); });
+  Ppa q;
+  PDL_TRY(program_page(BlockManager::Head::kUser, dwb_.page(), h, &q));
+  stats_.diff_pages_written++;
+  p2l_[q] = kP2lDifferential;
+  Status st;
+  dwb_.for_each([&](const RecordView& r) {
+    if (!st.is_ok()) return;
+    PpmtEntry& e = ppmt_[r.lpn];
+    e.in_dwb = 0;
+    if (r.tombstone) {
+      st = apply_trim(r.lpn);
+      if (e.copies == 0) return;  // nothing left on flash to hide: the record is not needed
+    } else if (e.diff != kNoPpa) {
+      st = decrease_vdct(e.diff);
+    }
+    e.diff = q;
+    if (vdct_[q]++ == 0) blocks_.valid_inc(q);
+  });
+  dwb_.clear();
+  return st;
+}
+
+// Step 3 of Fig. 4: Case 1 (fits the buffer) or Case 2 (flush it first, then put).
+Status PdlStore::put_record(const RecordView& r) {
+  if (r.size() > dwb_.free_space()) {
+    if (!r.tombstone) stats_.case2++;
+    PDL_TRY(flush_write_buffer());
+  } else if (!r.tombstone) {
+    stats_.case1++;
+  }
+  dwb_.put(r);
+  ppmt_[r.lpn].in_dwb = 1;
+  return Status::ok();
+}
+
+// PDL_Writing (Fig. 4). For OPU every write is a new base page.
+Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
+  PDL_TRY(check(lpn));
+  if (page.size() != geo_.page_data)
+    return Status::error(Errc::kInvalidArgument, "write of a partial page");
+  stats_.writes++;
+  // At most one page programmed by this write, plus one kept for the buffer's flush.
+  PDL_TRY(ensure_user_space(2));
+  PpmtEntry& e = ppmt_[lpn];
+  if (params_.method == Method::kOpu || e.base == kNoPpa) return write_new_base(lpn, page);
+
+  // Step 1: read the base page.
+  PDL_TRY(read_checked(e.base, scratch_base_, nullptr));
+  // Step 2: create the differential, bounded by Max_Differential_Size.
+  const size_t limit = params_.max_differential - kRecordHeader;
+  const size_t n = diff_encode(scratch_base_, page, std::span(scratch_runs_).first(limit));
+  if (n == kDiffTooBig) {  // Case 3: the page itself becomes the new base page
+    stats_.case3++;
+    return write_new_base(lpn, page);
+  }
+  // Step 3: replace any older differential of this lpn in the buffer.
+  if (e.in_dwb) {
+    dwb_.remove(lpn);
+    e.in_dwb = 0;
+  }
+  if (n == 0 && e.diff == kNoPpa) return Status::ok();  // equal to its base: nothing to write
+  RecordView r;
+  r.lpn = lpn;
+  r.seq = next_seq_++;
+  r.runs = std::span<const uint8_t>(scratch_runs_.data(), n);
+  stats_.diff_records++;
+  stats_.diff_bytes += r.size();
+  return put_record(r);
+}
+
+Status PdlStore::find_differential(Lpn lpn, RecordView* r) {
+  const Ppa dp = ppmt_[lpn].diff;
+  SpareHeader h;
+  PDL_TRY(read_checked(dp, scratch_diff_, &h));
+  if (h.type != PageType::kDifferential || h.aux > geo_.page_data)
+    return Status::error(Errc::kCorrupt, "page " + std::to_string(dp) + " is no differential page");
+  RecordReader rr(std::span<const uint8_t>(scratch_diff_).first(h.aux));
+  while (rr.next(r))
+    if (r->lpn == lpn) return Status::ok();
+  PDL_TRY(rr.status());
+  return Status::error(Errc::kCorrupt, "differential of page " + std::to_string(lpn) +
+                                           " missing from page " + std::to_string(dp));
+}
+
+// PDL_Reading (Fig. 6): base page, then its differential from the buffer or from flash.
+Status PdlStore::read(Lpn lpn, std::span<uint8_t> page) {
+  PDL_TRY(check(lpn));
+  if (page.size() != geo_.page_data)
+    return Status::error(Errc::kInvalidArgument, "read of a partial page");
+  stats_.reads++;
+  const PpmtEntry& e = ppmt_[lpn];
+  if (e.base == kNoPpa || trim_pending(lpn)) {
+    std::fill(page.begin(), page.end(), 0);
+    return Status::error(Errc::kNotFound, "logical page " + std::to_string(lpn) + " unmapped");
+  }
+  PDL_TRY(read_checked(e.base, page, nullptr));
+  RecordView r;
+  if (e.in_dwb) {
+    [[maybe_unused]] bool found = dwb_.find(lpn, &r);
+    assert(found);  // Invariant: in_dwb <=> the buffer holds a record
+  } else if (e.diff != kNoPpa) {
+    PDL_TRY(find_differential(lpn, &r));
+  } else {
+    return Status::ok();
+  }
+  return diff_apply(r.runs, page);
+}
+
+bool PdlStore::trim_pending(Lpn lpn) const {
+  RecordView r;
+  return ppmt_[lpn].in_dwb && dwb_.find(lpn, &r) && r.tombstone;
+}
+
+// Trim = a tombstone record through the write buffer; it takes effect when flushed.
+Status PdlStore::trim(Lpn lpn) {
+  PDL_TRY(check(lpn));
+  stats_.trims++;
+  if (ppmt_[lpn].base == kNoPpa || trim_pending(lpn)) return Status::ok();  // unmapped already
+  // Flush a full buffer before reserving room for the tombstone's own flush: the flushed
+  // trims make pages stale that GC can then reclaim, so even a full store can be trimmed.
+  if (dwb_.free_space() < kRecordHeader) {
+    PDL_TRY(ensure_user_space(1));
+    PDL_TRY(flush_write_buffer());
+  }
+  PDL_TRY(ensure_user_space(1));
+  PpmtEntry& e = ppmt_[lpn];
+  if (e.in_dwb) {
+    dwb_.remove(lpn);
+    e.in_dwb = 0;
+  }
+  RecordView r;
+  r.lpn = lpn;
+  r.seq = next_seq_++;
+  r.tombstone = true;
+  stats_.tombstones++;
+  return put_record(r);
+}
+
+Status PdlStore::sync() {
+  if (!poisoned_.is_ok()) return poisoned_;
+  stats_.syncs++;
+  if (dwb_.empty()) return Status::ok();
+  PDL_TRY(ensure_user_space(1));
+  return flush_write_buffer();
+}
+
+}  // namespace pdl

@@ -1,0 +1,33 @@
+// ppmt.h — the physical page mapping table entry (seed 000 §4.2, Fig. 3) and the reverse map.
+//
+// ppmt[lpn] = <base page, differential page> plus two things the paper leaves implicit:
+//   * copies — how many base pages of this lpn are on flash and not marked obsolete (current or
+//     stale). A trimmed lpn needs its tombstone only while copies > 0: otherwise nothing could
+//     resurrect it after a crash, and GC may drop the tombstone.
+//   * in_dwb — the lpn's newest differential is in the differential write buffer (Fig. 6's
+//     "resides in the buffer" test without searching it).
+// 12 bytes per logical page (target: <= 16).
+//
+// p2l[ppa] (4 bytes per physical page) tells GC what a page is without reading it: the lpn of
+// a base page counted in `copies`, kP2lDifferential, or kP2lNone (free, garbage, superblock).
+// vdct[ppa] (2 bytes per physical page) is the valid differential count table.
+#pragma once
+
+#include <cstdint>
+
+#include "flash/device/geometry.h"
+
+namespace pdl {
+
+struct PpmtEntry {
+  Ppa base = kNoPpa;          // base page, or kNoPpa (never written, or trimmed)
+  Ppa diff = kNoPpa;          // differential page holding the current differential/tombstone
+  uint32_t copies : 31 = 0;   // base pages of this lpn on flash not marked obsolete
+  uint32_t in_dwb : 1 = 0;    // newest differential is in the write buffer
+};
+static_assert(sizeof(PpmtEntry) == 12, "ppmt entry must stay small (target <= 16 bytes)");
+
+inline constexpr uint32_t kP2lNone = 0xFFFFFFFFu;
+inline constexpr uint32_t kP2lDifferential = 0xFFFFFFFEu;
+
+}  // namespace pdl

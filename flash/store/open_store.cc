@@ -1,0 +1,41 @@
+// open_store.cc — format_store / mount_store: the superblock decides which method runs.
+//
+// Format order makes a cut format harmless: the old superblock copies are erased first (the
+// chip is then "not formatted"), then every data block, and the new superblock is programmed
+// last. A chip is a store only once its superblock is complete.
+#include <ctime>
+#include <random>
+
+#include "flash/pdl/pdl_store.h"
+#include "flash/store/page_store.h"
+#include "flash/store/superblock.h"
+
+namespace pdl {
+
+Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out) {
+  Superblock sb;
+  sb.params = params;
+  PDL_TRY(sb.params.resolve(nand.geometry()));
+  std::random_device rd;
+  for (auto& b : sb.uuid) b = uint8_t(rd());
+  sb.format_time = uint64_t(std::time(nullptr));
+  for (uint32_t b = 0; b < kSuperblockBlocks; b++) PDL_TRY(nand.erase(b));
+  std::unique_ptr<PageStore> store;
+  PDL_TRY(PdlStore::format(nand, sb.params, &store));  // erases the data blocks
+  PDL_TRY(write_superblock(nand, sb));
+  *out = std::move(store);
+  return Status::ok();
+}
+
+Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report) {
+  Superblock sb;
+  PDL_TRY(read_superblock(nand, &sb));
+  switch (sb.params.method) {
+    case Method::kPdl:
+    case Method::kOpu:
+      return PdlStore::mount(nand, sb.params, out, report);
+  }
+  return Status::error(Errc::kUnsupported, "unknown page-update method in superblock");
+}
+
+}  // namespace pdl

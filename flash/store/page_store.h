@@ -1,0 +1,93 @@
+// page_store.h — the PageStore interface: logical pages over one Nand, whatever the method.
+//
+// Every page-update method (PDL, OPU now; IPU, IPL later) implements exactly this, and one
+// correctness suite runs over all of them. A logical page (lpn) holds page_size() bytes
+// (= the flash page's data area). lpns are dense: 0 .. logical_pages()-1.
+//
+// Durability contract:
+//   * sync() returns only when every write/trim before it is on flash;
+//   * after a crash, mount() gives each lpn its last synced value or a later written one —
+//     never a mix of two versions' bytes (an lpn is old or new, whole);
+//   * a write that returns Errc::kFull changed nothing.
+// After any device error (I/O error, power cut) the store is poisoned: every later call
+// returns that error; recover by mounting the media again.
+//
+// Thread-safety: none; the Volume above serialises access.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "flash/common/status.h"
+#include "flash/device/nand.h"
+#include "flash/store/store_params.h"
+
+namespace pdl {
+
+using Lpn = uint32_t;
+
+// Work done by the store, by cause. Flash-level counts are in the Nand's counters.
+struct StoreStats {
+  uint64_t reads = 0, writes = 0, trims = 0, syncs = 0;  // PageStore calls
+  uint64_t base_pages_written = 0;    // full pages programmed for writes (PDL Case 3, OPU)
+  uint64_t diff_pages_written = 0;    // differential write buffer flushes
+  uint64_t diff_records = 0;          // differentials put into the write buffer
+  uint64_t diff_bytes = 0;            // their encoded size, headers included
+  uint64_t case1 = 0, case2 = 0, case3 = 0;  // PDL_Writing cases (seed 000 Fig. 4)
+  uint64_t obsolete_marks = 0;        // spare-area programs setting a page obsolete
+  uint64_t gc_runs = 0;               // victims collected
+  uint64_t gc_base_moves = 0;         // valid base pages copied by GC
+  uint64_t gc_diff_moves = 0;         // valid differentials compacted by GC
+  uint64_t gc_diff_pages = 0;         // differential pages written by GC compaction
+  uint64_t tombstones = 0;            // trim records written
+};
+
+// What mount() found and what it cost (simulated time is the Nand's; wall time is measured).
+struct MountReport {
+  uint64_t pages_scanned = 0;
+  uint64_t torn_pages = 0;        // pages failing CRC (interrupted programs): ignored
+  uint64_t live_lpns = 0;
+  uint64_t valid_diff_pages = 0;
+  uint64_t free_blocks = 0;
+  uint64_t next_seq = 0;
+  uint64_t sim_us = 0;            // simulated flash time of the scan
+  double wall_s = 0;
+};
+
+class PageStore {
+ public:
+  virtual ~PageStore() = default;
+  PageStore() = default;
+  PageStore(const PageStore&) = delete;
+  PageStore& operator=(const PageStore&) = delete;
+
+  // Read lpn into `page` (page_size() bytes). Unmapped: zeros and Errc::kNotFound.
+  virtual Status read(Lpn lpn, std::span<uint8_t> page) = 0;
+  // Write lpn's new contents (page_size() bytes).
+  virtual Status write(Lpn lpn, std::span<const uint8_t> page) = 0;
+  // Unmap lpn: later reads give kNotFound. Durable after the next sync().
+  virtual Status trim(Lpn lpn) = 0;
+  // Make everything before it durable (flush the differential write buffer).
+  virtual Status sync() = 0;
+
+  virtual bool is_mapped(Lpn lpn) const = 0;
+  virtual uint32_t page_size() const = 0;
+  virtual uint32_t logical_pages() const = 0;
+  virtual const StoreParams& params() const = 0;
+  virtual const StoreStats& stats() const = 0;
+  virtual void reset_stats() = 0;
+  virtual Nand& nand() = 0;
+  // Blocks free (erased or erasable) right now, reserve included.
+  virtual uint32_t free_blocks() const = 0;
+  // Bytes of RAM the mapping tables take per logical page (ppmt) — a reported target.
+  virtual size_t mapping_bytes_per_lpn() const = 0;
+};
+
+// Write a superblock for `params` and return an empty store. Destroys what the chip held.
+Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out);
+// Recover the store on `nand` by scanning it (crash recovery, seed 000 Fig. 7).
+Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report = nullptr);
+
+}  // namespace pdl

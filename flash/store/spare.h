@@ -1,0 +1,51 @@
+// spare.h — the spare-area header every programmed page carries (docs/format.md §3).
+//
+// Layout (little-endian, first 32 bytes of the spare; the rest stays 0xFF):
+//    0  u8   bad-block marker (0xFF = good; never programmed by pdl)
+//    1  u8   page type (PageType)
+//    2  u8   format version (1)
+//    3  u8   reserved (0xFF)
+//    4  u32  lpn (base pages); record count (differential pages); 0 (superblock)
+//    8  u64  creation sequence number (the paper's time stamp; one global counter)
+//   16  u32  CRC-32C of the whole data area
+//   20  u32  aux: bytes used in a differential page's data area; 0 otherwise
+//   24  u8   obsolete mark: 0xFF live; programmed to 0x00 (a second program) when obsolete
+//   25  u8[3] reserved (0xFF)
+//   28  u32  CRC-32C of bytes [1, 24)  — the obsolete mark is outside it, so marking a page
+//            obsolete never invalidates the header
+// A torn program (power cut mid-program) fails one of the two CRCs and the page is garbage.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace pdl {
+
+enum class PageType : uint8_t {
+  kSuperblock = 0x5B,
+  kBase = 0xBA,          // a whole logical page (PDL base page, OPU page)
+  kDifferential = 0xDF,  // a page of differential records (record.h)
+};
+
+struct SpareHeader {
+  PageType type = PageType::kBase;
+  uint32_t lpn = 0;
+  uint64_t seq = 0;
+  uint32_t data_crc = 0;
+  uint32_t aux = 0;
+  bool obsolete = false;  // decoded only; encode always writes "live"
+};
+
+inline constexpr uint32_t kSpareBytesUsed = 32;
+inline constexpr uint32_t kSpareObsoleteAt = 24;
+
+enum class SpareState : uint8_t { kErased, kValid, kCorrupt };
+
+// Fill `spare` with 0xFF and encode `h` (live) into its first 32 bytes.
+void spare_encode(const SpareHeader& h, std::span<uint8_t> spare);
+// Classify and decode. kErased: the first 32 bytes are all 0xFF.
+SpareState spare_decode(std::span<const uint8_t> spare, SpareHeader* h);
+// True if every byte is 0xFF.
+bool all_ff(std::span<const uint8_t> bytes);
+
+}  // namespace pdl

@@ -1,0 +1,99 @@
+// superblock.cc — encode, write and read the two superblock copies.
+#include "flash/store/superblock.h"
+
+#include <cstring>
+#include <vector>
+
+#include "flash/common/crc32c.h"
+#include "flash/common/le.h"
+#include "flash/store/spare.h"
+
+namespace pdl {
+namespace {
+
+constexpr char kMagic[8] = {'P', 'D', 'L', 'S', 'U', 'P', 'E', 'R'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kCrcAt = 76;
+
+void encode(const Superblock& sb, const Geometry& g, std::span<uint8_t> d) {
+  std::fill(d.begin(), d.end(), 0xFF);
+  uint8_t* p = d.data();
+  std::memcpy(p, kMagic, 8);
+  le::put32(p + 8, kVersion);
+  p[12] = uint8_t(sb.params.method);
+  p[13] = uint8_t(sb.params.obsolete);
+  le::put16(p + 14, 0);
+  le::put32(p + 16, sb.params.max_differential);
+  le::put32(p + 20, sb.params.logical_pages);
+  le::put32(p + 24, sb.params.gc_reserve_blocks);
+  le::put32(p + 28, g.page_data);
+  le::put32(p + 32, g.page_spare);
+  le::put32(p + 36, g.pages_per_block);
+  le::put32(p + 40, g.blocks);
+  std::memcpy(p + 44, sb.uuid.data(), 16);
+  le::put64(p + 60, sb.format_time);
+  le::put64(p + 68, 0);  // reserved
+  le::put32(p + kCrcAt, crc32c(p, kCrcAt));
+}
+
+Status decode(std::span<const uint8_t> d, const Geometry& g, Superblock* sb) {
+  const uint8_t* p = d.data();
+  if (std::memcmp(p, kMagic, 8) != 0)
+    return Status::error(Errc::kCorrupt, "no pdl superblock (not a formatted pdl store)");
+  if (le::get32(p + kCrcAt) != crc32c(p, kCrcAt))
+    return Status::error(Errc::kCorrupt, "superblock checksum mismatch");
+  if (le::get32(p + 8) != kVersion)
+    return Status::error(Errc::kUnsupported, "superblock format version " +
+                                                 std::to_string(le::get32(p + 8)) + " unknown");
+  if (le::get32(p + 28) != g.page_data || le::get32(p + 32) != g.page_spare ||
+      le::get32(p + 36) != g.pages_per_block || le::get32(p + 40) != g.blocks)
+    return Status::error(Errc::kCorrupt, "superblock geometry differs from the device's");
+  sb->params.method = Method(p[12]);
+  sb->params.obsolete = ObsoleteMode(p[13]);
+  sb->params.max_differential = le::get32(p + 16);
+  sb->params.logical_pages = le::get32(p + 20);
+  sb->params.gc_reserve_blocks = le::get32(p + 24);
+  std::memcpy(sb->uuid.data(), p + 44, 16);
+  sb->format_time = le::get64(p + 60);
+  StoreParams check = sb->params;
+  Status st = check.resolve(g);
+  if (!st.is_ok() || !(check.max_differential == sb->params.max_differential &&
+                       check.logical_pages == sb->params.logical_pages &&
+                       check.gc_reserve_blocks == sb->params.gc_reserve_blocks))
+    return Status::error(Errc::kCorrupt, "superblock parameters are invalid");
+  return Status::ok();
+}
+
+}  // namespace
+
+Status write_superblock(Nand& nand, const Superblock& sb) {
+  const Geometry& g = nand.geometry();
+  std::vector<uint8_t> data(g.page_data), spare(g.page_spare);
+  encode(sb, g, data);
+  SpareHeader h;
+  h.type = PageType::kSuperblock;
+  h.data_crc = crc32c(data.data(), data.size());
+  spare_encode(h, spare);
+  for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
+    PDL_TRY(nand.program(b * g.pages_per_block, data, spare));
+  }
+  return Status::ok();
+}
+
+Status read_superblock(Nand& nand, Superblock* sb) {
+  const Geometry& g = nand.geometry();
+  std::vector<uint8_t> data(g.page_data), spare(g.page_spare);
+  Status last = Status::error(Errc::kCorrupt, "no pdl superblock (not a formatted pdl store)");
+  for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
+    PDL_TRY(nand.read(b * g.pages_per_block, data, spare));
+    SpareHeader h;
+    if (spare_decode(spare, &h) != SpareState::kValid || h.type != PageType::kSuperblock ||
+        h.data_crc != crc32c(data.data(), data.size()))
+      continue;
+    last = decode(data, g, sb);
+    if (last.is_ok()) return last;
+  }
+  return last;
+}
+
+}  // namespace pdl

@@ -1,0 +1,54 @@
+// store_matrix.h — the PageStore configurations every store suite runs over.
+//
+// Every page-update method × obsolete mode, with PDL at two Max_Differential_Sizes (a small one,
+// like the paper's PDL(256B) relative to the page, and a whole page, like PDL(2KB)), over two
+// small geometries so that garbage collection runs many times within a test.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "flash/device/geometry.h"
+#include "flash/store/store_params.h"
+
+namespace pdl::test {
+
+struct StoreConfig {
+  std::string name;
+  Geometry geo;
+  StoreParams params;
+};
+
+inline std::vector<StoreConfig> store_matrix() {
+  std::vector<StoreConfig> out;
+  Geometry g512;  // 512+32-byte pages, 8 pages/block, 40 blocks
+  g512.page_data = 512;
+  g512.page_spare = 32;
+  g512.pages_per_block = 8;
+  g512.blocks = 40;
+  Geometry g2k;   // the paper's page, 16 pages/block, 24 blocks
+  g2k.page_data = 2048;
+  g2k.page_spare = 64;
+  g2k.pages_per_block = 16;
+  g2k.blocks = 24;
+  for (const Geometry& g : {g512, g2k}) {
+    const std::string gname = g.page_data == 512 ? "512B" : "2KB";
+    for (ObsoleteMode ob : {ObsoleteMode::kSpare, ObsoleteMode::kMemory}) {
+      const std::string oname = ob == ObsoleteMode::kSpare ? "spare" : "memory";
+      StoreParams pdl_small;
+      pdl_small.method = Method::kPdl;
+      pdl_small.max_differential = g.page_data / 8;
+      pdl_small.obsolete = ob;
+      StoreParams pdl_page = pdl_small;
+      pdl_page.max_differential = 0;  // a whole page
+      StoreParams opu = pdl_small;
+      opu.method = Method::kOpu;
+      out.push_back({"PDL(page/8)/" + oname + "/" + gname, g, pdl_small});
+      out.push_back({"PDL(page)/" + oname + "/" + gname, g, pdl_page});
+      out.push_back({"OPU/" + oname + "/" + gname, g, opu});
+    }
+  }
+  return out;
+}
+
+}  // namespace pdl::test

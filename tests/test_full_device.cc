@@ -1,0 +1,81 @@
+// test_full_device.cc — running out of flash gives Errc::kFull and loses nothing.
+//
+// The store is thin-provisioned (more logical pages than the chip holds), so distinct pages are
+// written until the chip is full. The failing write must change nothing: every earlier page
+// still reads back, after a sync and a remount too; trimming pages frees space so writing can
+// continue.
+#include <catch2/catch.hpp>
+
+#include <optional>
+
+#include "flash/store/page_store.h"
+#include "store_matrix.h"
+#include "test_util.h"
+
+using namespace pdl;
+
+TEST_CASE("a full device refuses writes with kFull and keeps every written page",
+          "[store][full]") {
+  const auto matrix = pdl::test::store_matrix();
+  const size_t which = GENERATE_COPY(range(size_t(0), matrix.size()));
+  auto cfg = matrix[which];
+  INFO("config " << cfg.name);
+  const Geometry g = cfg.geo.resolved();
+  cfg.params.logical_pages = g.blocks * g.pages_per_block * 2;  // more than the chip holds
+  auto nand = pdl::test::make_ram_nand(cfg.geo);
+  std::unique_ptr<PageStore> store;
+  REQUIRE(format_store(*nand, cfg.params, &store).is_ok());
+  auto rng = pdl::test::seeded_rng(0xF011 + which);
+  std::vector<std::optional<std::vector<uint8_t>>> model(store->logical_pages());
+
+  Lpn next = 0;
+  Status st;
+  while (next < store->logical_pages()) {
+    auto p = pdl::test::random_page(rng, store->page_size());
+    st = store->write(next, p);
+    if (!st.is_ok()) break;
+    model[next++] = p;
+    if (next % 7 == 0) REQUIRE(store->sync().is_ok());
+  }
+  INFO("stopped after " << next << " pages: " << st.to_string());
+  REQUIRE(st.is(Errc::kFull));
+  REQUIRE(next > g.blocks * g.pages_per_block / 2);  // the chip was really used
+  REQUIRE_FALSE(store->is_mapped(next));
+  REQUIRE(store->sync().is_ok());
+
+  auto verify = [&](PageStore& s) {
+    std::vector<uint8_t> got(s.page_size());
+    for (Lpn l = 0; l <= next; l++) {
+      Status r = s.read(l, got);
+      if (model[l]) {
+        REQUIRE(r.is_ok());
+        REQUIRE(got == *model[l]);
+      } else {
+        REQUIRE(r.is(Errc::kNotFound));
+      }
+    }
+  };
+  verify(*store);
+  std::unique_ptr<PageStore> again;
+  REQUIRE(mount_store(*nand, &again).is_ok());
+  verify(*again);
+
+  // Free a third of the pages; writing works again (trims become durable with the sync).
+  for (Lpn l = 0; l < next; l += 3) {
+    REQUIRE(again->trim(l).is_ok());
+    model[l].reset();
+  }
+  REQUIRE(again->sync().is_ok());
+  for (Lpn l = 0; l < next; l += 3) {
+    auto p = pdl::test::random_page(rng, again->page_size());
+    st = again->write(l + 1, p);
+    INFO("rewrite " << l + 1 << ": " << st.to_string());
+    REQUIRE(st.is_ok());
+    model[l + 1] = p;
+  }
+  REQUIRE(again->sync().is_ok());
+  verify(*again);
+  std::unique_ptr<PageStore> last;
+  REQUIRE(mount_store(*nand, &last).is_ok());
+  verify(*last);
+}
