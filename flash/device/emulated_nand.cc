@@ -418,6 +418,9 @@ std::unique_ptr<EmulatedNand> EmulatedNand::clone() const {
   return c;
 }
 
-Status EmulatedNand::flush_host() { return media_->flush(); }
+Status EmulatedNand::flush() {
+  if (frozen_) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  return media_->flush();
+}
 
 }  // namespace pdl

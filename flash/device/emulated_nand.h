@@ -74,7 +74,7 @@ class EmulatedNand final : public Nand {
   // A RAM copy of the current media (geometry, contents, erase counts); counters start at zero.
   std::unique_ptr<EmulatedNand> clone() const;
   // Flush an image file to the host (fsync). A no-op for RAM.
-  Status flush_host();
+  Status flush() override;
 
  private:
   EmulatedNand(const Geometry& g, std::unique_ptr<detail::NandMedia> media);

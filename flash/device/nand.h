@@ -62,6 +62,10 @@ class Nand {
   // Erase block `block`: every bit of its pages becomes 1.
   virtual Status erase(uint32_t block) = 0;
 
+  // Make everything programmed so far durable on the host medium (fsync of an image file).
+  // Devices that program synchronously do nothing. Costs no simulated time.
+  virtual Status flush() { return Status::ok(); }
+
   virtual const NandCounters& counters() const = 0;
   virtual void reset_counters() = 0;
   // Erases block `block` has endured over the chip's life (persisted by image files).

@@ -1,13 +1,18 @@
 // pdl_gc.cc — garbage collection (seed 000 §4.1): greedy victim, move valid base pages,
 // compact valid differentials, erase.
 //
+// Large differentials are merged with their base page instead of being copied (gc_merge).
+//
 // Order matters for crash safety: every valid page or differential of the victim is programmed
 // elsewhere (keeping its sequence number) before the victim is erased. A cut between the two
 // leaves two identical copies; recovery keeps one (equal sequence numbers, same bytes).
 // GC never touches the user's differential write buffer: compaction has its own buffer,
 // flushed before the erase, so buffered (unsynced) differentials are never made durable by GC
 // out of order with respect to their base pages.
+#include <algorithm>
 #include <cassert>
+
+#include "flash/pdl/differential.h"
 
 #include "flash/pdl/pdl_store.h"
 
@@ -55,6 +60,36 @@ int64_t PdlStore::compaction_victim() {
     }
   });
   return best;
+}
+
+// Merge instead of compaction: a differential larger than half a page would fill most of a
+// differential page on its own, so GC writes base + differential as a new base page instead
+// (one program either way) and the old base page becomes garbage. Without this, PDL with a
+// large Max_Differential_Size has no steady state: differentials only grow until Case 3,
+// and the chip fills with half-empty differential pages that compaction cannot shrink.
+// The merged page takes the differential's sequence number, so recovery prefers it to the old
+// base and ignores the differential if both survive a cut. Not done while a newer differential
+// of the page waits in the write buffer: that one was computed against the old base.
+Status PdlStore::gc_merge(const RecordView& r, Ppa dp) {
+  PpmtEntry& e = ppmt_[r.lpn];
+  Status st = read_checked(e.base, scratch_base_, nullptr);
+  if (st.is_ok()) st = diff_apply(r.runs, scratch_base_);
+  if (!st.is_ok()) return fail(Status::error(Errc::kIoError, std::string(st.message())));
+  SpareHeader h;
+  h.type = PageType::kBase;
+  h.lpn = r.lpn;
+  h.seq = r.seq;
+  Ppa q;
+  PDL_TRY(program_page(BlockManager::Head::kGc, scratch_base_, h, &q));
+  stats_.gc_merges++;
+  p2l_[q] = r.lpn;
+  e.copies = e.copies + 1;
+  blocks_.valid_inc(q);
+  const Ppa old_base = e.base;
+  e.base = q;
+  e.diff = kNoPpa;
+  vdct_[dp]--;
+  return base_becomes_stale(old_base);
 }
 
 Status PdlStore::gc_once() {
@@ -116,6 +151,10 @@ Status PdlStore::gc_once() {
       if (r.tombstone && e.copies == 0) {  // nothing left to hide: drop the tombstone
         vdct_[ppa]--;
         e.diff = kNoPpa;
+        continue;
+      }
+      if (!r.tombstone && r.size() > geo_.page_data / 2 && !e.in_dwb) {
+        PDL_TRY(gc_merge(r, ppa));
         continue;
       }
       if (r.size() > gc_buffer_.free_space()) PDL_TRY(gc_flush_compaction());

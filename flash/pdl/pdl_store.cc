@@ -99,6 +99,7 @@ Status PdlStore::base_becomes_stale(Ppa bp) {
   blocks_.valid_dec(bp);
   if (params_.obsolete != ObsoleteMode::kSpare) return Status::ok();
   // Marked obsolete on flash: it can never be recovered, so it no longer counts as a copy.
+  assert(p2l_[bp] < ppmt_.size());  // Invariant: a current base page is in the reverse map
   PpmtEntry& e = ppmt_[p2l_[bp]];
   e.copies = e.copies - 1;
   p2l_[bp] = kP2lNone;
@@ -318,9 +319,11 @@ Status PdlStore::trim(Lpn lpn) {
 Status PdlStore::sync() {
   if (!poisoned_.is_ok()) return poisoned_;
   stats_.syncs++;
-  if (dwb_.empty()) return Status::ok();
-  PDL_TRY(ensure_user_space(1));
-  return flush_write_buffer();
+  if (!dwb_.empty()) {
+    PDL_TRY(ensure_user_space(1));
+    PDL_TRY(flush_write_buffer());
+  }
+  return fail(nand_.flush());  // durable on the host too (image files)
 }
 
 }  // namespace pdl

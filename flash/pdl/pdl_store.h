@@ -86,6 +86,7 @@ class PdlStore final : public PageStore {
   Status gc_once();
   int64_t compaction_victim();
   Status gc_flush_compaction();
+  Status gc_merge(const RecordView& r, Ppa dp);
 
   Nand& nand_;
   const Geometry geo_;

@@ -41,6 +41,7 @@ struct StoreStats {
   uint64_t gc_base_moves = 0;         // valid base pages copied by GC
   uint64_t gc_diff_moves = 0;         // valid differentials compacted by GC
   uint64_t gc_diff_pages = 0;         // differential pages written by GC compaction
+  uint64_t gc_merges = 0;             // large differentials merged into new base pages by GC
   uint64_t tombstones = 0;            // trim records written
 };
 

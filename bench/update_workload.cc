@@ -1,0 +1,261 @@
+// update_workload.cc — the seed 000 §5.1 update workload: load, warm up, measure.
+#include "bench/update_workload.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace pdl::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Prints a progress line on stderr at most every 2 s of wall time.
+class Progress {
+ public:
+  Progress(bool on, std::string label) : on_(on), label_(std::move(label)) {}
+  template <typename F>
+  void tick(uint64_t i, F&& line) {
+    if (!on_ || (i & 4095) != 0) return;
+    const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - last_).count() < 2.0) return;
+    last_ = now;
+    std::fprintf(stderr, "  [%s] %s\n", label_.c_str(), line().c_str());
+  }
+  void say(const std::string& s) const {
+    if (on_) std::fprintf(stderr, "  [%s] %s\n", label_.c_str(), s.c_str());
+  }
+
+ private:
+  bool on_;
+  std::string label_;
+  Clock::time_point last_ = Clock::now();
+};
+
+std::string fmt(const char* f, double a, double b = 0, double c = 0) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, f, a, b, c);
+  return buf;
+}
+
+}  // namespace
+
+PageChanger::PageChanger(size_t page_size, double changed_pct, uint32_t change_run)
+    : page_size_(page_size), run_(std::clamp<size_t>(change_run, 1, page_size)) {
+  const double want = std::round(changed_pct / 100.0 * double(page_size));
+  total_ = std::clamp<size_t>(want < 1 ? 1 : size_t(want), 1, page_size);
+  slots_.resize((page_size_ + run_ - 1) / run_);
+  for (size_t i = 0; i < slots_.size(); i++) slots_[i] = uint32_t(i);
+}
+
+void PageChanger::change(std::span<uint8_t> page, std::mt19937_64& rng) {
+  // Distinct field slots by a partial Fisher-Yates shuffle of a permutation: any permutation
+  // is a valid start, so slots_ is never reset.
+  size_t left = total_;
+  const size_t n = slots_.size();
+  for (size_t k = 0; left > 0 && k < n; k++) {
+    const size_t j = k + size_t(rng() % (n - k));
+    std::swap(slots_[k], slots_[j]);
+    const size_t off = size_t(slots_[k]) * run_;
+    const size_t len = std::min({run_, left, page_size_ - off});
+    for (size_t i = 0; i < len; i++) page[off + i] ^= uint8_t(1 + rng() % 255);  // never equal
+    left -= len;
+  }
+}
+
+void random_fill(std::span<uint8_t> page, std::mt19937_64& rng) {
+  size_t i = 0;
+  for (; i + 8 <= page.size(); i += 8) {
+    const uint64_t v = rng();
+    std::memcpy(page.data() + i, &v, 8);
+  }
+  for (; i < page.size(); i++) page[i] = uint8_t(rng());
+}
+
+Status load_store(PageStore& store, std::mt19937_64& rng) {
+  std::vector<uint8_t> page(store.page_size());
+  for (Lpn l = 0; l < store.logical_pages(); l++) {
+    random_fill(page, rng);
+    PDL_TRY(store.write(l, page));
+  }
+  return store.sync();
+}
+
+OpRunner::OpRunner(PageStore& store, const WorkloadConfig& cfg, std::mt19937_64& rng)
+    : store_(store),
+      cfg_(cfg),
+      rng_(rng),
+      changer_(store.page_size(), cfg.changed_pct, cfg.change_run),
+      page_(store.page_size()),
+      pick_(0, store.logical_pages() - 1),
+      is_update_(std::clamp(cfg.update_pct / 100.0, 0.0, 1.0)) {}
+
+Status OpRunner::run_one(OpCost* cost) {
+  Nand& nand = store_.nand();
+  const Lpn lpn = pick_(rng_);
+  const bool update = is_update_(rng_);
+  const uint64_t t0 = nand.counters().sim_us;
+  PDL_TRY(store_.read(lpn, page_));
+  const uint64_t t1 = nand.counters().sim_us;
+  cost->read_us = t1 - t0;
+  cost->write_us = 0;
+  cost->update = update;
+  if (!update) return Status::ok();
+  for (uint32_t u = 0; u < cfg_.n_updates; u++) changer_.change(page_, rng_);
+  PDL_TRY(store_.write(lpn, page_));
+  cost->write_us = nand.counters().sim_us - t1;
+  return Status::ok();
+}
+
+std::string method_label(const StoreParams& p, uint32_t page_size) {
+  if (p.method == Method::kOpu) return "OPU";
+  const uint32_t md = p.max_differential == 0 ? page_size : p.max_differential;
+  if (md % 1024 == 0) return "PDL(" + std::to_string(md / 1024) + "KB)";
+  return "PDL(" + std::to_string(md) + "B)";
+}
+
+StoreStats stats_delta(const StoreStats& a, const StoreStats& b) {
+  StoreStats d;
+  d.reads = a.reads - b.reads;
+  d.writes = a.writes - b.writes;
+  d.trims = a.trims - b.trims;
+  d.syncs = a.syncs - b.syncs;
+  d.base_pages_written = a.base_pages_written - b.base_pages_written;
+  d.diff_pages_written = a.diff_pages_written - b.diff_pages_written;
+  d.diff_records = a.diff_records - b.diff_records;
+  d.diff_bytes = a.diff_bytes - b.diff_bytes;
+  d.case1 = a.case1 - b.case1;
+  d.case2 = a.case2 - b.case2;
+  d.case3 = a.case3 - b.case3;
+  d.obsolete_marks = a.obsolete_marks - b.obsolete_marks;
+  d.gc_runs = a.gc_runs - b.gc_runs;
+  d.gc_base_moves = a.gc_base_moves - b.gc_base_moves;
+  d.gc_diff_moves = a.gc_diff_moves - b.gc_diff_moves;
+  d.gc_diff_pages = a.gc_diff_pages - b.gc_diff_pages;
+  d.tombstones = a.tombstones - b.tombstones;
+  return d;
+}
+
+Status run_update_workload(const Geometry& geometry, const StoreParams& params,
+                           const WorkloadConfig& cfg, WorkloadResult* out) {
+  WorkloadResult res;
+  const Geometry g = geometry.resolved();
+  PDL_TRY(g.validate());
+  res.geo = g;
+  res.params = params;
+  PDL_TRY(res.params.resolve(g));
+  res.method = method_label(res.params, g.page_data);
+  res.data_blocks = g.blocks - kSuperblockBlocks;
+  Progress prog(cfg.progress, cfg.label.empty() ? res.method : cfg.label);
+
+  // (a) a fresh chip and store
+  std::unique_ptr<EmulatedNand> nand;
+  PDL_TRY(EmulatedNand::create_ram(g, &nand));
+  std::unique_ptr<PageStore> store;
+  PDL_TRY(format_store(*nand, res.params, &store));
+  res.params = store->params();
+  res.logical_pages = store->logical_pages();
+  std::mt19937_64 rng(cfg.seed);
+  OpRunner runner(*store, cfg, rng);
+  res.bytes_per_change =
+      PageChanger(g.page_data, cfg.changed_pct, cfg.change_run).bytes_per_change();
+
+  // (b) load
+  auto t0 = Clock::now();
+  prog.say("load: " + std::to_string(res.logical_pages) + " logical pages (" +
+           store->params().describe() + ")");
+  PDL_TRY(load_store(*store, rng));
+  res.load_wall_s = seconds_since(t0);
+
+  // (c) warm up to warm_rounds erases per data block
+  const uint64_t erases0 = nand->counters().erases;
+  const double target = cfg.warm_rounds * res.data_blocks;
+  // The erase rate of the last round of warm-up sizes the measure window.
+  const double mark_at = std::max(0.0, target - double(res.data_blocks));
+  uint64_t mark_ops = 0, mark_erases = 0;
+  bool marked = mark_at <= 0;
+  const uint64_t warm_cap = std::max<uint64_t>(1000000, 2000ull * res.logical_pages);
+  t0 = Clock::now();
+  OpCost cost;
+  if (cfg.update_pct > 0) {
+    while (double(nand->counters().erases - erases0) < target) {
+      if (res.warm_ops >= warm_cap) {
+        res.warm_capped = true;
+        break;
+      }
+      PDL_TRY(runner.run_one(&cost));
+      res.warm_ops++;
+      const uint64_t e = nand->counters().erases - erases0;
+      if (!marked && double(e) >= mark_at) {
+        marked = true;
+        mark_ops = res.warm_ops;
+        mark_erases = e;
+      }
+      prog.tick(res.warm_ops, [&] {
+        return fmt("warm-up: %.0f ops, %.2f / %.2f gc rounds", double(res.warm_ops),
+                   double(e) / res.data_blocks, cfg.warm_rounds);
+      });
+    }
+  }
+  const uint64_t warm_erases = nand->counters().erases - erases0;
+  res.warm_wall_s = seconds_since(t0);
+  res.gc_rounds_reached = double(warm_erases) / res.data_blocks;
+  prog.say(fmt("warm-up done: %.0f ops, %.2f gc rounds, %.1f s", double(res.warm_ops),
+               res.gc_rounds_reached, res.warm_wall_s));
+  if (res.warm_capped) prog.say("WARNING: warm-up stopped at its operation cap");
+
+  // (d) measure
+  const uint64_t d_ops = res.warm_ops - mark_ops, d_er = warm_erases - mark_erases;
+  if (d_ops > 0) res.warm_last_erases_per_op = double(d_er) / double(d_ops);
+  uint64_t ops = cfg.measure_ops;
+  if (ops == 0) {
+    if (d_er > 0 && d_ops > 0) {
+      const double per_erase = double(d_ops) / double(d_er);
+      ops = uint64_t(std::ceil(cfg.measure_rounds * res.data_blocks * per_erase));
+    }
+    ops = std::clamp(ops, cfg.min_measure_ops, cfg.max_measure_ops);
+  }
+  const NandCounters c0 = nand->counters();
+  const StoreStats s0 = store->stats();
+  uint64_t read_us = 0, write_us = 0;
+  t0 = Clock::now();
+  for (uint64_t i = 0; i < ops; i++) {
+    PDL_TRY(runner.run_one(&cost));
+    read_us += cost.read_us;
+    write_us += cost.write_us;
+    res.measure_updates += cost.update ? 1 : 0;
+    prog.tick(i + 1, [&] { return fmt("measure: %.0f / %.0f ops", double(i + 1), double(ops)); });
+  }
+  res.wall_s = seconds_since(t0);
+  res.measure_ops = ops;
+  res.nand = nand->counters() - c0;
+  res.stats = stats_delta(store->stats(), s0);
+  const double n = double(ops);
+  res.read_us = double(read_us) / n;
+  res.write_us = double(write_us) / n;
+  res.total_us = res.read_us + res.write_us;
+  res.erases_per_op = double(res.nand.erases) / n;
+  res.programs_per_op = double(res.nand.programs) / n;
+  res.reads_per_op = double(res.nand.page_reads) / n;
+  res.spare_reads_per_op = double(res.nand.spare_reads) / n;
+  res.measure_rounds = double(res.nand.erases) / res.data_blocks;
+  res.avg_diff_bytes =
+      res.stats.diff_records ? double(res.stats.diff_bytes) / double(res.stats.diff_records) : 0;
+  prog.say(fmt("measured %.0f ops in %.1f s: %.1f us/op", n, res.wall_s, res.total_us));
+  if (res.warm_last_erases_per_op > 0 &&
+      std::fabs(res.erases_per_op / res.warm_last_erases_per_op - 1.0) > 0.2)
+    prog.say(
+        fmt("WARNING: not in a steady state: %.4f erases/op measured, %.4f in the last "
+            "gc round of warm-up",
+            res.erases_per_op, res.warm_last_erases_per_op));
+  *out = std::move(res);
+  return Status::ok();
+}
+
+}  // namespace pdl::bench

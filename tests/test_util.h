@@ -1,0 +1,44 @@
+// test_util.h — small helpers shared by every test executable (compiled into each one).
+//
+// Invariants: helpers that can fail REQUIRE success (they abort the calling test case, never
+// return a half-made object); randomness comes only from test_seed(), so a failing run is
+// reproduced by setting PDL_TEST_SEED to the seed the run printed; temp_path() never returns
+// the same path twice in one process and never points into the source tree.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "flash/device/emulated_nand.h"
+#include "flash/device/geometry.h"
+
+namespace pdl::test {
+
+// The run's base seed: $PDL_TEST_SEED (decimal or 0x-hex) if set, else a fixed default.
+// The first call in a process reports it once with WARN, so every run's log names its seed.
+uint64_t test_seed();
+
+// A generator for one test: test_seed() mixed with `salt` (use a different salt per test so
+// tests do not share streams).
+std::mt19937_64 seeded_rng(uint64_t salt);
+
+// n uniformly random bytes.
+std::vector<uint8_t> random_page(std::mt19937_64& rng, size_t n);
+
+// A tiny chip for fast tests: 512+32-byte pages, 4 pages/block, `blocks` blocks, NOP 4,
+// default (seed 000 Table 1) timing.
+Geometry small_geometry(uint32_t blocks = 16);
+
+// A fresh, fully erased RAM chip; REQUIREs that creation succeeds.
+std::unique_ptr<EmulatedNand> make_ram_nand(const Geometry& g);
+
+// A path "<dir>/<stem>" inside a fresh mkdtemp directory under $TMPDIR (or /tmp). The file
+// does not exist yet. The directories are removed when the process exits normally (set
+// PDL_KEEP_TEMP=1 to keep them); forked children must leave with _exit().
+std::string temp_path(const char* stem);
+
+}  // namespace pdl::test
