@@ -26,10 +26,10 @@ inline std::vector<StoreConfig> store_matrix() {
   g512.page_spare = 32;
   g512.pages_per_block = 8;
   g512.blocks = 40;
-  Geometry g2k;   // the paper's page, 16 pages/block, 24 blocks
+  Geometry g2k;   // the paper's page, 8 pages/block, 24 blocks
   g2k.page_data = 2048;
   g2k.page_spare = 64;
-  g2k.pages_per_block = 16;
+  g2k.pages_per_block = 8;
   g2k.blocks = 24;
   for (const Geometry& g : {g512, g2k}) {
     const std::string gname = g.page_data == 512 ? "512B" : "2KB";

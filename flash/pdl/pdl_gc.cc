@@ -40,9 +40,9 @@ Status PdlStore::gc_flush_compaction() {
   return Status::ok();
 }
 
-// When every closed block is wholly valid, erasing alone frees nothing, but compaction still
-// can: differential pages holding few valid differentials shrink into fewer pages. Pick the
-// full block with the most differential pages (then the fewest valid differentials).
+// When every closed block is wholly valid, erasing alone frees nothing, but merging still
+// can. Pick the full block with the most differential pages (then the fewest valid
+// differentials).
 int64_t PdlStore::compaction_victim() {
   int64_t best = -1;
   uint32_t best_pages = 1, best_records = 0;
@@ -62,7 +62,8 @@ int64_t PdlStore::compaction_victim() {
   return best;
 }
 
-// Merge instead of compaction: a differential larger than half a page would fill most of a
+// Merge instead of compaction (also used for every differential of a victim when no block
+// has an invalid page). A differential larger than half a page would fill most of a
 // differential page on its own, so GC writes base + differential as a new base page instead
 // (one program either way) and the old base page becomes garbage. Without this, PDL with a
 // large Max_Differential_Size has no steady state: differentials only grow until Case 3,
@@ -94,6 +95,10 @@ Status PdlStore::gc_merge(const RecordView& r, Ppa dp) {
 
 Status PdlStore::gc_once() {
   int64_t victim = blocks_.greedy_victim();
+  // With no invalid page anywhere, only merging frees space: each merge of a differential
+  // into a new base page makes the old base page garbage, so every differential of the victim
+  // is merged, whatever its size.
+  const bool merge_all = victim < 0;
   if (victim < 0) victim = compaction_victim();
   if (victim < 0) return Status::error(Errc::kFull, "flash full: no block has space to reclaim");
   // The victim's valid pages, plus one page compaction may add, must fit before it is erased:
@@ -153,7 +158,7 @@ Status PdlStore::gc_once() {
         e.diff = kNoPpa;
         continue;
       }
-      if (!r.tombstone && r.size() > geo_.page_data / 2 && !e.in_dwb) {
+      if (!r.tombstone && (merge_all || r.size() > geo_.page_data / 2) && !e.in_dwb) {
         PDL_TRY(gc_merge(r, ppa));
         continue;
       }

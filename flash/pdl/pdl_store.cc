@@ -111,7 +111,7 @@ Status PdlStore::base_becomes_stale(Ppa bp) {
 Status PdlStore::ensure_user_space(uint64_t pages) {
   uint64_t rounds = 0;
   while (blocks_.user_pages_available() < pages) {
-    if (++rounds > geo_.blocks)
+    if (++rounds > 2 * uint64_t(geo_.blocks))
       return Status::error(Errc::kFull, "flash full: garbage collection cannot free a block");
     Status st = gc_once();
     if (!st.is_ok()) return fail(st);
