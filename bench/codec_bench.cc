@@ -6,9 +6,12 @@
 // that already holds the result: applying a differential is idempotent, so every pass does
 // the same copying work without a reset memcpy polluting the timing. A checksum of every
 // result feeds a volatile sink so the work cannot be optimised away.
-// roundtrip GB/s = page bytes / (encode time per page + apply time per page).
+// roundtrip GB/s = page bytes / (encode time per page + apply time per page). Each figure is
+// the best of several timing windows (see time_per_page), after a warm-up that lets the CPU
+// leave its idle clock.
 #include "bench/codec_bench.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -48,27 +51,41 @@ std::vector<Pair> make_pairs(size_t page_size, unsigned changed_pct, uint64_t se
   return pairs;
 }
 
-// Runs `pass` (one pass over all pairs) until `budget_s` seconds have passed; returns seconds
-// per page.
+// Runs `pass` (one pass over all pairs) in kWindows windows of budget_s / kWindows seconds
+// each and returns the best window's seconds per page. The machines this runs on are shared:
+// the best window is the one least disturbed by other work, so it is the repeatable figure.
+constexpr int kWindows = 7;
 template <typename Pass>
 double time_per_page(double budget_s, Pass&& pass) {
   pass();  // warm caches and branch predictors
-  uint64_t pages = 0;
-  const auto t0 = Clock::now();
-  double elapsed = 0;
-  do {
-    for (int r = 0; r < 16; r++) pass();
-    pages += 16 * kPairs;
-    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  } while (elapsed < budget_s);
-  return elapsed / double(pages);
+  double best = 1e30;
+  for (int w = 0; w < kWindows; w++) {
+    uint64_t pages = 0;
+    const auto t0 = Clock::now();
+    double elapsed = 0;
+    do {
+      for (int r = 0; r < 16; r++) pass();
+      pages += 16 * kPairs;
+      elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    } while (elapsed < budget_s / kWindows);
+    best = std::min(best, elapsed / double(pages));
+  }
+  return best;
 }
 
 }  // namespace
 
 void run_codec_bench(bool quick, std::vector<std::string>* json_records) {
-  const double budget = quick ? 0.05 : 0.3;
+  const double budget = quick ? 0.1 : 0.7;
   const size_t page_size = 2048;
+  {  // warm-up: ~0.2 s of encoding before the first timed row
+    std::vector<Pair> warm = make_pairs(page_size, 2, 1);
+    uint64_t sum = 0;
+    const auto t0 = Clock::now();
+    while (std::chrono::duration<double>(Clock::now() - t0).count() < 0.2)
+      for (Pair& p : warm) sum += diff_encode(p.base, p.page, p.enc);
+    g_sink = g_sink + sum;
+  }
   for (unsigned pct : {2u, 0u, 10u, 50u}) {
     std::vector<Pair> pairs = make_pairs(page_size, pct, 0xC0DEC000 + pct);
     uint64_t sum = 0;
