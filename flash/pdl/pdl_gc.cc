@@ -43,9 +43,9 @@ Status PdlStore::gc_flush_compaction() {
 // When every closed block is wholly valid, erasing alone frees nothing, but merging still
 // can. Pick the full block with the most differential pages (then the fewest valid
 // differentials).
-int64_t PdlStore::compaction_victim() {
+int64_t PdlStore::merge_victim() {
   int64_t best = -1;
-  uint32_t best_pages = 1, best_records = 0;
+  uint32_t best_pages = 0, best_records = 0;  // one differential page already gains a page
   blocks_.for_each_full_block([&](uint32_t b) {
     uint32_t pages = 0, records = 0;
     for (Ppa p = b * geo_.pages_per_block; p < (b + 1) * geo_.pages_per_block; p++)
@@ -99,7 +99,7 @@ Status PdlStore::gc_once() {
   // into a new base page makes the old base page garbage, so every differential of the victim
   // is merged, whatever its size.
   const bool merge_all = victim < 0;
-  if (victim < 0) victim = compaction_victim();
+  if (victim < 0) victim = merge_victim();
   if (victim < 0) return Status::error(Errc::kFull, "flash full: no block has space to reclaim");
   // The victim's valid pages, plus one page compaction may add, must fit before it is erased:
   // never start a collection that could not finish.

@@ -84,7 +84,7 @@ class PdlStore final : public PageStore {
 
   // --- garbage collection (pdl_gc.cc) ---
   Status gc_once();
-  int64_t compaction_victim();
+  int64_t merge_victim();
   Status gc_flush_compaction();
   Status gc_merge(const RecordView& r, Ppa dp);
 
