@@ -33,9 +33,13 @@ inline std::vector<StoreConfig> store_matrix() {
   g2k.blocks = 24;
   for (const Geometry& g : {g512, g2k}) {
     const std::string gname = g.page_data == 512 ? "512B" : "2KB";
+    // 7/8 of the usable pages (blocks less superblocks, GC reserve and two heads) for every
+    // method: fuller than PDL's default, so GC moves, compacts and merges a lot.
+    const uint32_t full = (g.blocks - 6) * g.pages_per_block * 7 / 8;
     for (ObsoleteMode ob : {ObsoleteMode::kSpare, ObsoleteMode::kMemory}) {
       const std::string oname = ob == ObsoleteMode::kSpare ? "spare" : "memory";
       StoreParams pdl_small;
+      pdl_small.logical_pages = full;
       pdl_small.method = Method::kPdl;
       pdl_small.max_differential = g.page_data / 8;
       pdl_small.obsolete = ob;

@@ -244,6 +244,7 @@ TEST_CASE("a power cut at any operation of a GC merge loses nothing synced", "[s
   p.method = Method::kPdl;
   p.max_differential = 0;  // a whole page
   p.obsolete = GENERATE(ObsoleteMode::kSpare, ObsoleteMode::kMemory);
+  p.logical_pages = (24 - 6) * 8 * 7 / 8;  // fuller than PDL's default, so GC works hard
   const uint64_t seed = pdl::test::test_seed() ^ 0x3E46E;
   auto workload = [&](PageStore& store, Tracker& t, const std::function<void()>& after) {
     std::mt19937_64 rng(seed);

@@ -391,7 +391,10 @@ Status EmulatedNand::erase(uint32_t block) {
   if (!admit_mutation(&tear)) {
     if (tear && tear_ != Tear::kNone) {  // interrupted erase: a random subset of pages erased
       for (uint64_t p = 0; p < ppb; p++)
-        if (tear_rng_() & 1) (void)media_->zero(off + p * raw, raw);
+        if (tear_rng_() & 1) {
+          (void)media_->zero(off + p * raw, raw);
+          nop_used_[block * ppb + p] = 0;
+        }
     }
     return Status::error(Errc::kPowerCut, "device frozen (power cut)");
   }

@@ -12,7 +12,7 @@
 // cold moved data does not mix with hot new data.
 //
 // Invariant: user allocations never take the last `reserve` free blocks; only GC may, so GC
-// can always make progress.
+// can always make progress. GC may also finish in the user head when no free block is left.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +44,7 @@ class BlockManager {
   // the reserve.
   uint64_t user_pages_available() const;
 
-  // Pages GC may still program: the GC head's rest plus every free block (reserve included).
+  // Pages GC may still program: both heads' rest plus every free block (reserve included).
   uint64_t gc_pages_available() const;
 
   void valid_inc(Ppa ppa) { change_valid(ppa / ppb_, +1); }

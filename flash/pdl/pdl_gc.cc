@@ -5,7 +5,10 @@
 //
 // Order matters for crash safety: every valid page or differential of the victim is programmed
 // elsewhere (keeping its sequence number) before the victim is erased. A cut between the two
-// leaves two identical copies; recovery keeps one (equal sequence numbers, same bytes).
+// leaves two identical copies; recovery keeps one (equal sequence numbers, same bytes). An
+// interrupted erase may leave any subset of the victim's pages, so nothing that hides them
+// (a tombstone) is dropped, and no page elsewhere is marked obsolete on their account, until
+// the erase has completed.
 // GC never touches the user's differential write buffer: compaction has its own buffer,
 // flushed before the erase, so buffered (unsynced) differentials are never made durable by GC
 // out of order with respect to their base pages.
@@ -97,19 +100,30 @@ Status PdlStore::gc_once() {
   int64_t victim = blocks_.greedy_victim();
   // With no invalid page anywhere, only merging frees space: each merge of a differential
   // into a new base page makes the old base page garbage, so every differential of the victim
-  // is merged, whatever its size.
+  // is merged, whatever its size (as far as the room allows).
   const bool merge_all = victim < 0;
   if (victim < 0) victim = merge_victim();
   if (victim < 0) return Status::error(Errc::kFull, "flash full: no block has space to reclaim");
-  // The victim's valid pages, plus one page compaction may add, must fit before it is erased:
-  // never start a collection that could not finish.
-  if (blocks_.gc_pages_available() < uint64_t(blocks_.valid(uint32_t(victim))) + 1)
+  const Ppa first = Ppa(uint64_t(victim) * geo_.pages_per_block);
+  const Ppa end = first + geo_.pages_per_block;
+
+  // Never start a collection that could not finish. Moving the victim costs one page per
+  // current base page; compacting k differential pages costs at most k pages (each page's
+  // records fit one page, so each page after the first causes at most one flush into a
+  // buffer the previous ones started, plus the last flush). Merges are extra and are only done
+  // while that bound still fits (below). A victim with nothing valid needs no room at all, so
+  // it can always be erased.
+  uint64_t bases = 0, dpages = 0;
+  for (Ppa ppa = first; ppa < end; ppa++) {
+    const uint32_t m = p2l_[ppa];
+    if (m == kP2lDifferential) dpages += vdct_[ppa] > 0;
+    else if (m != kP2lNone && ppmt_[m].base == ppa) bases++;
+  }
+  if (blocks_.gc_pages_available() < bases + dpages)
     return Status::error(Errc::kFull, "flash full: no room left for garbage collection");
   blocks_.take(uint32_t(victim));
   gc_victim_ = victim;
   stats_.gc_runs++;
-  const Ppa first = Ppa(uint64_t(victim) * geo_.pages_per_block);
-  const Ppa end = first + geo_.pages_per_block;
   gc_orphans_.clear();
 
   // Pass 1: base pages. Move the current ones; every copy in the victim stops counting.
@@ -137,7 +151,9 @@ Status PdlStore::gc_once() {
     if (e.copies == 0 && e.base == kNoPpa) gc_orphans_.push_back(m);
   }
 
-  // Pass 2: differential pages. Compact the valid differentials, keeping their seqs.
+  // Pass 2: differential pages. Compact the valid differentials, keeping their seqs, or merge
+  // them. Tombstones are always carried over, even those whose last hidden copy this GC is
+  // erasing: until that erase has completed, the copy may survive a cut (pass 3 drops them).
   for (Ppa ppa = first; ppa < end; ppa++) {
     if (p2l_[ppa] != kP2lDifferential) continue;
     p2l_[ppa] = kP2lNone;
@@ -153,12 +169,10 @@ Status PdlStore::gc_once() {
       if (r.lpn >= ppmt_.size()) continue;
       PpmtEntry& e = ppmt_[r.lpn];
       if (e.diff != ppa) continue;  // superseded record
-      if (r.tombstone && e.copies == 0) {  // nothing left to hide: drop the tombstone
-        vdct_[ppa]--;
-        e.diff = kNoPpa;
-        continue;
-      }
-      if (!r.tombstone && (merge_all || r.size() > geo_.page_data / 2) && !e.in_dwb) {
+      // Room for this merge and for compacting what is left (see the bound above).
+      const bool room =
+          blocks_.gc_pages_available() >= 1 + dpages + (gc_buffer_.empty() ? 0 : 1);
+      if (!r.tombstone && (merge_all || r.size() > geo_.page_data / 2) && !e.in_dwb && room) {
         PDL_TRY(gc_merge(r, ppa));
         continue;
       }
@@ -167,10 +181,17 @@ Status PdlStore::gc_once() {
       stats_.gc_diff_moves++;
     }
     if (!rr.status().is_ok()) return fail(Status::error(Errc::kIoError, "corrupt differential page"));
+    dpages--;
   }
   PDL_TRY(gc_flush_compaction());
 
-  // Pass 3: tombstones elsewhere whose last hidden copy was in the victim.
+  for (Ppa ppa = first; ppa < end; ppa++) assert(vdct_[ppa] == 0);  // Invariant: victim empty
+  PDL_TRY(fail(nand_.erase(uint32_t(victim))));
+  blocks_.victim_erased(uint32_t(victim));
+  gc_victim_ = -1;
+
+  // Pass 3, only now that the erase is complete: tombstones whose last hidden copy was in the
+  // victim protect nothing any more.
   for (Lpn l : gc_orphans_) {
     PpmtEntry& e = ppmt_[l];
     if (e.copies == 0 && e.base == kNoPpa && e.diff != kNoPpa) {
@@ -179,11 +200,6 @@ Status PdlStore::gc_once() {
       PDL_TRY(decrease_vdct(dp));
     }
   }
-
-  for (Ppa ppa = first; ppa < end; ppa++) assert(vdct_[ppa] == 0);  // Invariant: victim empty
-  PDL_TRY(fail(nand_.erase(uint32_t(victim))));
-  blocks_.victim_erased(uint32_t(victim));
-  gc_victim_ = -1;
   return Status::ok();
 }
 

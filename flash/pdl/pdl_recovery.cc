@@ -15,10 +15,10 @@
 // Recovery writes nothing (not even obsolete marks): a crash during recovery is harmless and
 // recovering twice gives the same tables (I4). Blocks with no programmed page go to the free
 // queue as "not known erased" and are erased before use, because an interrupted program or
-// erase may have left bits that a spare scan cannot see. Up to two partly programmed blocks
-// are reopened as write heads after their remaining pages are read back erased, so a store
-// that was nearly full before a remount keeps the room it had (the page reserved for the
-// write buffer's flush, in particular).
+// erase may have left bits that a spare scan cannot see. The two partly programmed blocks
+// holding the newest pages are reopened as the user and GC heads if they have no erased gaps
+// and their remaining pages read back erased, so a store keeps the room it had across a
+// remount (the page reserved for the write buffer's flush, in particular).
 #include <algorithm>
 #include <chrono>
 
@@ -42,6 +42,8 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
   std::vector<uint8_t> data(g.page_data);
   std::vector<uint8_t> used(g.blocks, 0);
   std::vector<uint32_t> last_programmed(g.blocks, 0);
+  std::vector<uint8_t> gap_free(g.blocks, 0);
+  std::vector<uint64_t> newest(g.blocks, 0);
   MountReport rep;
   uint64_t max_seq = 0;
 
@@ -60,6 +62,10 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
     }
     used[b] = 1;
     last_programmed[b] = uint32_t(last);
+    gap_free[b] = 1;
+    for (int p = 0; p < last; p++) gap_free[b] &= state[p] != SpareState::kErased;
+    for (int p = 0; p <= last; p++)
+      if (state[p] == SpareState::kValid) newest[b] = std::max(newest[b], hdr[p].seq);
     // The last programmed page may be torn: check its data (differential pages are read below).
     if (state[last] == SpareState::kValid && hdr[last].type == PageType::kBase) {
       PDL_TRY(nand.read(first + Ppa(last), data, {}));
@@ -133,16 +139,19 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
       rep.live_lpns++;
     }
   }
-  // Reopen the two partly programmed blocks with the most room as the write heads (the user
-  // head first), once their unprogrammed pages are read back erased — data areas included,
-  // since a cut program may have left bits there while the spare stayed blank. The rest
-  // are closed; GC reclaims their unused pages.
-  std::vector<std::pair<uint32_t, uint32_t>> partly;  // (room, block)
+  // Reopen the partly programmed blocks holding the newest pages as the write heads — the
+  // newest as the user head, the next as the GC head — provided their pages 0..last were all
+  // programmed (a block with erased pages among programmed ones is a GC victim whose erase
+  // was cut, and is erased again before reuse) and their remaining pages read back erased,
+  // data areas included, since a cut program may leave bits there while the spare stays blank.
+  // Without this, every cut during GC would strand the rest of a block until GC reached it,
+  // and repeated cuts could use up the reserve. Other blocks are closed.
+  std::vector<std::pair<uint64_t, uint32_t>> partly;  // (newest seq, block)
   for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++)
-    if (used[b] && last_programmed[b] + 1 < ppb) partly.push_back({ppb - 1 - last_programmed[b], b});
+    if (used[b] && gap_free[b] && last_programmed[b] + 1 < ppb) partly.push_back({newest[b], b});
   std::sort(partly.rbegin(), partly.rend());
   int heads = 0;
-  for (const auto& [room, b] : partly) {
+  for (const auto& [seq, b] : partly) {
     if (heads == 2) break;
     bool erased = true;
     for (uint32_t p = last_programmed[b] + 1; p < ppb && erased; p++) {

@@ -56,7 +56,12 @@ Status StoreParams::resolve(const Geometry& g) {
     return bad("gc_reserve: must be at least 2 and leave 4 blocks for data");
   // Two blocks may be open (user and GC heads) besides the reserve.
   const uint64_t usable = uint64_t(data_blocks - gc_reserve_blocks - 2) * g.pages_per_block;
-  if (logical_pages == 0) logical_pages = uint32_t(usable * 7 / 8);
+  // Default size: 7/8 of the usable pages, less room for differentials with PDL — a page's
+  // differential averages about half of Max_Differential_Size in steady state (seed 000,
+  // footnote 17), so PDL keeps page / (page + max_diff / 2) of that (PDL(2KB): 2/3; PDL(256B)
+  // on 2 KiB pages: 16/17). Overwrites of pages within the default size then always fit.
+  if (logical_pages == 0)
+    logical_pages = uint32_t(usable * 7 / 8 * g.page_data / (g.page_data + max_differential / 2));
   // Thin provisioning is allowed (writes then end in Errc::kFull), within reason for RAM.
   if (logical_pages == 0 || uint64_t(logical_pages) > 4 * g.total_pages() ||
       logical_pages >= 0xFFFFFFF0u)

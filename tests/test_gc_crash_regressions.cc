@@ -1,0 +1,234 @@
+// test_gc_crash_regressions.cc — crash and space cases found by review of issue #2's engine.
+//
+// Each test names the hole it closes:
+//   * a tombstone dropped (or its page marked obsolete) before the erase of the block holding
+//     the copy it hides had completed: a cut at that erase brought a synced trim back;
+//   * GC's room check ignoring merges: the store poisoned itself with "allocation failed";
+//   * mount reopening a GC victim whose erase was cut as a write head (NOP exceeded);
+//   * repeated cuts during GC using up the reserve until overwrites returned kFull.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <optional>
+
+#include "flash/store/page_store.h"
+#include "test_util.h"
+
+using namespace pdl;
+
+namespace {
+
+using Page = std::vector<uint8_t>;
+
+// A Nand that cuts the power of the EmulatedNand beneath it at the first operation a predicate
+// picks: (is_erase, is_obsolete_mark, ppa or block).
+class CutAt final : public Nand {
+ public:
+  explicit CutAt(EmulatedNand& n) : n_(n) {}
+  std::function<bool(bool, bool, uint32_t)> when;
+  Tear tear = Tear::kNone;
+  uint64_t tear_seed = 0;
+  bool fired = false;
+
+  const Geometry& geometry() const override { return n_.geometry(); }
+  Status read(Ppa p, std::span<uint8_t> d, std::span<uint8_t> s) override { return n_.read(p, d, s); }
+  Status program(Ppa p, std::span<const uint8_t> d, std::span<const uint8_t> s, uint32_t doff,
+                 uint32_t soff) override {
+    arm(false, d.empty() && s.size() == 1, p);
+    return n_.program(p, d, s, doff, soff);
+  }
+  Status erase(uint32_t b) override {
+    arm(true, false, b);
+    return n_.erase(b);
+  }
+  Status flush() override { return n_.flush(); }
+  const NandCounters& counters() const override { return n_.counters(); }
+  void reset_counters() override { n_.reset_counters(); }
+  uint32_t erase_count(uint32_t b) const override { return n_.erase_count(b); }
+
+ private:
+  void arm(bool erase, bool mark, uint32_t where) {
+    if (!n_.frozen() && when && when(erase, mark, where)) {
+      n_.cut_power_after(0, tear, tear_seed);
+      when = nullptr;
+      fired = true;
+    }
+  }
+  EmulatedNand& n_;
+};
+
+// The ppa of lpn's newest base page not marked obsolete, read off the flash itself.
+Ppa find_base(EmulatedNand& n, Lpn lpn) {
+  const Geometry& g = n.geometry();
+  std::vector<uint8_t> sp(g.page_spare);
+  Ppa best = kNoPpa;
+  uint64_t best_seq = 0;
+  for (Ppa p = 2 * g.pages_per_block; p < g.total_pages(); p++) {
+    REQUIRE(n.read(p, {}, sp).is_ok());
+    uint64_t seq = 0;
+    for (int i = 7; i >= 0; i--) seq = seq << 8 | sp[8 + i];
+    const uint32_t l = uint32_t(sp[4] | sp[5] << 8 | sp[6] << 16 | uint32_t(sp[7]) << 24);
+    if (sp[1] == 0xBA && l == lpn && sp[24] == 0xFF && seq >= best_seq) {
+      best = p;
+      best_seq = seq;
+    }
+  }
+  return best;
+}
+
+Geometry tiny() {
+  Geometry g;
+  g.page_data = 512;
+  g.page_spare = 32;
+  g.pages_per_block = 4;
+  g.blocks = 16;
+  return g.resolved();
+}
+
+}  // namespace
+
+TEST_CASE("issue 2: a synced trim survives a cut at the erase of its hidden copy's block",
+          "[store][powerloss][regression]") {
+  const ObsoleteMode mode = GENERATE(ObsoleteMode::kSpare, ObsoleteMode::kMemory);
+  const bool stale_copy_first = GENERATE(true, false);
+  const uint64_t tear_seed = GENERATE(range(1, 7));
+  INFO("obsolete " << int(mode) << " stale copy " << stale_copy_first << " tear " << tear_seed);
+  std::unique_ptr<EmulatedNand> emu = pdl::test::make_ram_nand(tiny());
+  CutAt nand(*emu);
+  StoreParams p;
+  p.max_differential = 64;
+  p.obsolete = mode;
+  std::unique_ptr<PageStore> s;
+  REQUIRE(format_store(nand, p, &s).is_ok());
+  auto rng = pdl::test::seeded_rng(0x70b + tear_seed);
+  const uint32_t psz = s->page_size(), n = s->logical_pages();
+  const Lpn L = 0;
+  auto remount = [&] {
+    s.reset();
+    emu->restore_power();
+    REQUIRE(mount_store(nand, &s).is_ok());
+  };
+  REQUIRE(s->write(L, pdl::test::random_page(rng, psz)).is_ok());
+  REQUIRE(s->sync().is_ok());
+  if (stale_copy_first) {
+    // Rewrite L whole and cut at the obsolete mark of its old base page (spare mode) or just
+    // after the new page (memory mode): two unmarked base pages of L are left on flash.
+    if (mode == ObsoleteMode::kSpare) {
+      nand.when = [&](bool erase, bool mark, uint32_t) { return !erase && mark; };
+      (void)s->write(L, pdl::test::random_page(rng, psz));
+      REQUIRE(nand.fired);
+    } else {  // memory mode keeps stale base pages unmarked anyway
+      REQUIRE(s->write(L, pdl::test::random_page(rng, psz)).is_ok());
+    }
+    remount();
+    for (Lpn l = 20; l < 24; l++) REQUIRE(s->write(l, pdl::test::random_page(rng, psz)).is_ok());
+    REQUIRE(s->sync().is_ok());
+  }
+  const Ppa hidden = find_base(*emu, L);
+  REQUIRE(s->trim(L).is_ok());
+  REQUIRE(s->sync().is_ok());
+  // Churn until GC erases the block of L's (now hidden) base page; cut that erase, torn.
+  const uint32_t block = hidden / emu->geometry().pages_per_block;
+  nand.tear = Tear::kRandomBits;
+  nand.tear_seed = tear_seed;
+  nand.when = [&](bool erase, bool, uint32_t b) { return erase && b == block; };
+  for (int i = 0; i < 5000 && !nand.fired; i++) {
+    Status st = s->write(1 + Lpn(rng() % (n - 2)), pdl::test::random_page(rng, psz));
+    REQUIRE((st.is_ok() || st.is(Errc::kPowerCut)));
+  }
+  REQUIRE(nand.fired);
+  remount();
+  Page got(psz);
+  CHECK(s->read(L, got).is(Errc::kNotFound));
+}
+
+TEST_CASE("issue 2: GC that merges never runs out of room mid-collection",
+          "[store][regression]") {
+  // 1 KiB pages, 4 pages per block: merges (one page each) dominate GC's output.
+  Geometry g;
+  g.page_data = 1024;
+  g.page_spare = 32;
+  g.pages_per_block = 4;
+  g.blocks = 24;
+  StoreParams p;
+  p.max_differential = 0;  // a whole page: large differentials, many merges
+  p.obsolete = GENERATE(ObsoleteMode::kMemory, ObsoleteMode::kSpare);
+  p.logical_pages = (24 - 2 - 2 - 2) * 4 * 7 / 8;  // fuller than PDL's default: GC must merge
+  auto nand = pdl::test::make_ram_nand(g);
+  std::unique_ptr<PageStore> s;
+  REQUIRE(format_store(*nand, p, &s).is_ok());
+  auto rng = pdl::test::seeded_rng(0x22);
+  const uint32_t n = s->logical_pages(), psz = s->page_size();
+  std::vector<std::optional<Page>> model(n);
+  for (int i = 0; i < 4000; i++) {
+    const Lpn l = Lpn(rng() % n);
+    if (rng() % 10 == 0) {
+      REQUIRE(s->trim(l).is_ok());
+      model[l].reset();
+      continue;
+    }
+    Page pg = model[l] ? *model[l] : pdl::test::random_page(rng, psz);
+    for (int k = 0, runs = 1 + int(rng() % 8); k < runs; k++) pg[rng() % psz] = uint8_t(rng());
+    Status st = s->write(l, pg);
+    INFO("op " << i << ": " << st.to_string());
+    REQUIRE(st.is_ok());  // within the chip's real capacity, overwrites always fit
+    model[l] = pg;
+  }
+  CHECK(s->stats().gc_merges > 0);
+  REQUIRE(s->sync().is_ok());
+  std::unique_ptr<PageStore> again;
+  REQUIRE(mount_store(*nand, &again).is_ok());
+  Page got(psz);
+  for (Lpn l = 0; l < n; l++) {
+    Status st = again->read(l, got);
+    if (model[l]) REQUIRE((st.is_ok() && got == *model[l]));
+    else REQUIRE(st.is(Errc::kNotFound));
+  }
+}
+
+TEST_CASE("issue 2: repeated cuts, torn erases included, never exhaust space or break NAND rules",
+          "[store][powerloss][regression]") {
+  // Small blocks make a torn erase look like a partly programmed block often; many cuts during
+  // GC consume the reserve. Overwrites of mapped pages must keep working (never kFull), and no
+  // operation may break a NAND rule. (With 4-page blocks, 100+ consecutive cuts can still use
+  // up GC's room and end in a clean kFull: docs/design.md, "not covered yet".)
+  Geometry g;
+  g.page_data = GENERATE(512u, 4096u);
+  g.page_spare = 64;
+  g.pages_per_block = 8;
+  g.blocks = 12;
+  StoreParams p;
+  p.max_differential = GENERATE(0u, 128u);
+  p.obsolete = GENERATE(ObsoleteMode::kSpare, ObsoleteMode::kMemory);
+  INFO("page " << g.page_data << " max_diff " << p.max_differential << " obsolete " << int(p.obsolete));
+  auto nand = pdl::test::make_ram_nand(g);
+  std::unique_ptr<PageStore> s;
+  REQUIRE(format_store(*nand, p, &s).is_ok());
+  auto rng = pdl::test::seeded_rng(0x79 + g.page_data + p.max_differential);
+  const uint32_t n = s->logical_pages(), psz = s->page_size();
+  std::vector<Page> cur(n);
+  for (Lpn l = 0; l < n; l++) {
+    cur[l] = pdl::test::random_page(rng, psz);
+    REQUIRE(s->write(l, cur[l]).is_ok());
+  }
+  REQUIRE(s->sync().is_ok());
+  for (int cut = 0; cut < 150; cut++) {
+    nand->cut_power_after(rng() % 60, Tear(rng() % 3), rng());
+    for (int i = 0; i < 200; i++) {
+      const Lpn l = Lpn(rng() % n);
+      Page pg = cur[l];
+      for (int k = 0, runs = 1 + int(rng() % 6); k < runs; k++) pg[rng() % psz] = uint8_t(rng());
+      Status st = s->write(l, pg);
+      INFO("cut " << cut << " op " << i << ": " << st.to_string() << " free " << s->free_blocks());
+      REQUIRE((st.is_ok() || st.is(Errc::kPowerCut)));
+      if (!st.is_ok()) break;
+      cur[l] = pg;  // may or may not survive the cut: re-read after mount
+    }
+    s.reset();
+    nand->restore_power();
+    Status st = mount_store(*nand, &s);
+    INFO("mount after cut " << cut << ": " << st.to_string());
+    REQUIRE(st.is_ok());
+    for (Lpn l = 0; l < n; l++) REQUIRE(s->read(l, cur[l]).is_ok());
+  }
+}
