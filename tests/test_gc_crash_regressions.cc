@@ -173,6 +173,7 @@ TEST_CASE("issue 2: GC that merges never runs out of room mid-collection",
     INFO("op " << i << ": " << st.to_string());
     REQUIRE(st.is_ok());  // within the chip's real capacity, overwrites always fit
     model[l] = pg;
+    REQUIRE(s->check().is_ok());
   }
   CHECK(s->stats().gc_merges > 0);
   REQUIRE(s->sync().is_ok());
@@ -229,6 +230,7 @@ TEST_CASE("issue 2: repeated cuts, torn erases included, never exhaust space or 
     Status st = mount_store(*nand, &s);
     INFO("mount after cut " << cut << ": " << st.to_string());
     REQUIRE(st.is_ok());
+    REQUIRE(s->check().is_ok());
     for (Lpn l = 0; l < n; l++) REQUIRE(s->read(l, cur[l]).is_ok());
   }
 }

@@ -65,6 +65,10 @@ TEST_CASE("every page store matches a reference map across GC and remounts", "[s
   const int ops = 6000;
   int remounts = 0;
   for (int i = 0; i < ops; i++) {
+    // The engine's redundant tables agree with each other after every operation.
+    Status consistent = store->check();
+    INFO("after op " << i << ": " << consistent.to_string());
+    REQUIRE(consistent.is_ok());
     const Lpn l = Lpn(rng() % lpns);
     const unsigned r = unsigned(rng() % 100);
     if (r < 50) {
@@ -96,6 +100,7 @@ TEST_CASE("every page store matches a reference map across GC and remounts", "[s
       INFO("mount: " << st.to_string());
       REQUIRE(st.is_ok());
       REQUIRE(rep.torn_pages == 0);
+      REQUIRE(again->check().is_ok());
       check_all(*again, synced);
       store = std::move(again);
       remounts++;

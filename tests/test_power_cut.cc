@@ -166,6 +166,9 @@ TEST_CASE("power cut at a random flash operation recovers the last synced or a l
     INFO("mount: " << st.to_string());
     REQUIRE(st.is_ok());
     REQUIRE(nand->mutating_ops() == before);  // recovery writes nothing
+    Status consistent = first->check();
+    INFO("tables: " << consistent.to_string());
+    REQUIRE(consistent.is_ok());
     const auto got = read_all(*first);
     for (Lpn l = 0; l < got.size(); l++) {
       INFO("lpn " << l);
@@ -187,6 +190,7 @@ TEST_CASE("power cut at a random flash operation recovers the last synced or a l
       expect[l] = p;
     }
     REQUIRE(second->sync().is_ok());
+    REQUIRE(second->check().is_ok());
     std::unique_ptr<PageStore> third;
     REQUIRE(mount_store(*nand, &third).is_ok());
     REQUIRE(read_all(*third) == expect);
@@ -218,6 +222,7 @@ TEST_CASE("repeated power cuts, each followed by recovery and more work, lose no
       st = mount_store(*nand, &store);
       INFO("mount: " << st.to_string());
       REQUIRE(st.is_ok());
+      REQUIRE(store->check().is_ok());
       const auto got = read_all(*store);
       for (Lpn l = 0; l < got.size(); l++) {
         INFO("lpn " << l);
@@ -308,6 +313,7 @@ TEST_CASE("a power cut at any operation of a GC merge loses nothing synced", "[s
     store.reset();
     nand->restore_power();
     REQUIRE(mount_store(*nand, &store).is_ok());
+    REQUIRE(store->check().is_ok());
     const auto got = read_all(*store);
     for (Lpn l = 0; l < got.size(); l++) {
       INFO("lpn " << l);

@@ -67,6 +67,7 @@ class BlockManager {
   void victim_erased(uint32_t block);
 
   uint32_t free_blocks() const { return uint32_t(free_.size()); }
+  bool is_free(uint32_t block) const { return state_[block] == kFree; }
   uint32_t first_block() const { return first_; }
   uint32_t pages_per_block() const { return ppb_; }
 

@@ -6,7 +6,7 @@
 //          ........................ flush_write_buffer / write_new_base / decrease_vdct
 //   Fig. 6 PDL_Reading ............ PdlStore::read              (pdl_store.cc)
 //   Fig. 7 PDL_RecoveringfromCrash  PdlStore::mount             (pdl_recovery.cc)
-//   §4.1 garbage collection ....... collect_garbage / gc_once   (pdl_gc.cc)
+//   §4.1 garbage collection ....... gc_once, gc_merge           (pdl_gc.cc)
 //
 // OPU (out-place update with page-level mapping) is what PDL becomes when every write takes
 // Case 3 (seed 000 §4.1: "In this special case, PDL becomes the same as the page-based
@@ -19,7 +19,7 @@
 // is lost. Sequence numbers order everything (GC copies keep them), so recovery picks the
 // newest base, and a differential only if newer than that base.
 //
-// Invariants (checked by tests through the PageStore API and by asserts):
+// Invariants (checked by check(), by the tests through the PageStore API, and by asserts):
 //   * ppmt[l].base != kNoPpa  =>  p2l[base] == l and the page is programmed;
 //   * vdct[p] == number of lpns with ppmt.diff == p; a block's valid count == its current base
 //     pages + its differential pages with vdct > 0;
@@ -61,6 +61,7 @@ class PdlStore final : public PageStore {
   Nand& nand() override { return nand_; }
   uint32_t free_blocks() const override { return blocks_.free_blocks(); }
   size_t mapping_bytes_per_lpn() const override { return sizeof(PpmtEntry); }
+  Status check() const override;  // pdl_check.cc
 
  private:
   PdlStore(Nand& nand, const StoreParams& params);

@@ -84,6 +84,10 @@ class PageStore {
   virtual uint32_t free_blocks() const = 0;
   // Bytes of RAM the mapping tables take per logical page (ppmt) — a reported target.
   virtual size_t mapping_bytes_per_lpn() const = 0;
+  // Recompute the in-memory tables' redundant parts from scratch and compare (mapping,
+  // reference counts, per-block valid counts). Errc::kCorrupt names the first mismatch.
+  // Costs RAM work only, no flash operation. For tests and fsck.
+  virtual Status check() const = 0;
 };
 
 // Write a superblock for `params` and return an empty store. Destroys what the chip held.
