@@ -74,15 +74,18 @@ uint64_t BlockManager::user_pages_available() const {
 
 uint64_t BlockManager::gc_pages_available() const {
   uint64_t n = uint64_t(free_.size()) * ppb_;
-  for (int h = 0; h < 2; h++)
-    if (head_[h] >= 0) n += ppb_ - written_[head_[h]];
+  if (head_[1] >= 0) n += ppb_ - written_[head_[1]];
+  if (head_[0] >= 0) n += ppb_ - written_[head_[0]] - 1;  // the last one stays the user's
   return n;
 }
 
 Status BlockManager::next_page(Head h, Nand& nand, Ppa* out) {
   // GC with no free block left finishes in the user head's remaining pages (after repeated
-  // crashes mid-GC the reserve can be used up, and GC must still be able to run).
-  if (h == Head::kGc && head_[1] < 0 && free_.empty() && head_[0] >= 0) h = Head::kUser;
+  // crashes mid-GC the reserve can be used up, and GC must still be able to run) — all but the
+  // last, which stays for the user: the write buffer's flush must always find a page.
+  if (h == Head::kGc && head_[1] < 0 && free_.empty() && head_[0] >= 0 &&
+      ppb_ - written_[head_[0]] >= 2)
+    h = Head::kUser;
   int64_t& head = head_[int(h)];
   if (head < 0) {
     if (free_.empty() || (h == Head::kUser && free_.size() <= reserve_))

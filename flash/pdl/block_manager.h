@@ -44,7 +44,8 @@ class BlockManager {
   // the reserve.
   uint64_t user_pages_available() const;
 
-  // Pages GC may still program: both heads' rest plus every free block (reserve included).
+  // Pages GC may still program: the GC head's rest, the user head's rest but one, and every
+  // free block (reserve included).
   uint64_t gc_pages_available() const;
 
   void valid_inc(Ppa ppa) { change_valid(ppa / ppb_, +1); }
