@@ -76,6 +76,19 @@ Ppa find_base(EmulatedNand& n, Lpn lpn) {
   return best;
 }
 
+// A remount of `nand` reads exactly `model` (nullopt = unmapped).
+void require_remount_matches(Nand& nand, const std::vector<std::optional<Page>>& model) {
+  std::unique_ptr<PageStore> again;
+  REQUIRE(mount_store(nand, &again).is_ok());
+  REQUIRE(again->check().is_ok());
+  Page got(again->page_size());
+  for (Lpn l = 0; l < model.size(); l++) {
+    Status st = again->read(l, got);
+    if (model[l]) REQUIRE((st.is_ok() && got == *model[l]));
+    else REQUIRE(st.is(Errc::kNotFound));
+  }
+}
+
 Geometry tiny() {
   Geometry g;
   g.page_data = 512;
@@ -177,14 +190,7 @@ TEST_CASE("issue 2: GC that merges never runs out of room mid-collection",
   }
   CHECK(s->stats().gc_merges > 0);
   REQUIRE(s->sync().is_ok());
-  std::unique_ptr<PageStore> again;
-  REQUIRE(mount_store(*nand, &again).is_ok());
-  Page got(psz);
-  for (Lpn l = 0; l < n; l++) {
-    Status st = again->read(l, got);
-    if (model[l]) REQUIRE((st.is_ok() && got == *model[l]));
-    else REQUIRE(st.is(Errc::kNotFound));
-  }
+  require_remount_matches(*nand, model);
 }
 
 TEST_CASE("issue 2: repeated cuts, torn erases included, never exhaust space or break NAND rules",
@@ -288,12 +294,5 @@ TEST_CASE("issue 2: sync always finds a page for the write buffer on a full chip
   CHECK(full > 0);  // the chip really was full at times
   REQUIRE(s->sync().is_ok());
   REQUIRE(s->check().is_ok());
-  std::unique_ptr<PageStore> again;
-  REQUIRE(mount_store(*nand, &again).is_ok());
-  Page got(psz);
-  for (Lpn l = 0; l < n; l++) {
-    Status st = again->read(l, got);
-    if (model[l]) REQUIRE((st.is_ok() && got == *model[l]));
-    else REQUIRE(st.is(Errc::kNotFound));
-  }
+  require_remount_matches(*nand, model);
 }

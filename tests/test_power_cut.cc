@@ -102,6 +102,15 @@ std::vector<std::optional<Page>> read_all(PageStore& store) {
   return out;
 }
 
+// Every lpn of `got` is one of the versions the tracker allows after a crash (I1).
+void require_allowed(const std::vector<std::optional<Page>>& got, const Tracker& t) {
+  for (Lpn l = 0; l < got.size(); l++) {
+    INFO("lpn " << l);
+    const auto& ok = t.allowed[l];
+    REQUIRE(std::find(ok.begin(), ok.end(), got[l]) != ok.end());
+  }
+}
+
 }  // namespace
 
 TEST_CASE("power cut at a random flash operation recovers the last synced or a later state",
@@ -170,11 +179,7 @@ TEST_CASE("power cut at a random flash operation recovers the last synced or a l
     INFO("tables: " << consistent.to_string());
     REQUIRE(consistent.is_ok());
     const auto got = read_all(*first);
-    for (Lpn l = 0; l < got.size(); l++) {
-      INFO("lpn " << l);
-      const auto& ok = t.allowed[l];
-      REQUIRE(std::find(ok.begin(), ok.end(), got[l]) != ok.end());
-    }
+    require_allowed(got, t);
     REQUIRE(mount_store(*nand, &second).is_ok());
     REQUIRE(read_all(*second) == got);  // recovery is idempotent
 
@@ -224,13 +229,9 @@ TEST_CASE("repeated power cuts, each followed by recovery and more work, lose no
       REQUIRE(st.is_ok());
       REQUIRE(store->check().is_ok());
       const auto got = read_all(*store);
-      for (Lpn l = 0; l < got.size(); l++) {
-        INFO("lpn " << l);
-        const auto& ok = t.allowed[l];
-        REQUIRE(std::find(ok.begin(), ok.end(), got[l]) != ok.end());
-        t.cur[l] = got[l];  // the next round starts from what was recovered
-        t.allowed[l] = {got[l]};
-      }
+      require_allowed(got, t);
+      t.cur = got;  // the next round starts from what was recovered
+      t.synced();
       load = false;
     }
   }
@@ -314,11 +315,6 @@ TEST_CASE("a power cut at any operation of a GC merge loses nothing synced", "[s
     nand->restore_power();
     REQUIRE(mount_store(*nand, &store).is_ok());
     REQUIRE(store->check().is_ok());
-    const auto got = read_all(*store);
-    for (Lpn l = 0; l < got.size(); l++) {
-      INFO("lpn " << l);
-      const auto& ok = t.allowed[l];
-      REQUIRE(std::find(ok.begin(), ok.end(), got[l]) != ok.end());
-    }
+    require_allowed(read_all(*store), t);
   }
 }
