@@ -71,6 +71,9 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
       PDL_TRY(nand.read(first + Ppa(last), data, {}));
       if (crc32c(data.data(), data.size()) != hdr[last].data_crc) state[last] = SpareState::kCorrupt;
     }
+    // A block ending in a torn page is never appended to: at a later mount that page would no
+    // longer be the last one, and its data would go unchecked.
+    if (state[last] != SpareState::kValid) gap_free[b] = 0;
     for (int p = 0; p <= last; p++) {
       const Ppa r = first + Ppa(p);
       const SpareHeader& h = hdr[p];
