@@ -332,7 +332,7 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
     uint64_t off;
     std::span<const uint8_t> src;
   } parts[2] = {{off + data_off, data}, {off + geo_.page_data + spare_off, spare}};
-  std::vector<uint8_t> cur[2];
+  std::vector<uint8_t>* cur = program_scratch_;  // reused: no allocation per program
   for (int i = 0; i < 2; i++) {
     cur[i].resize(parts[i].src.size());
     if (cur[i].empty()) continue;

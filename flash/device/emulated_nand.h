@@ -86,6 +86,7 @@ class EmulatedNand final : public Nand {
   Geometry geo_;
   std::unique_ptr<detail::NandMedia> media_;
   std::vector<uint8_t> nop_used_;  // programs per page since its block's last erase
+  std::vector<uint8_t> program_scratch_[2];  // current data / spare bytes during a program
   NandCounters ctr_;
   uint64_t mutating_ops_ = 0;
   bool cut_armed_ = false;
