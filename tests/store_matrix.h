@@ -10,6 +10,7 @@
 
 #include "flash/device/geometry.h"
 #include "flash/store/store_params.h"
+#include "test_util.h"
 
 namespace pdl::test {
 
@@ -21,16 +22,8 @@ struct StoreConfig {
 
 inline std::vector<StoreConfig> store_matrix() {
   std::vector<StoreConfig> out;
-  Geometry g512;  // 512+32-byte pages, 8 pages/block, 40 blocks
-  g512.page_data = 512;
-  g512.page_spare = 32;
-  g512.pages_per_block = 8;
-  g512.blocks = 40;
-  Geometry g2k;   // the paper's page, 8 pages/block, 24 blocks
-  g2k.page_data = 2048;
-  g2k.page_spare = 64;
-  g2k.pages_per_block = 8;
-  g2k.blocks = 24;
+  const Geometry g512 = geometry(512, 32, 8, 40);  // small pages, 40 blocks
+  const Geometry g2k = geometry(2048, 64, 8, 24);  // the paper's page, 24 blocks
   for (const Geometry& g : {g512, g2k}) {
     const std::string gname = g.page_data == 512 ? "512B" : "2KB";
     // 7/8 of the usable pages (blocks less superblocks, GC reserve and two heads) for every

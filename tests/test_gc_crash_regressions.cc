@@ -89,14 +89,7 @@ void require_remount_matches(Nand& nand, const std::vector<std::optional<Page>>&
   }
 }
 
-Geometry tiny() {
-  Geometry g;
-  g.page_data = 512;
-  g.page_spare = 32;
-  g.pages_per_block = 4;
-  g.blocks = 16;
-  return g.resolved();
-}
+Geometry tiny() { return pdl::test::geometry(512, 32, 4, 16).resolved(); }
 
 }  // namespace
 
@@ -158,11 +151,7 @@ TEST_CASE("issue 2: a synced trim survives a cut at the erase of its hidden copy
 TEST_CASE("issue 2: GC that merges never runs out of room mid-collection",
           "[store][regression]") {
   // 1 KiB pages, 4 pages per block: merges (one page each) dominate GC's output.
-  Geometry g;
-  g.page_data = 1024;
-  g.page_spare = 32;
-  g.pages_per_block = 4;
-  g.blocks = 24;
+  const Geometry g = pdl::test::geometry(1024, 32, 4, 24);
   StoreParams p;
   p.max_differential = 0;  // a whole page: large differentials, many merges
   p.obsolete = GENERATE(ObsoleteMode::kMemory, ObsoleteMode::kSpare);
@@ -199,11 +188,7 @@ TEST_CASE("issue 2: repeated cuts, torn erases included, never exhaust space or 
   // GC consume the reserve. Overwrites of mapped pages must keep working (never kFull), and no
   // operation may break a NAND rule. (With 4-page blocks, 100+ consecutive cuts can still use
   // up GC's room and end in a clean kFull: docs/design.md, "not covered yet".)
-  Geometry g;
-  g.page_data = GENERATE(512u, 4096u);
-  g.page_spare = 64;
-  g.pages_per_block = 8;
-  g.blocks = 12;
+  const Geometry g = pdl::test::geometry(GENERATE(512u, 4096u), 64, 8, 12);
   StoreParams p;
   p.max_differential = GENERATE(0u, 128u);
   p.obsolete = GENERATE(ObsoleteMode::kSpare, ObsoleteMode::kMemory);
@@ -245,11 +230,7 @@ TEST_CASE("issue 2: sync always finds a page for the write buffer on a full chip
           "[store][full][regression]") {
   // Thin-provisioned (more logical pages than the chip holds): writes end in kFull, and GC runs
   // with no free block left; sync must still flush what writes and trims put in the buffer.
-  Geometry g;
-  g.page_data = 2048;
-  g.page_spare = 64;
-  g.pages_per_block = 4;
-  g.blocks = GENERATE(14u, 22u);
+  const Geometry g = pdl::test::geometry(2048, 64, 4, GENERATE(14u, 22u));
   StoreParams p;
   p.max_differential = GENERATE(256u, 1024u);
   p.obsolete = GENERATE(ObsoleteMode::kSpare, ObsoleteMode::kMemory);

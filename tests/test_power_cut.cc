@@ -241,11 +241,7 @@ TEST_CASE("a power cut at any operation of a GC merge loses nothing synced", "[s
   // Pages with differentials larger than half a page sit in old blocks; rewriting other pages
   // whole forces GC through those blocks, which merges them. Every operation of the window
   // that contains merges is cut in turn.
-  Geometry g;
-  g.page_data = 2048;
-  g.page_spare = 64;
-  g.pages_per_block = 8;
-  g.blocks = 24;
+  const Geometry g = pdl::test::geometry(2048, 64, 8, 24);
   StoreParams p;
   p.method = Method::kPdl;
   p.max_differential = 0;  // a whole page

@@ -67,6 +67,16 @@ std::vector<uint8_t> random_page(std::mt19937_64& rng, size_t n) {
   return v;
 }
 
+Geometry geometry(uint32_t page_data, uint32_t page_spare, uint32_t pages_per_block,
+                  uint32_t blocks) {
+  Geometry g;
+  g.page_data = page_data;
+  g.page_spare = page_spare;
+  g.pages_per_block = pages_per_block;
+  g.blocks = blocks;
+  return g;
+}
+
 Geometry small_geometry(uint32_t blocks) {
   Geometry g;
   g.page_data = 512;

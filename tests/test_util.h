@@ -33,6 +33,10 @@ std::vector<uint8_t> random_page(std::mt19937_64& rng, size_t n);
 // default (seed 000 Table 1) timing.
 Geometry small_geometry(uint32_t blocks = 16);
 
+// A geometry with the given sizes and default (seed 000 Table 1) timing.
+Geometry geometry(uint32_t page_data, uint32_t page_spare, uint32_t pages_per_block,
+                  uint32_t blocks);
+
 // A fresh, fully erased RAM chip; REQUIREs that creation succeeds.
 std::unique_ptr<EmulatedNand> make_ram_nand(const Geometry& g);
 
