@@ -27,6 +27,7 @@
 #include "bench/codec_bench.h"
 #include "bench/update_workload.h"
 #include "flash/common/crc32c.h"
+#include "flash/common/json.h"
 #include "flash/device/emulated_nand.h"
 #include "flash/store/page_store.h"
 
@@ -241,48 +242,6 @@ bool parse_args(int argc, char** argv, Options* o, std::string* err, bool* help)
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
-
-std::string json_str(const std::string& s) {
-  std::string r = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      r += '\\';
-      r += c;
-    } else if (uint8_t(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(uint8_t(c)));
-      r += buf;
-    } else {
-      r += c;
-    }
-  }
-  return r + "\"";
-}
-
-std::string json_num(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-// Builds one JSON object field by field.
-class JsonObj {
- public:
-  JsonObj& s(const char* k, const std::string& v) { return raw(k, json_str(v)); }
-  JsonObj& n(const char* k, double v) { return raw(k, json_num(v)); }
-  JsonObj& u(const char* k, uint64_t v) { return raw(k, std::to_string(v)); }
-  JsonObj& b(const char* k, bool v) { return raw(k, v ? "true" : "false"); }
-  std::string str() const { return "{" + body_ + "}"; }
-
- private:
-  JsonObj& raw(const char* k, const std::string& v) {
-    if (!body_.empty()) body_ += ",";
-    body_ += json_str(k) + ":" + v;
-    return *this;
-  }
-  std::string body_;
-};
 
 Geometry chip(uint32_t blocks) {
   Geometry g;

@@ -44,6 +44,7 @@ class CutAt final : public Nand {
   Status flush() override { return n_.flush(); }
   const NandCounters& counters() const override { return n_.counters(); }
   void reset_counters() override { n_.reset_counters(); }
+  void set_counting(bool on) override { n_.set_counting(on); }
   uint32_t erase_count(uint32_t b) const override { return n_.erase_count(b); }
 
  private:

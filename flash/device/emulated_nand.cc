@@ -173,7 +173,11 @@ Status lock_image(int fd, const std::string& path) {
 using detail::NandMedia;
 
 EmulatedNand::EmulatedNand(const Geometry& g, std::unique_ptr<NandMedia> media)
-    : geo_(g), media_(std::move(media)), nop_used_(size_t(g.total_pages()), 0) {}
+    : geo_(g),
+      media_(std::move(media)),
+      nop_used_(size_t(g.total_pages()), 0),
+      known_erased_(size_t(g.total_pages()), 0),
+      raw_scratch_(g.raw_page()) {}
 
 EmulatedNand::~EmulatedNand() = default;
 
@@ -183,6 +187,7 @@ Status EmulatedNand::create_ram(const Geometry& g0, std::unique_ptr<EmulatedNand
   std::unique_ptr<NandMedia> m;
   PDL_TRY(detail::RamMedia::create(g.total_pages() * g.raw_page(), g.blocks, &m));
   out->reset(new EmulatedNand(g, std::move(m)));
+  std::fill((*out)->known_erased_.begin(), (*out)->known_erased_.end(), 1);
   return Status::ok();
 }
 
@@ -208,6 +213,7 @@ Status EmulatedNand::create_file(const std::string& path, const Geometry& g0,
   }
   out->reset(new EmulatedNand(
       g, std::make_unique<detail::FileMedia>(fd, path, poff, std::vector<uint32_t>(g.blocks, 0))));
+  std::fill((*out)->known_erased_.begin(), (*out)->known_erased_.end(), 1);
   return Status::ok();
 }
 
@@ -294,6 +300,40 @@ uint32_t EmulatedNand::erase_count(uint32_t block) const {
   return block < geo_.blocks ? media_->erase_count(block) : 0;
 }
 
+namespace {
+// Word-at-a-time byte loops: the emulator's wall-clock cost is mostly these (a page is 2 KiB).
+inline uint64_t load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline void store64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
+
+void invert(uint8_t* p, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) store64(p + i, ~load64(p + i));
+  for (; i < n; i++) p[i] = uint8_t(~p[i]);
+}
+
+// Index of the first byte where programming `flash_new` over stored (inverted) bytes would
+// turn a 0 bit back to 1, or n if none: flash_new & ~flash_old == flash_new & stored.
+size_t first_violation(const uint8_t* stored, const uint8_t* flash_new, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    if (load64(stored + i) & load64(flash_new + i)) break;
+  for (; i < n; i++)
+    if (stored[i] & flash_new[i]) return i;
+  return n;
+}
+
+// stored |= ~flash_new: programming ANDs flash bits, so it ORs the inverted stored bits.
+void program_bits(uint8_t* stored, const uint8_t* flash_new, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) store64(stored + i, load64(stored + i) | ~load64(flash_new + i));
+  for (; i < n; i++) stored[i] |= uint8_t(~flash_new[i]);
+}
+}  // namespace
+
 Status EmulatedNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare) {
   PDL_TRY(check_ppa(ppa));
   if ((!data.empty() && data.size() != geo_.page_data) ||
@@ -301,14 +341,20 @@ Status EmulatedNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> s
     return Status::error(Errc::kInvalidArgument, "read buffer sizes must match the geometry");
   if (frozen_) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
   const uint64_t off = uint64_t(ppa) * geo_.raw_page();
-  if (!data.empty()) {
+  if (!data.empty() && !spare.empty()) {  // adjacent on the media: one host read
+    uint8_t* raw = raw_scratch_.data();
+    PDL_TRY(media_->read(off, raw, geo_.raw_page()));
+    invert(raw, geo_.raw_page());
+    std::memcpy(data.data(), raw, data.size());
+    std::memcpy(spare.data(), raw + geo_.page_data, spare.size());
+  } else if (!data.empty()) {
     PDL_TRY(media_->read(off, data.data(), data.size()));
-    for (auto& b : data) b = uint8_t(~b);
-  }
-  if (!spare.empty()) {
+    invert(data.data(), data.size());
+  } else if (!spare.empty()) {
     PDL_TRY(media_->read(off + geo_.page_data, spare.data(), spare.size()));
-    for (auto& b : spare) b = uint8_t(~b);
+    invert(spare.data(), spare.size());
   }
+  if (!counting_) return Status::ok();
   if (data.empty()) ctr_.spare_reads++; else ctr_.page_reads++;
   ctr_.bytes_read += data.size() + spare.size();
   ctr_.sim_us += geo_.read_us;
@@ -327,25 +373,43 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
     return Status::error(Errc::kNandRule, "page " + std::to_string(ppa) + " exceeded NOP (" +
                                               std::to_string(geo_.partial_programs) + " programs)");
   // Stored bytes are inverted: stored = ~flash. Programming ANDs flash bits, so it ORs stored.
+  // Both parts live in one raw-page scratch buffer at their in-page positions, so a full-page
+  // program (data to its end, spare from 0) is one contiguous host read and write.
   const uint64_t off = uint64_t(ppa) * geo_.raw_page();
   struct Part {
-    uint64_t off;
+    uint32_t rel;  // position within the raw page (data area, then spare area)
     std::span<const uint8_t> src;
-  } parts[2] = {{off + data_off, data}, {off + geo_.page_data + spare_off, spare}};
-  std::vector<uint8_t>* cur = program_scratch_;  // reused: no allocation per program
-  for (int i = 0; i < 2; i++) {
-    cur[i].resize(parts[i].src.size());
-    if (cur[i].empty()) continue;
-    PDL_TRY(media_->read(parts[i].off, cur[i].data(), cur[i].size()));
-    for (size_t k = 0; k < cur[i].size(); k++) {
-      const uint8_t flash_old = uint8_t(~cur[i][k]), flash_new = parts[i].src[k];
-      if (flash_new & ~flash_old)
-        return Status::error(Errc::kNandRule,
-                             "program of page " + std::to_string(ppa) +
-                                 " would turn programmed bits back to 1 (" +
-                                 (i == 0 ? "data" : "spare") + " offset " +
-                                 std::to_string((i == 0 ? data_off : spare_off) + k) + ")");
+  } parts[2] = {{data_off, data}, {geo_.page_data + spare_off, spare}};
+  uint8_t* raw = raw_scratch_.data();  // reused: no allocation per program
+  const bool joined = !data.empty() && !spare.empty() &&
+                      data_off + data.size() == geo_.page_data && spare_off == 0;
+  auto media_io = [&](bool wr) -> Status {
+    if (joined) {
+      const size_t n = data.size() + spare.size();
+      return wr ? media_->write(off + data_off, raw + data_off, n)
+                : media_->read(off + data_off, raw + data_off, n);
     }
+    for (const Part& p : parts) {
+      if (p.src.empty()) continue;
+      PDL_TRY(wr ? media_->write(off + p.rel, raw + p.rel, p.src.size())
+                 : media_->read(off + p.rel, raw + p.rel, p.src.size()));
+    }
+    return Status::ok();
+  };
+  if (known_erased_[ppa]) {  // erased by this process and not programmed since: stored zeros
+    for (const Part& p : parts) std::memset(raw + p.rel, 0, p.src.size());
+  } else {
+    PDL_TRY(media_io(false));
+  }
+  for (int i = 0; i < 2; i++) {
+    const Part& p = parts[i];
+    const size_t k = first_violation(raw + p.rel, p.src.data(), p.src.size());
+    if (k != p.src.size())
+      return Status::error(Errc::kNandRule,
+                           "program of page " + std::to_string(ppa) +
+                               " would turn programmed bits back to 1 (" +
+                               (i == 0 ? "data" : "spare") + " offset " +
+                               std::to_string((i == 0 ? data_off : spare_off) + k) + ")");
   }
   bool tear = false;
   if (!admit_mutation(&tear)) {
@@ -354,25 +418,25 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
       const size_t total = data.size() + spare.size();
       const size_t prefix = size_t(tear_rng_() % (total + 1));
       size_t pos = 0;
-      for (int i = 0; i < 2; i++) {
-        for (size_t k = 0; k < cur[i].size(); k++, pos++) {
-          const uint8_t want = uint8_t(~parts[i].src[k]);  // stored bits to set
+      for (const Part& p : parts) {
+        for (size_t k = 0; k < p.src.size(); k++, pos++) {
+          const uint8_t want = uint8_t(~p.src[k]);  // stored bits to set
           uint8_t apply = 0;
           if (tear_ == Tear::kPrefix) apply = pos < prefix ? want : 0;
           else apply = want & uint8_t(tear_rng_());
-          cur[i][k] |= apply;
+          raw[p.rel + k] |= apply;
         }
-        if (!cur[i].empty()) (void)media_->write(parts[i].off, cur[i].data(), cur[i].size());
       }
+      (void)media_io(true);
+      known_erased_[ppa] = 0;
     }
     return Status::error(Errc::kPowerCut, "device frozen (power cut)");
   }
-  for (int i = 0; i < 2; i++) {
-    if (cur[i].empty()) continue;
-    for (size_t k = 0; k < cur[i].size(); k++) cur[i][k] |= uint8_t(~parts[i].src[k]);
-    PDL_TRY(media_->write(parts[i].off, cur[i].data(), cur[i].size()));
-  }
+  for (const Part& p : parts) program_bits(raw + p.rel, p.src.data(), p.src.size());
+  PDL_TRY(media_io(true));
+  known_erased_[ppa] = 0;
   nop_used_[ppa]++;
+  if (!counting_) return Status::ok();
   ctr_.programs++;
   ctr_.bytes_programmed += data.size() + spare.size();
   ctr_.sim_us += geo_.program_us;
@@ -394,6 +458,7 @@ Status EmulatedNand::erase(uint32_t block) {
         if (tear_rng_() & 1) {
           (void)media_->zero(off + p * raw, raw);
           nop_used_[block * ppb + p] = 0;
+          known_erased_[block * ppb + p] = 1;
         }
     }
     return Status::error(Errc::kPowerCut, "device frozen (power cut)");
@@ -401,6 +466,8 @@ Status EmulatedNand::erase(uint32_t block) {
   PDL_TRY(media_->zero(off, ppb * raw));
   PDL_TRY(media_->set_erase_count(block, count + 1));
   std::fill_n(nop_used_.begin() + std::ptrdiff_t(block * ppb), ppb, 0);
+  std::fill_n(known_erased_.begin() + std::ptrdiff_t(block * ppb), ppb, 1);
+  if (!counting_) return Status::ok();
   ctr_.erases++;
   ctr_.sim_us += geo_.erase_us;
   return Status::ok();
@@ -418,6 +485,7 @@ std::unique_ptr<EmulatedNand> EmulatedNand::clone() const {
     (void)c->media_->set_erase_count(b, media_->erase_count(b));
   }
   c->nop_used_ = nop_used_;
+  c->known_erased_ = known_erased_;
   return c;
 }
 

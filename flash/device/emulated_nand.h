@@ -60,6 +60,7 @@ class EmulatedNand final : public Nand {
   Status erase(uint32_t block) override;
   const NandCounters& counters() const override { return ctr_; }
   void reset_counters() override { ctr_ = NandCounters{}; }
+  void set_counting(bool on) override { counting_ = on; }
   uint32_t erase_count(uint32_t block) const override;
 
   // ---- fault injection ----
@@ -86,8 +87,12 @@ class EmulatedNand final : public Nand {
   Geometry geo_;
   std::unique_ptr<detail::NandMedia> media_;
   std::vector<uint8_t> nop_used_;  // programs per page since its block's last erase
-  std::vector<uint8_t> program_scratch_[2];  // current data / spare bytes during a program
+  // Pages this process erased (or created erased) and has not programmed since: a program
+  // need not read them first. Unknown (0) after an image is reopened.
+  std::vector<uint8_t> known_erased_;
+  std::vector<uint8_t> raw_scratch_;  // one raw page (data + spare) during a program or read
   NandCounters ctr_;
+  bool counting_ = true;  // off: operations add nothing to ctr_ (mutating_ops_ still counts)
   uint64_t mutating_ops_ = 0;
   bool cut_armed_ = false;
   uint64_t cut_at_ = 0;  // mutating_ops_ value of the interrupted operation

@@ -68,6 +68,8 @@ class Nand {
 
   virtual const NandCounters& counters() const = 0;
   virtual void reset_counters() = 0;
+  // While off, operations work as usual but add nothing to counters() (instrumentation reads).
+  virtual void set_counting(bool on) = 0;
   // Erases block `block` has endured over the chip's life (persisted by image files).
   virtual uint32_t erase_count(uint32_t block) const = 0;
 };

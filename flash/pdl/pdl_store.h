@@ -4,7 +4,7 @@
 //   Fig. 4 PDL_Writing ............ PdlStore::write             (pdl_store.cc)
 //   Fig. 5 writingDifferentialWriteBuffer / writingNewBasePage / decreaseValidDifferentialCount
 //          ........................ flush_write_buffer / write_new_base / decrease_vdct
-//   Fig. 6 PDL_Reading ............ PdlStore::read              (pdl_store.cc)
+//   Fig. 6 PDL_Reading ............ PdlStore::read_page         (pdl_store.cc; read, peek)
 //   Fig. 7 PDL_RecoveringfromCrash  PdlStore::mount             (pdl_recovery.cc)
 //   §4.1 garbage collection ....... gc_once, gc_merge           (pdl_gc.cc)
 //
@@ -19,6 +19,13 @@
 // is lost. Sequence numbers order everything (GC copies keep them), so recovery picks the
 // newest base, and a differential only if newer than that base.
 //
+// Cost attribution (cost.h): `charged_` is the Nand's counters when work was last charged to a
+// bucket. Every boundary where the bucket changes charges what happened since: a PageStore call
+// (CostScope) charges work left over from before it to `other` and its own to the lpn's class;
+// ensure_user_space charges each gc_once to `gc`; flush_write_buffer splits its page's work over
+// the classes of the records it holds; opening a block that mount left unclean charges that
+// erase to `other`. So the buckets always sum to the counters since reset_stats().
+//
 // Invariants (checked by check(), by the tests through the PageStore API, and by asserts):
 //   * ppmt[l].base != kNoPpa  =>  p2l[base] == l and the page is programmed;
 //   * vdct[p] == number of lpns with ppmt.diff == p; a block's valid count == its current base
@@ -28,6 +35,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "flash/pdl/block_manager.h"
@@ -57,7 +65,10 @@ class PdlStore final : public PageStore {
   uint32_t logical_pages() const override { return uint32_t(ppmt_.size()); }
   const StoreParams& params() const override { return params_; }
   const StoreStats& stats() const override { return stats_; }
-  void reset_stats() override { stats_ = StoreStats{}; }
+  const CostBreakdown& costs() const override { return costs_; }
+  void set_classifier(LpnClassifier classifier) override { classifier_ = std::move(classifier); }
+  void reset_stats() override;
+  Status peek(Lpn lpn, std::span<uint8_t> page) override;
   Nand& nand() override { return nand_; }
   uint32_t free_blocks() const override { return blocks_.free_blocks(); }
   size_t mapping_bytes_per_lpn() const override { return sizeof(PpmtEntry); }
@@ -66,9 +77,28 @@ class PdlStore final : public PageStore {
  private:
   PdlStore(Nand& nand, const StoreParams& params);
 
+  // --- cost attribution (pdl_store.cc) ---
+  // For the span of one PageStore call: charges what is pending to `other` on entry, then makes
+  // `bucket` the current one; charges to it on exit (early returns included).
+  class CostScope {
+   public:
+    CostScope(PdlStore& s, FlashCost& bucket);
+    ~CostScope();
+    CostScope(const CostScope&) = delete;
+    CostScope& operator=(const CostScope&) = delete;
+
+   private:
+    PdlStore& s_;
+  };
+  unsigned class_of(Lpn lpn) const;
+  FlashCost& bucket_of(Lpn lpn) { return costs_.cls[class_of(lpn)].flash; }
+  NandCounters take_uncharged();  // counters since charged_; advances charged_
+  void charge(FlashCost& bucket) { bucket.add(take_uncharged()); }
+
   // --- writing (pdl_store.cc) ---
   Status write_new_base(Lpn lpn, std::span<const uint8_t> page);
   Status flush_write_buffer();
+  Status program_write_buffer();  // flush_write_buffer's page program and table updates
   Status put_record(const RecordView& r);  // Case 1 / Case 2 placement into the buffer
   Status decrease_vdct(Ppa dp);
   Status base_becomes_stale(Ppa bp);
@@ -79,6 +109,8 @@ class PdlStore final : public PageStore {
                       const SpareHeader& hdr, Ppa* out);
   Status read_checked(Ppa ppa, std::span<uint8_t> data, SpareHeader* hdr);
   Status find_differential(Lpn lpn, RecordView* r);
+  Status check_read(Lpn lpn, std::span<const uint8_t> page) const;
+  Status read_page(Lpn lpn, std::span<uint8_t> page);  // Fig. 6, shared by read and peek
   Status ensure_user_space(uint64_t pages);
   Status check(Lpn lpn) const;
   Status fail(Status st);  // poison the store with a device error
@@ -102,6 +134,10 @@ class PdlStore final : public PageStore {
   int64_t gc_victim_ = -1;    // block being collected (its pages are not marked obsolete)
   Status poisoned_;
   StoreStats stats_;
+  CostBreakdown costs_;
+  LpnClassifier classifier_;     // null: every lpn is class 0
+  NandCounters charged_;         // the Nand's counters when work was last charged
+  FlashCost* current_ = &costs_.other;  // bucket of the PageStore call under way
   std::vector<uint8_t> scratch_base_, scratch_diff_, scratch_runs_, scratch_spare_;
   std::vector<Lpn> gc_orphans_;  // lpns whose last copy on flash the current GC erases
 };

@@ -22,6 +22,7 @@
 
 #include "flash/common/status.h"
 #include "flash/device/nand.h"
+#include "flash/store/cost.h"
 #include "flash/store/store_params.h"
 
 namespace pdl {
@@ -78,7 +79,14 @@ class PageStore {
   virtual uint32_t logical_pages() const = 0;
   virtual const StoreParams& params() const = 0;
   virtual const StoreStats& stats() const = 0;
+  // Flash work by class of lpn (cost.h). reset_stats() resets it too.
+  virtual const CostBreakdown& costs() const = 0;
+  // Install the lpn -> class map used by costs(); default: every lpn is class 0.
+  virtual void set_classifier(LpnClassifier classifier) = 0;
   virtual void reset_stats() = 0;
+  // Read lpn like read(), but invisibly: no store stats, no Nand counters, no simulated time.
+  // For instrumentation only (the Volume's "bytes actually changed" figure).
+  virtual Status peek(Lpn lpn, std::span<uint8_t> page) = 0;
   virtual Nand& nand() = 0;
   // Blocks free (erased or erasable) right now, reserve included.
   virtual uint32_t free_blocks() const = 0;

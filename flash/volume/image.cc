@@ -1,0 +1,165 @@
+// image.cc — opening, creating and formatting images; parameter contradictions; lock holders.
+#include "flash/volume/image.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "flash/device/emulated_nand.h"
+
+namespace pdl {
+
+Image::~Image() {
+  volume.reset();  // the Volume (and its store) before the device they use
+  nand.reset();
+}
+
+Status Image::close() { return volume ? volume->close() : Status::ok(); }
+
+std::string lock_holder(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return "";
+  // /proc/locks: "1: FLOCK  ADVISORY  WRITE 1234 08:01:56789 0 EOF"
+  std::ifstream locks("/proc/locks");
+  std::string line;
+  char want[64];
+  snprintf(want, sizeof want, ":%llu ", (unsigned long long)st.st_ino);
+  while (std::getline(locks, line)) {
+    if (line.find("FLOCK") == std::string::npos || line.find(want) == std::string::npos)
+      continue;
+    std::istringstream in(line);
+    std::string idx, kind, adv, mode, pid;
+    in >> idx >> kind >> adv >> mode >> pid;
+    if (kind == "->") continue;  // a waiter, not the holder
+    std::string comm;
+    std::ifstream c("/proc/" + pid + "/comm");
+    std::getline(c, comm);
+    return "pid " + pid + (comm.empty() ? "" : " (" + comm + ")");
+  }
+  return "";
+}
+
+static Status busy(const std::string& path) {
+  const std::string who = lock_holder(path);
+  return Status::error(Errc::kBusy, "image " + path + " is in use by " +
+                                        (who.empty() ? std::string("another process") : who));
+}
+
+Status check_params_match(const ImageParams& p, const Nand& nand, const StoreParams& sp,
+                          const VolumeLayout& layout) {
+  const Geometry& g = nand.geometry();
+  auto clash = [](const char* key, const std::string& asked, const std::string& has) {
+    return Status::error(Errc::kInvalidArgument,
+                         std::string(key) + "=" + asked +
+                             " contradicts the existing image, which has " + key + "=" + has);
+  };
+  if (p.method && *p.method != sp.method)
+    return clash("method", method_name(*p.method), method_name(sp.method));
+  if (p.max_diff && sp.method == Method::kPdl && *p.max_diff != sp.max_differential)
+    return clash("max_diff", std::to_string(*p.max_diff), std::to_string(sp.max_differential));
+  if (p.obsolete && *p.obsolete != sp.obsolete)
+    return clash("obsolete", obsolete_name(*p.obsolete), obsolete_name(sp.obsolete));
+  if (p.page && *p.page != g.page_data)
+    return clash("page", std::to_string(*p.page), std::to_string(g.page_data));
+  if (p.pages_per_block && *p.pages_per_block != g.pages_per_block)
+    return clash("pages_per_block", std::to_string(*p.pages_per_block),
+                 std::to_string(g.pages_per_block));
+  if (p.nop && *p.nop != g.partial_programs)
+    return clash("nop", std::to_string(*p.nop), std::to_string(g.partial_programs));
+  if (p.size && *p.size != g.data_bytes())
+    return clash("size", format_size(*p.size), format_size(g.data_bytes()));
+  if (p.max_files && *p.max_files > layout.max_files())
+    return clash("max_files", std::to_string(*p.max_files), std::to_string(layout.max_files()));
+  return Status::ok();
+}
+
+static VolumeOptions volume_options(const ImageParams& p, bool read_only) {
+  VolumeOptions o;
+  o.read_only = read_only;
+  if (p.cache_chunks) o.cache_chunks = *p.cache_chunks;
+  return o;
+}
+
+static Status create_new(const std::string& path, const ImageParams& params,
+                         const std::string& main_name, std::unique_ptr<Image>* out) {
+  const Geometry g = params.geometry();
+  PDL_TRY(g.validate());
+  StoreParams sp = params.store_params();
+  PDL_TRY(sp.resolve(g));  // before creating the file: a bad parameter leaves no file behind
+  auto img = std::make_unique<Image>();
+  img->path = path;
+  img->created = true;
+  std::unique_ptr<EmulatedNand> nand;
+  PDL_TRY(EmulatedNand::create_file(path, g, &nand));
+  std::unique_ptr<PageStore> store;
+  Status st = format_store(*nand, sp, &store);
+  if (st.is_ok())
+    st = Volume::format(std::move(store), params.max_files.value_or(0), main_name,
+                        volume_options(params, false), &img->volume);
+  img->nand = std::move(nand);
+  if (!st.is_ok()) {
+    img.reset();
+    ::unlink(path.c_str());  // our own half-made image
+    return st;
+  }
+  *out = std::move(img);
+  return Status::ok();
+}
+
+Status open_image(const std::string& path, const ImageParams& params, ImageMode mode,
+                  bool read_only, const std::string& main_name, std::unique_ptr<Image>* out) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT)
+      return Status::error(Errc::kIoError, "cannot access " + path + ": " + strerror(errno));
+    if (mode != ImageMode::kCreate)
+      return Status::error(Errc::kNotFound, "no image at " + path);
+    return create_new(path, params, main_name, out);
+  }
+  if (!S_ISREG(st.st_mode) || !EmulatedNand::is_image_file(path))
+    return Status::error(Errc::kInvalidArgument,
+                         path + " exists but is not a pdl image (" +
+                             (S_ISREG(st.st_mode) ? (st.st_size == 0 ? "an empty file"
+                                                                     : "some other file")
+                                                  : "not a regular file") +
+                             "); it was left untouched");
+  auto img = std::make_unique<Image>();
+  img->path = path;
+  std::unique_ptr<EmulatedNand> nand;
+  Status s = EmulatedNand::open_file(path, &nand);
+  if (s.is(Errc::kBusy)) return busy(path);
+  PDL_TRY(s);
+  std::unique_ptr<PageStore> store;
+  PDL_TRY(mount_store(*nand, &store, &img->mount));
+  const StoreParams sp = store->params();
+  std::unique_ptr<Volume> vol;
+  PDL_TRY(Volume::open(std::move(store), volume_options(params, read_only), &vol));
+  PDL_TRY(check_params_match(params, *nand, sp, vol->layout()));
+  img->volume = std::move(vol);
+  img->nand = std::move(nand);
+  *out = std::move(img);
+  return Status::ok();
+}
+
+Status format_image(const std::string& path, const ImageParams& params,
+                    const std::string& main_name, bool force, std::unique_ptr<Image>* out) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!force && !EmulatedNand::is_image_file(path))
+      return Status::error(Errc::kInvalidArgument,
+                           path + " exists and is not a pdl image; refusing to overwrite it");
+    // Take the image's lock before replacing it, so an image in use is never destroyed.
+    if (EmulatedNand::is_image_file(path)) {
+      std::unique_ptr<EmulatedNand> held;
+      Status s = EmulatedNand::open_file(path, &held);
+      if (s.is(Errc::kBusy)) return busy(path);
+    }
+    if (::unlink(path.c_str()) != 0)
+      return Status::error(Errc::kIoError, "cannot replace " + path + ": " + strerror(errno));
+  }
+  return create_new(path, params, main_name, out);
+}
+
+}  // namespace pdl

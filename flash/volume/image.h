@@ -1,0 +1,55 @@
+// image.h — a pdl image opened for use: the NAND device, the mounted store and its Volume.
+//
+// One Image per process per image path: the device is locked exclusively (a second process
+// gets kBusy, with the holder's pid and name when the kernel tells them). The VFS keeps a
+// registry of open Images shared by its connections; the tools and pdl-fuse open one each.
+//
+// open_image never modifies a file that is not a pdl image, and creates an image only when
+// asked to (ImageMode::kCreate) and the path does not exist.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "flash/device/nand.h"
+#include "flash/store/page_store.h"
+#include "flash/volume/image_params.h"
+#include "flash/volume/volume.h"
+
+namespace pdl {
+
+enum class ImageMode : uint8_t {
+  kOpen,    // the image must exist
+  kCreate,  // open, or create and format if the path does not exist
+};
+
+struct Image {
+  std::string path;
+  bool created = false;       // this open created the image
+  MountReport mount;          // what mounting the store found and cost (empty if created)
+  std::unique_ptr<Nand> nand;
+  std::unique_ptr<Volume> volume;  // owns the PageStore; destroyed before `nand`
+
+  ~Image();
+  // volume->close(): persist everything (lazy mtimes, trims).
+  Status close();
+};
+
+// `main_name`: the database file a new image's Volume records as its default ("" = none).
+Status open_image(const std::string& path, const ImageParams& params, ImageMode mode,
+                  bool read_only, const std::string& main_name, std::unique_ptr<Image>* out);
+
+// Format `path` as a new image (replacing an existing *pdl image*, never another file unless
+// `force`). The returned Image is open.
+Status format_image(const std::string& path, const ImageParams& params,
+                    const std::string& main_name, bool force, std::unique_ptr<Image>* out);
+
+// Check that the parameters set in `params` agree with an open store; kInvalidArgument naming
+// the first parameter that contradicts it.
+Status check_params_match(const ImageParams& params, const Nand& nand, const StoreParams& sp,
+                          const VolumeLayout& layout);
+
+// "pid 1234 (pdl-fuse)" for the process holding an flock on `path`, or "" if unknown.
+std::string lock_holder(const std::string& path);
+
+}  // namespace pdl

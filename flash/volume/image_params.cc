@@ -1,0 +1,99 @@
+// image_params.cc — parsing and defaults of ImageParams.
+#include "flash/volume/image_params.h"
+
+#include <charconv>
+
+namespace pdl {
+
+const char* const ImageParams::kKeys[] = {"method", "max_diff", "obsolete", "page",
+                                          "pages_per_block", "size", "nop", "max_files",
+                                          "cache", nullptr};
+
+bool parse_size(std::string_view s, uint64_t* out) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end == s.data()) return false;
+  std::string_view unit(end, size_t(s.data() + s.size() - end));
+  int shift = 0;
+  if (unit.empty() || unit == "B") shift = 0;
+  else if (unit == "K" || unit == "KiB" || unit == "k") shift = 10;
+  else if (unit == "M" || unit == "MiB") shift = 20;
+  else if (unit == "G" || unit == "GiB") shift = 30;
+  else return false;
+  if (shift && v > (UINT64_MAX >> shift)) return false;
+  *out = v << shift;
+  return true;
+}
+
+std::string format_size(uint64_t b) {
+  if (b && b % (1ull << 30) == 0) return std::to_string(b >> 30) + "G";
+  if (b && b % (1ull << 20) == 0) return std::to_string(b >> 20) + "M";
+  if (b && b % (1ull << 10) == 0) return std::to_string(b >> 10) + "K";
+  return std::to_string(b);
+}
+
+Status ImageParams::set(std::string_view key, std::string_view value) {
+  auto bad = [&](const std::string& why) {
+    return Status::error(Errc::kInvalidArgument,
+                         std::string(key) + "=" + std::string(value) + ": " + why);
+  };
+  auto u32 = [&](std::optional<uint32_t>* field, uint64_t lo, uint64_t hi) {
+    uint64_t v;
+    if (!parse_size(value, &v)) return bad("not a number");
+    if (v < lo || v > hi)
+      return bad("must be " + std::to_string(lo) + " .. " + std::to_string(hi));
+    *field = uint32_t(v);
+    return Status::ok();
+  };
+  if (key == "method") {
+    Method m;
+    if (!parse_method(std::string(value), &m)) return bad("unknown method (pdl, opu)");
+    method = m;
+  } else if (key == "obsolete") {
+    ObsoleteMode m;
+    if (!parse_obsolete(std::string(value), &m)) return bad("must be spare or memory");
+    obsolete = m;
+  } else if (key == "max_diff") {
+    return u32(&max_diff, 1, 32768);
+  } else if (key == "page") {
+    PDL_TRY(u32(&page, 512, 32768));
+    if ((*page & (*page - 1)) != 0) return bad("must be a power of two");
+  } else if (key == "pages_per_block") {
+    return u32(&pages_per_block, 2, 1024);
+  } else if (key == "nop") {
+    return u32(&nop, 1, 16);
+  } else if (key == "max_files") {
+    return u32(&max_files, 1, 65536);
+  } else if (key == "cache") {
+    return u32(&cache_chunks, 1, 4096);
+  } else if (key == "size") {
+    uint64_t v;
+    if (!parse_size(value, &v)) return bad("not a size (e.g. 256M, 2G)");
+    if (v < (64ull << 10) || v > (256ull << 30)) return bad("must be 64K .. 256G");
+    size = v;
+  } else {
+    return Status::error(Errc::kNotFound, "unknown parameter " + std::string(key));
+  }
+  return Status::ok();
+}
+
+Geometry ImageParams::geometry() const {
+  Geometry g;
+  if (page) g.page_data = *page;
+  if (pages_per_block) g.pages_per_block = *pages_per_block;
+  if (nop) g.partial_programs = *nop;
+  g = g.resolved();
+  const uint64_t bytes = size.value_or(256ull << 20);
+  g.blocks = uint32_t(bytes / (uint64_t(g.page_data) * g.pages_per_block));
+  return g;
+}
+
+StoreParams ImageParams::store_params() const {
+  StoreParams p;
+  if (method) p.method = *method;
+  if (max_diff) p.max_differential = *max_diff;
+  if (obsolete) p.obsolete = *obsolete;
+  return p;
+}
+
+}  // namespace pdl

@@ -1,0 +1,45 @@
+// image_params.h — the parameters a user may give when creating or opening an image, parsed
+// from "key=value" strings (SQLite URI parameters, tool flags) in one place.
+//
+// Every field is optional: unset fields take defaults when an image is created, and are not
+// checked when an existing image is opened. A set field that contradicts an existing image is
+// an error naming the parameter (image.cc).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "flash/common/status.h"
+#include "flash/device/geometry.h"
+#include "flash/store/store_params.h"
+
+namespace pdl {
+
+struct ImageParams {
+  std::optional<Method> method;
+  std::optional<uint32_t> max_diff;         // Max_Differential_Size, bytes
+  std::optional<ObsoleteMode> obsolete;
+  std::optional<uint32_t> page;             // page data bytes
+  std::optional<uint32_t> pages_per_block;
+  std::optional<uint64_t> size;             // chip size, bytes (data areas)
+  std::optional<uint32_t> nop;              // partial programs per page
+  std::optional<uint32_t> max_files;        // directory slots
+  std::optional<uint32_t> cache_chunks;     // Volume write-back cache (not stored)
+
+  // Set one parameter from its text form. Unknown key: kNotFound (callers decide whether
+  // foreign keys are allowed). Bad value: kInvalidArgument "<key>=<value>: <why>".
+  Status set(std::string_view key, std::string_view value);
+  // Keys set(), in documentation order.
+  static const char* const kKeys[];
+
+  Geometry geometry() const;      // for a new image: defaults for unset fields
+  StoreParams store_params() const;
+};
+
+// "256M", "2G", "4096", "64K" (binary multiples). false on junk or overflow.
+bool parse_size(std::string_view s, uint64_t* out);
+std::string format_size(uint64_t bytes);  // "256M" when exact, else bytes
+
+}  // namespace pdl

@@ -1,0 +1,129 @@
+// stats_json.cc — renders an Image's counters as JSON (see stats_json.h).
+#include "flash/volume/stats_json.h"
+
+#include "flash/common/json.h"
+
+namespace pdl {
+
+namespace {
+JsonObj flash_json(const FlashCost& c) {
+  return JsonObj()
+      .n("page_reads", c.page_reads)
+      .n("spare_reads", c.spare_reads)
+      .n("programs", c.programs)
+      .n("erases", c.erases)
+      .n("bytes_read", c.bytes_read)
+      .n("bytes_programmed", c.bytes_programmed)
+      .n("sim_us", c.sim_us);
+}
+}  // namespace
+
+std::string image_stats_json(Image& image) {
+  Volume& vol = *image.volume;
+  const std::vector<FileInfo> files = vol.list();
+  const VolumeStats vs = vol.stats();
+  auto guard = vol.lock();
+  PageStore& store = vol.store();
+  const StoreParams& sp = store.params();
+  const Geometry& g = store.nand().geometry();
+  const NandCounters& nc = store.nand().counters();
+  const StoreStats& ss = store.stats();
+  const CostBreakdown& cb = store.costs();
+
+  std::vector<std::string> file_items;
+  for (const FileInfo& f : files)
+    file_items.push_back(JsonObj()
+                             .s("name", f.name)
+                             .u("size", f.size)
+                             .s("kind", kind_name(f.kind))
+                             .u("chunks", f.chunks_mapped)
+                             .str());
+  JsonObj by_kind;
+  for (unsigned k = 0; k < kFileKinds; k++) {
+    const KindStats& ks = vs.kind[k];
+    const ClassCost& cc = cb.cls[k];
+    const double diff_programmed = cc.diff_pages * g.page_data;
+    by_kind.o(kind_name(FileKind(k)),
+              JsonObj()
+                  .u("writes", ks.writes)
+                  .u("bytes_written", ks.bytes_written)
+                  .u("bytes_changed", ks.bytes_changed)
+                  .u("chunks_written", ks.chunks_written)
+                  .u("reads", ks.reads)
+                  .u("bytes_read", ks.bytes_read)
+                  .u("chunks_read", ks.chunks_read)
+                  .u("base_pages", cc.base_pages)
+                  .u("base_bytes", cc.base_pages * g.page_data)
+                  .u("diff_records", cc.diff_records)
+                  .u("diff_record_bytes", cc.diff_record_bytes)
+                  .n("diff_pages", cc.diff_pages)
+                  .n("diff_bytes_programmed", diff_programmed)
+                  .n("write_amplification",
+                     ks.bytes_written ? cc.flash.bytes_programmed / double(ks.bytes_written)
+                                      : 0.0)
+                  .o("flash", flash_json(cc.flash)));
+  }
+  return JsonObj()
+      .s("method", method_name(sp.method))
+      .u("max_diff", sp.max_differential)
+      .s("obsolete", obsolete_name(sp.obsolete))
+      .u("logical_pages", sp.logical_pages)
+      .o("geometry", JsonObj()
+                         .u("page_data", g.page_data)
+                         .u("page_spare", g.page_spare)
+                         .u("pages_per_block", g.pages_per_block)
+                         .u("blocks", g.blocks)
+                         .u("nop", g.partial_programs)
+                         .u("size_bytes", g.data_bytes())
+                         .u("read_us", g.read_us)
+                         .u("program_us", g.program_us)
+                         .u("erase_us", g.erase_us))
+      .a("files", file_items)
+      .o("flash", JsonObj()
+                      .u("page_reads", nc.page_reads)
+                      .u("spare_reads", nc.spare_reads)
+                      .u("programs", nc.programs)
+                      .u("erases", nc.erases)
+                      .u("bytes_read", nc.bytes_read)
+                      .u("bytes_programmed", nc.bytes_programmed)
+                      .u("sim_us", nc.sim_us))
+      .o("store", JsonObj()
+                      .u("reads", ss.reads)
+                      .u("writes", ss.writes)
+                      .u("trims", ss.trims)
+                      .u("syncs", ss.syncs)
+                      .u("base_pages_written", ss.base_pages_written)
+                      .u("diff_pages_written", ss.diff_pages_written)
+                      .u("diff_records", ss.diff_records)
+                      .u("diff_bytes", ss.diff_bytes)
+                      .n("avg_diff_bytes",
+                         ss.diff_records ? double(ss.diff_bytes) / double(ss.diff_records) : 0)
+                      .u("case1", ss.case1)
+                      .u("case2", ss.case2)
+                      .u("case3", ss.case3)
+                      .u("obsolete_marks", ss.obsolete_marks)
+                      .u("tombstones", ss.tombstones)
+                      .u("gc_runs", ss.gc_runs)
+                      .u("gc_base_moves", ss.gc_base_moves)
+                      .u("gc_diff_moves", ss.gc_diff_moves)
+                      .u("gc_diff_pages", ss.gc_diff_pages)
+                      .u("gc_merges", ss.gc_merges))
+      .u("free_blocks", store.free_blocks())
+      .o("by_kind", by_kind)
+      .o("gc", flash_json(cb.gc))
+      .o("other", flash_json(cb.other))
+      .o("volume", JsonObj()
+                       .u("syncs", vs.syncs)
+                       .u("cache_hits", vs.cache_hits)
+                       .u("cache_evictions", vs.cache_evictions)
+                       .u("trims", vs.trims)
+                       .u("free_lpns", vs.free_lpns))
+      .o("mount", JsonObj()
+                      .u("pages_scanned", image.mount.pages_scanned)
+                      .u("torn_pages", image.mount.torn_pages)
+                      .u("sim_us", image.mount.sim_us)
+                      .n("wall_s", image.mount.wall_s))
+      .str();
+}
+
+}  // namespace pdl

@@ -1,0 +1,21 @@
+// stats_json.h — the statistics of an open image as one JSON object: `PRAGMA pdl_stats`, the
+// `pdl info --json` tool and pdl-fuse's /.pdl/stats.json print exactly this.
+//
+// Fields (docs/design.md §"Statistics" explains each and the attribution rule):
+//   method, max_diff, obsolete, logical_pages, geometry{…}, files[{name,size,kind,chunks}],
+//   flash{page_reads,spare_reads,programs,erases,bytes_read,bytes_programmed,sim_us},
+//   store{reads,writes,…,gc_runs,…}, free_blocks, by_kind{database,journal,wal,directory:
+//   {writes,bytes_written,bytes_changed,chunks_written,reads,bytes_read,chunks_read,
+//    base_pages,base_bytes,diff_records,diff_record_bytes,diff_pages,diff_bytes_programmed,
+//    write_amplification,flash{…}}}, gc{…}, other{…}, volume{…}, mount{…}.
+#pragma once
+
+#include <string>
+
+#include "flash/volume/image.h"
+
+namespace pdl {
+
+std::string image_stats_json(Image& image);
+
+}  // namespace pdl

@@ -1,0 +1,642 @@
+// volume.cc — file operations, the partial-chunk write-back cache, and sync.
+#include "flash/volume/volume.h"
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <cstring>
+
+namespace pdl {
+
+namespace {
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+uint64_t now_ns() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count());
+}
+// Bytes that differ between a and b (b empty: bytes of a that are not zero), 8 at a time.
+size_t count_changed(std::span<const uint8_t> a, std::span<const uint8_t> b) {
+  constexpr uint64_t k7f = 0x7F7F7F7F7F7F7F7Full;
+  size_t n = 0, i = 0;
+  for (; i + 8 <= a.size(); i += 8) {
+    uint64_t x, y = 0;
+    std::memcpy(&x, a.data() + i, 8);
+    if (!b.empty()) std::memcpy(&y, b.data() + i, 8);
+    x ^= y;
+    // High bit of each byte set iff the byte is nonzero.
+    const uint64_t t = ((((x & k7f) + k7f) | x) & ~k7f) >> 7;  // 1 per nonzero byte
+    n += size_t((t * 0x0101010101010101ull) >> 56);             // sum of the 8 bytes
+  }
+  for (; i < a.size(); i++) n += a[i] != (b.empty() ? 0 : b[i]);
+  return n;
+}
+}  // namespace
+
+FileKind kind_of(std::string_view name) {
+  if (ends_with(name, "-journal") || name.find("-mj") != std::string_view::npos)
+    return FileKind::kJournal;
+  if (ends_with(name, "-wal")) return FileKind::kWal;
+  return FileKind::kDatabase;
+}
+
+const char* kind_name(FileKind k) {
+  switch (k) {
+    case FileKind::kDatabase: return "database";
+    case FileKind::kJournal: return "journal";
+    case FileKind::kWal: return "wal";
+    case FileKind::kDirectory: return "directory";
+  }
+  return "?";
+}
+
+Volume::Volume(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
+               const VolumeHeader& hdr)
+    : store_(std::move(store)),
+      opts_(opts),
+      hdr_(hdr),
+      chunk_(hdr.layout.chunk),
+      slot_ids_(hdr.layout.max_files(), 0),
+      owners_(hdr.layout.data_lpns),
+      lpn_kind_(store_->logical_pages(), uint8_t(FileKind::kDatabase)),
+      dir_dirty_(hdr.layout.dir_pages, false),
+      owner_dirty_(hdr.layout.owner_pages, false),
+      pool_(hdr.layout.data_first, hdr.layout.data_lpns),
+      scratch_(hdr.layout.chunk),
+      old_(hdr.layout.chunk) {
+  std::fill(lpn_kind_.begin(), lpn_kind_.begin() + hdr.layout.data_first,
+            uint8_t(FileKind::kDirectory));
+  store_->set_classifier([this](uint32_t lpn) { return lpn_kind_[lpn]; });
+}
+
+Volume::~Volume() { store_->set_classifier(nullptr); }
+
+Status Volume::format(std::unique_ptr<PageStore> store, uint32_t max_files,
+                      const std::string& main_name, const VolumeOptions& opts,
+                      std::unique_ptr<Volume>* out) {
+  VolumeHeader h;
+  PDL_TRY(VolumeLayout::plan(store->logical_pages(), store->page_size(), max_files, &h.layout));
+  if (!main_name.empty()) PDL_TRY(check_name(main_name));
+  h.main_name = main_name;
+  std::unique_ptr<Volume> v(new Volume(std::move(store), opts, h));
+  for (uint32_t l = v->pool_.first(); l < v->pool_.first() + v->pool_.count(); l++)
+    v->pool_.put(l);
+  v->header_dirty_ = true;
+  PDL_TRY(v->sync_locked());
+  *out = std::move(v);
+  return Status::ok();
+}
+
+Status Volume::open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
+                    std::unique_ptr<Volume>* out) {
+  std::vector<uint8_t> page(store->page_size());
+  Status st = store->read(0, page);
+  if (st.is(Errc::kNotFound))
+    return Status::error(Errc::kCorrupt, "no volume header (the store holds no pdl volume)");
+  PDL_TRY(st);
+  VolumeHeader h;
+  PDL_TRY(decode_header(page, store->logical_pages(), store->page_size(), &h));
+  std::unique_ptr<Volume> v(new Volume(std::move(store), opts, h));
+  PDL_TRY(v->load());
+  *out = std::move(v);
+  return Status::ok();
+}
+
+Status Volume::writable() const {
+  if (opts_.read_only) return Status::error(Errc::kInvalidArgument, "volume is read-only");
+  return Status::ok();
+}
+
+Status Volume::file(FileId id, File** f) {
+  auto it = files_.find(id);
+  if (it == files_.end())
+    return Status::error(Errc::kNotFound, "file " + std::to_string(id) + " no longer exists");
+  *f = &it->second;
+  return Status::ok();
+}
+
+void Volume::slot_changed(File& f) {
+  f.meta.version = next_version_++;
+  f.mtime_dirty = false;
+  dir_dirty_[f.slot / hdr_.layout.slots_per_page()] = true;
+}
+
+void Volume::set_owner(uint32_t lpn, Owner o) {
+  const uint32_t i = lpn - hdr_.layout.data_first;
+  owners_[i] = o;
+  owner_dirty_[i / hdr_.layout.owners_per_page()] = true;
+}
+
+// ---- names ----
+
+Status Volume::lookup(std::string_view name, FileId* id) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = names_.find(name);
+  if (it == names_.end())
+    return Status::error(Errc::kNotFound, "no file '" + std::string(name) + "'");
+  *id = it->second;
+  return Status::ok();
+}
+
+Status Volume::create_locked(std::string_view name, FileId* id) {
+  PDL_TRY(writable());
+  PDL_TRY(check_name(name));
+  if (names_.count(name))
+    return Status::error(Errc::kInvalidArgument, "file '" + std::string(name) + "' exists");
+  auto free_slot = std::find(slot_ids_.begin(), slot_ids_.end(), 0u);
+  if (free_slot == slot_ids_.end())
+    return Status::error(Errc::kFull, "directory full (" + std::to_string(slot_ids_.size()) +
+                                          " files)");
+  if (next_id_ == 0xFFFFFFFFu) return Status::error(Errc::kFull, "file ids exhausted");
+  File f;
+  f.slot = uint32_t(free_slot - slot_ids_.begin());
+  f.meta.id = next_id_++;
+  f.meta.name = std::string(name);
+  f.meta.mtime_ns = now_ns();
+  f.kind = kind_of(name);
+  *free_slot = f.meta.id;
+  slot_changed(f);
+  names_.emplace(f.meta.name, f.meta.id);
+  *id = f.meta.id;
+  files_.emplace(f.meta.id, std::move(f));
+  return Status::ok();
+}
+
+Status Volume::create(std::string_view name, FileId* id) {
+  std::lock_guard<std::mutex> g(mu_);
+  return create_locked(name, id);
+}
+
+Status Volume::open_file(std::string_view name, bool create, FileId* id) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = names_.find(name);
+  if (it != names_.end()) {
+    *id = it->second;
+    return Status::ok();
+  }
+  if (!create) return Status::error(Errc::kNotFound, "no file '" + std::string(name) + "'");
+  return create_locked(name, id);
+}
+
+// Free the lpns of chunks >= first_chunk; reusable after the next durable sync.
+void Volume::release(File& f, uint32_t first_chunk) {
+  for (size_t c = first_chunk; c < f.chunks.size(); c++) {
+    const uint32_t l = f.chunks[c];
+    if (l == kNoLpn) continue;
+    set_owner(l, Owner{});
+    lpn_kind_[l] = uint8_t(FileKind::kDatabase);
+    pending_free_.push_back(l);
+  }
+  if (f.chunks.size() > first_chunk) f.chunks.resize(first_chunk);
+  drop_cache(f.meta.id, first_chunk);
+}
+
+void Volume::remove_locked(FileId id) {
+  File& f = files_.at(id);
+  release(f, 0);
+  slot_ids_[f.slot] = 0;
+  dir_dirty_[f.slot / hdr_.layout.slots_per_page()] = true;
+  names_.erase(f.meta.name);
+  files_.erase(id);
+}
+
+Status Volume::remove(std::string_view name) {
+  std::lock_guard<std::mutex> g(mu_);
+  PDL_TRY(writable());
+  auto it = names_.find(name);
+  if (it == names_.end())
+    return Status::error(Errc::kNotFound, "no file '" + std::string(name) + "'");
+  remove_locked(it->second);
+  return Status::ok();
+}
+
+Status Volume::rename(std::string_view from, std::string_view to) {
+  std::lock_guard<std::mutex> g(mu_);
+  PDL_TRY(writable());
+  PDL_TRY(check_name(to));
+  auto it = names_.find(from);
+  if (it == names_.end())
+    return Status::error(Errc::kNotFound, "no file '" + std::string(from) + "'");
+  const FileId id = it->second;
+  if (from == to) return Status::ok();
+  // Replacing another file: the renamed file moves into the replaced file's slot, so one
+  // slot write switches the name over. If its old slot is in another directory page, that
+  // slot keeps its bytes on flash (a stale copy with a lower version) until a sync has made
+  // the move durable — a cut in between leaves either the old pair of files or the same id
+  // twice, and mount keeps the higher version — and a second sync then clears it, before any
+  // later change could make the stale copy the only one (volume_mount.cc). So a replacing
+  // rename across directory pages costs two syncs; within one page it is one slot write.
+  bool stale = false;
+  auto old = names_.find(to);
+  if (old != names_.end()) {
+    File& f = files_.at(id);
+    const uint32_t target = files_.at(old->second).slot;
+    remove_locked(old->second);
+    const uint32_t per = hdr_.layout.slots_per_page();
+    stale = target / per != f.slot / per;
+    if (stale) {
+      stale_slots_[f.slot] = f.meta;
+      slot_ids_[f.slot] = kStaleSlot;
+    } else {
+      slot_ids_[f.slot] = 0;
+    }
+    f.slot = target;
+    slot_ids_[target] = id;
+  }
+  names_.erase(names_.find(from));
+  File& f = files_.at(id);
+  f.meta.name = std::string(to);
+  f.kind = kind_of(to);
+  for (uint32_t l : f.chunks)
+    if (l != kNoLpn) lpn_kind_[l] = uint8_t(f.kind);
+  slot_changed(f);
+  names_.emplace(f.meta.name, id);
+  if (stale) {
+    PDL_TRY(sync_locked());  // the move is durable; sync_locked() released the stale slot
+    PDL_TRY(sync_locked());  // and now its clearing too
+  }
+  return Status::ok();
+}
+
+Status Volume::stat(std::string_view name, FileInfo* info) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = names_.find(name);
+  if (it == names_.end())
+    return Status::error(Errc::kNotFound, "no file '" + std::string(name) + "'");
+  const File& f = files_.at(it->second);
+  info->id = f.meta.id;
+  info->name = f.meta.name;
+  info->size = f.meta.size;
+  info->mtime_ns = f.meta.mtime_ns;
+  info->kind = f.kind;
+  info->chunks_mapped = uint32_t(std::count_if(f.chunks.begin(), f.chunks.end(),
+                                               [](uint32_t l) { return l != kNoLpn; }));
+  return Status::ok();
+}
+
+std::vector<FileInfo> Volume::list() {
+  std::vector<std::string> names;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (const auto& [n, id] : names_) names.push_back(n);
+  }
+  std::vector<FileInfo> out;
+  for (const auto& n : names) {
+    FileInfo fi;
+    if (stat(n, &fi).is_ok()) out.push_back(fi);
+  }
+  return out;
+}
+
+// ---- contents ----
+
+Status Volume::size(FileId id, uint64_t* size) {
+  std::lock_guard<std::mutex> g(mu_);
+  File* f;
+  PDL_TRY(file(id, &f));
+  *size = f->meta.size;
+  return Status::ok();
+}
+
+Status Volume::set_mtime(FileId id, uint64_t mtime_ns) {
+  std::lock_guard<std::mutex> g(mu_);
+  PDL_TRY(writable());
+  File* f;
+  PDL_TRY(file(id, &f));
+  f->meta.mtime_ns = mtime_ns;
+  slot_changed(*f);  // an explicit time (utimens) is persisted like a size change
+  return Status::ok();
+}
+
+Status Volume::read_chunk(File& f, uint32_t c, std::span<uint8_t> out) {
+  KindStats& ks = stats_.kind[size_t(f.kind)];
+  for (CachedChunk& e : cache_)
+    if (e.id == f.meta.id && e.chunk == c) {
+      e.used = ++tick_;
+      stats_.cache_hits++;
+      std::memcpy(out.data(), e.data.data(), chunk_);
+      return Status::ok();
+    }
+  if (c >= f.chunks.size() || f.chunks[c] == kNoLpn) {
+    std::fill(out.begin(), out.end(), 0);
+    return Status::ok();
+  }
+  ks.chunks_read++;
+  Status st = store_->read(f.chunks[c], out);
+  return st.is(Errc::kNotFound) ? Status::ok() : st;  // never written: zeros
+}
+
+Status Volume::read(FileId id, uint64_t off, std::span<uint8_t> buf, size_t* got) {
+  std::lock_guard<std::mutex> g(mu_);
+  File* f;
+  PDL_TRY(file(id, &f));
+  *got = 0;
+  KindStats& ks = stats_.kind[size_t(f->kind)];
+  ks.reads++;
+  if (off >= f->meta.size) return Status::ok();
+  const size_t n = size_t(std::min<uint64_t>(buf.size(), f->meta.size - off));
+  size_t done = 0;
+  while (done < n) {
+    const uint64_t pos = off + done;
+    const uint32_t c = uint32_t(pos / chunk_);
+    const size_t in = size_t(pos % chunk_), len = std::min<size_t>(chunk_ - in, n - done);
+    if (len == chunk_) {
+      PDL_TRY(read_chunk(*f, c, buf.subspan(done, chunk_)));
+    } else {
+      PDL_TRY(read_chunk(*f, c, scratch_));
+      std::memcpy(buf.data() + done, scratch_.data() + in, len);
+    }
+    done += len;
+  }
+  ks.bytes_read += n;
+  *got = n;
+  return Status::ok();
+}
+
+// Write one whole chunk to the store, allocating its lpn on first write.
+Status Volume::store_chunk(File& f, uint32_t c, std::span<const uint8_t> data) {
+  KindStats& ks = stats_.kind[size_t(f.kind)];
+  if (f.chunks.size() <= c) f.chunks.resize(size_t(c) + 1, kNoLpn);
+  uint32_t l = f.chunks[c];
+  const bool fresh = l == kNoLpn;
+  size_t changed = 0;
+  if (fresh) {
+    if (!pool_.take(&l))
+      return Status::error(Errc::kFull, "volume full: no free logical page for '" +
+                                            f.meta.name + "'");
+    changed = count_changed(data, {});
+  } else if (opts_.track_changes) {
+    Status st = store_->peek(l, old_);
+    if (!st.is_ok() && !st.is(Errc::kNotFound)) return st;
+    changed = count_changed(old_, data);
+  }
+  if (fresh) lpn_kind_[l] = uint8_t(f.kind);  // before the write: its cost is charged by kind
+  Status st = store_->write(l, data);
+  if (!st.is_ok()) {
+    if (fresh) {  // nothing changed (kFull), or the store is poisoned anyway
+      lpn_kind_[l] = uint8_t(FileKind::kDatabase);
+      pool_.put(l);
+    }
+    return st;
+  }
+  if (fresh) {
+    f.chunks[c] = l;
+    set_owner(l, Owner{f.meta.id, c});
+  }
+  ks.chunks_written++;
+  ks.bytes_changed += changed;
+  return Status::ok();
+}
+
+Status Volume::evict_one() {
+  auto lru = std::min_element(cache_.begin(), cache_.end(),
+                              [](const CachedChunk& a, const CachedChunk& b) {
+                                return a.used < b.used;
+                              });
+  if (lru->dirty) {
+    File* f;
+    PDL_TRY(file(lru->id, &f));
+    PDL_TRY(store_chunk(*f, lru->chunk, lru->data));
+  }
+  stats_.cache_evictions++;
+  cache_.erase(lru);
+  return Status::ok();
+}
+
+Status Volume::cached_chunk(File& f, uint32_t c, CachedChunk** out) {
+  for (CachedChunk& e : cache_)
+    if (e.id == f.meta.id && e.chunk == c) {
+      e.used = ++tick_;
+      *out = &e;
+      return Status::ok();
+    }
+  if (cache_.size() >= std::max<uint32_t>(opts_.cache_chunks, 1)) PDL_TRY(evict_one());
+  CachedChunk e;
+  e.id = f.meta.id;
+  e.chunk = c;
+  e.used = ++tick_;
+  e.data.resize(chunk_);
+  PDL_TRY(read_chunk(f, c, e.data));
+  cache_.push_back(std::move(e));
+  *out = &cache_.back();
+  return Status::ok();
+}
+
+void Volume::drop_cache(FileId id, uint32_t first_chunk) {
+  std::erase_if(cache_, [&](const CachedChunk& e) { return e.id == id && e.chunk >= first_chunk; });
+}
+
+Status Volume::write(FileId id, uint64_t off, std::span<const uint8_t> data) {
+  std::lock_guard<std::mutex> g(mu_);
+  PDL_TRY(writable());
+  File* f;
+  PDL_TRY(file(id, &f));
+  if (off + data.size() < off || (off + data.size() + chunk_ - 1) / chunk_ > 0xFFFFFFF0u)
+    return Status::error(Errc::kInvalidArgument, "write beyond the largest file size");
+  KindStats& ks = stats_.kind[size_t(f->kind)];
+  ks.writes++;
+  f->meta.mtime_ns = now_ns();
+  const uint64_t version = f->meta.version;
+  size_t done = 0;
+  while (done < data.size()) {
+    const uint64_t pos = off + done;
+    const uint32_t c = uint32_t(pos / chunk_);
+    const size_t in = size_t(pos % chunk_), len = std::min<size_t>(chunk_ - in, data.size() - done);
+    if (len == chunk_) {
+      // A whole chunk supersedes any cached copy, dirty or not.
+      std::erase_if(cache_, [&](const CachedChunk& e) { return e.id == id && e.chunk == c; });
+      PDL_TRY(store_chunk(*f, c, data.subspan(done, chunk_)));
+    } else {
+      CachedChunk* e;
+      PDL_TRY(cached_chunk(*f, c, &e));
+      std::memcpy(e->data.data() + in, data.data() + done, len);
+      e->dirty = true;
+    }
+    done += len;
+    // Size grows as bytes land, so a failure part-way leaves an exact (shorter) size.
+    if (pos + len > f->meta.size) {
+      f->meta.size = pos + len;
+      slot_changed(*f);
+    }
+  }
+  ks.bytes_written += data.size();
+  if (f->meta.version == version) f->mtime_dirty = true;  // persisted lazily (see volume.h)
+  return Status::ok();
+}
+
+Status Volume::truncate(FileId id, uint64_t size) {
+  std::lock_guard<std::mutex> g(mu_);
+  PDL_TRY(writable());
+  File* f;
+  PDL_TRY(file(id, &f));
+  if (size == f->meta.size) return Status::ok();
+  if (size < f->meta.size) {
+    const uint32_t keep = uint32_t(chunk_count(size));
+    release(*f, keep);
+    // Bytes past the new end inside the last chunk must read as zeros if the file grows again.
+    if (size % chunk_ != 0 &&
+        (keep - 1 < f->chunks.size() && f->chunks[keep - 1] != kNoLpn)) {
+      CachedChunk* e;
+      PDL_TRY(cached_chunk(*f, keep - 1, &e));
+      std::fill(e->data.begin() + size % chunk_, e->data.end(), 0);
+      e->dirty = true;
+    } else if (size % chunk_ != 0) {
+      for (CachedChunk& e : cache_)
+        if (e.id == id && e.chunk == keep - 1)
+          std::fill(e.data.begin() + size % chunk_, e.data.end(), 0);
+    }
+  }
+  f->meta.size = size;
+  f->meta.mtime_ns = now_ns();
+  slot_changed(*f);
+  return Status::ok();
+}
+
+// ---- sync ----
+
+void Volume::encode_dir_page(uint32_t page, std::span<uint8_t> out) const {
+  std::fill(out.begin(), out.end(), 0);
+  const uint32_t per = hdr_.layout.slots_per_page();
+  for (uint32_t i = 0; i < per; i++) {
+    const uint32_t slot = page * per + i;
+    const FileId id = slot_ids_[slot];
+    if (id == kStaleSlot) encode_slot(stale_slots_.at(slot), out.data() + i * kSlotBytes);
+    else if (id != 0) encode_slot(files_.at(id).meta, out.data() + i * kSlotBytes);
+  }
+}
+
+void Volume::encode_owner_page(uint32_t page, std::span<uint8_t> out) const {
+  std::fill(out.begin(), out.end(), 0);
+  const uint32_t per = hdr_.layout.owners_per_page();
+  const size_t first = size_t(page) * per;
+  for (size_t i = first; i < std::min(owners_.size(), first + per); i++)
+    encode_owner(owners_[i], out.data() + (i - first) * kOwnerBytes);
+}
+
+Status Volume::write_meta_page(uint32_t lpn, std::span<const uint8_t> page) {
+  KindStats& ks = stats_.kind[size_t(FileKind::kDirectory)];
+  size_t changed = chunk_;
+  if (opts_.track_changes) {
+    Status st = store_->peek(lpn, old_);
+    if (!st.is_ok() && !st.is(Errc::kNotFound)) return st;
+    changed = count_changed(old_, page);
+  }
+  ks.writes++;
+  ks.bytes_written += chunk_;
+  ks.chunks_written++;
+  ks.bytes_changed += changed;
+  return store_->write(lpn, page);
+}
+
+Status Volume::sync_locked() {
+  if (opts_.read_only) return Status::ok();
+  stats_.syncs++;
+  for (CachedChunk& e : cache_)
+    if (e.dirty) {
+      File* f;
+      PDL_TRY(file(e.id, &f));
+      PDL_TRY(store_chunk(*f, e.chunk, e.data));
+      e.dirty = false;
+    }
+  // Contents first, then the owner map, then the directory: the order does not make the sync
+  // atomic (the store's write buffer may program them in another order), the release rule does.
+  const VolumeLayout& L = hdr_.layout;
+  for (uint32_t p = 0; p < L.owner_pages; p++)
+    if (owner_dirty_[p]) {
+      encode_owner_page(p, scratch_);
+      PDL_TRY(write_meta_page(L.owner_first() + p, scratch_));
+      owner_dirty_[p] = false;
+    }
+  for (uint32_t p = 0; p < L.dir_pages; p++)
+    if (dir_dirty_[p]) {
+      encode_dir_page(p, scratch_);
+      PDL_TRY(write_meta_page(1 + p, scratch_));
+      dir_dirty_[p] = false;
+    }
+  if (header_dirty_) {
+    encode_header(hdr_, scratch_);
+    PDL_TRY(write_meta_page(0, scratch_));
+    header_dirty_ = false;
+  }
+  PDL_TRY(store_->sync());
+  // Renames that left a stale slot are durable now: the slot can be cleared (next sync).
+  for (const auto& [slot, meta] : stale_slots_) {
+    slot_ids_[slot] = 0;
+    dir_dirty_[slot / hdr_.layout.slots_per_page()] = true;
+  }
+  stale_slots_.clear();
+  // The releases are durable now: trim and reuse the lpns.
+  for (uint32_t l : pending_free_) {
+    PDL_TRY(store_->trim(l));
+    stats_.trims++;
+    pool_.put(l);
+  }
+  pending_free_.clear();
+  return Status::ok();
+}
+
+Status Volume::sync() {
+  std::lock_guard<std::mutex> g(mu_);
+  return sync_locked();
+}
+
+Status Volume::close() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (opts_.read_only) return Status::ok();
+  for (auto& [id, f] : files_)
+    if (f.mtime_dirty) slot_changed(f);
+  const uint64_t trims = stats_.trims;
+  PDL_TRY(sync_locked());
+  if (stats_.trims != trims) PDL_TRY(store_->sync());  // the trims' tombstones
+  return Status::ok();
+}
+
+// ---- inspection ----
+
+std::string Volume::main_name() {
+  std::lock_guard<std::mutex> g(mu_);
+  return hdr_.main_name;
+}
+
+Status Volume::set_main_name(const std::string& name) {
+  std::lock_guard<std::mutex> g(mu_);
+  PDL_TRY(writable());
+  PDL_TRY(check_name(name));
+  hdr_.main_name = name;
+  header_dirty_ = true;
+  return Status::ok();
+}
+
+VolumeStats Volume::stats() {
+  std::lock_guard<std::mutex> g(mu_);
+  VolumeStats s = stats_;
+  s.free_lpns = pool_.free_count();
+  return s;
+}
+
+void Volume::reset_stats() {
+  std::lock_guard<std::mutex> g(mu_);
+  stats_ = VolumeStats{};
+  store_->nand().reset_counters();
+  store_->reset_stats();
+}
+
+Owner Volume::owner_of(uint32_t lpn) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (lpn < hdr_.layout.data_first || lpn - hdr_.layout.data_first >= owners_.size())
+    return Owner{};
+  return owners_[lpn - hdr_.layout.data_first];
+}
+
+Status Volume::chunk_lpns(std::string_view name, std::vector<uint32_t>* lpns) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = names_.find(name);
+  if (it == names_.end())
+    return Status::error(Errc::kNotFound, "no file '" + std::string(name) + "'");
+  *lpns = files_.at(it->second).chunks;
+  return Status::ok();
+}
+
+}  // namespace pdl

@@ -1,0 +1,198 @@
+// volume.h — named files inside one PageStore: the database, its journal or WAL, and (through
+// FUSE) any file a program creates.
+//
+// Files are byte arrays cut into chunks of one logical page; each written chunk owns one data
+// lpn. Layout and the owner map: volume_format.h; bytes: docs/format.md §4.
+//
+// Durability contract (what the VFS and FUSE promise on top of it):
+//   * sync() makes every file's contents, size and name durable, for all files at once;
+//   * after a crash, each chunk of a file is its last synced version or a later written one,
+//     and the directory is its synced state or a later one, page by page (the PageStore's
+//     per-page atomicity). A name removed or a file truncated is durable after the next sync.
+//   * a write that fails with kFull changed nothing.
+// Crash rules that make this hold:
+//   * an lpn freed by remove/truncate is reused only after the sync that makes its release
+//     durable (until then the durable directory may still point at it); it is trimmed then;
+//   * file ids are fresh for every file created (max id on flash + 1 at mount), so owner
+//     entries of a file whose slot is gone are dead — mount clears them and trims their lpns;
+//   * a partial-chunk write is read-modify-write in a small write-back cache (journal headers
+//     come in 4..28-byte pieces); dirty chunks are written at sync, at eviction, or at close.
+//   * modification times are kept lazily (like Linux `lazytime`): persisted with other slot
+//     changes (size, name) and at close; after a crash a file's mtime may be older.
+//
+// Thread-safety: every public method locks the Volume's mutex, so the connections and threads
+// of one process share a Volume safely. The store below is driven under that mutex only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "flash/store/page_store.h"
+#include "flash/volume/lpn_pool.h"
+#include "flash/volume/volume_format.h"
+
+namespace pdl {
+
+// What a file is for, by name; flash work is reported per kind (cost.h classes).
+enum class FileKind : uint8_t {
+  kDatabase = 0,   // any file that is not one of the below (the SQLite database, FUSE files)
+  kJournal = 1,    // "*-journal" (rollback journal) and "*-mj*" (super-journal)
+  kWal = 2,        // "*-wal"
+  kDirectory = 3,  // the Volume's own metadata: header, directory, owner map
+};
+inline constexpr unsigned kFileKinds = 4;
+FileKind kind_of(std::string_view name);
+const char* kind_name(FileKind k);
+
+// Volume-level work per file kind (what callers asked for; the flash work is in costs()).
+struct KindStats {
+  uint64_t writes = 0, bytes_written = 0;  // write() calls and their bytes
+  uint64_t reads = 0, bytes_read = 0;      // read() calls and the bytes returned
+  uint64_t chunks_written = 0;             // chunk (= logical page) writes to the store
+  uint64_t chunks_read = 0;                // chunk reads from the store (cache misses)
+  uint64_t bytes_changed = 0;              // bytes of written chunks that differ from before
+};
+struct VolumeStats {
+  KindStats kind[kFileKinds];
+  uint64_t syncs = 0, cache_hits = 0, cache_evictions = 0, trims = 0;
+  uint32_t free_lpns = 0;  // data lpns free now (a snapshot, not a counter)
+};
+
+struct FileInfo {
+  uint32_t id = 0;
+  std::string name;
+  uint64_t size = 0;
+  uint64_t mtime_ns = 0;
+  uint32_t chunks_mapped = 0;  // chunks holding an lpn
+  FileKind kind = FileKind::kDatabase;
+};
+
+struct VolumeOptions {
+  bool read_only = false;     // no writes; mount does no clean-up
+  uint32_t cache_chunks = 16; // write-back cache capacity, chunks
+  bool track_changes = true;  // measure bytes_changed (one uncounted read per chunk written)
+};
+
+class Volume {
+ public:
+  using FileId = uint32_t;
+
+  // Lay out a fresh volume on an empty store (from format_store) and make it durable.
+  static Status format(std::unique_ptr<PageStore> store, uint32_t max_files,
+                       const std::string& main_name, const VolumeOptions& opts,
+                       std::unique_ptr<Volume>* out);
+  // Mount the volume on a mounted store: read header, directory and owner map; clear what a
+  // crash left dead (unless read-only).
+  static Status open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
+                     std::unique_ptr<Volume>* out);
+  ~Volume();
+
+  // ---- files ----
+  Status lookup(std::string_view name, FileId* id);            // kNotFound if absent
+  Status create(std::string_view name, FileId* id);            // kInvalidArgument if it exists
+  Status open_file(std::string_view name, bool create, FileId* id);
+  // Read up to buf.size() bytes at `off`; *got < buf.size() at end of file.
+  Status read(FileId id, uint64_t off, std::span<uint8_t> buf, size_t* got);
+  Status write(FileId id, uint64_t off, std::span<const uint8_t> data);
+  Status truncate(FileId id, uint64_t size);
+  Status size(FileId id, uint64_t* size);
+  Status set_mtime(FileId id, uint64_t mtime_ns);
+  Status remove(std::string_view name);
+  // Rename, replacing `to` if it exists (the replaced file's chunks are freed).
+  Status rename(std::string_view from, std::string_view to);
+  Status stat(std::string_view name, FileInfo* info);
+  std::vector<FileInfo> list();
+
+  // Everything durable (see the contract above).
+  Status sync();
+  // sync(), persist lazy mtimes, and make the releases' trims durable. The Volume stays usable.
+  Status close();
+
+  // ---- inspection ----
+  const VolumeLayout& layout() const { return hdr_.layout; }
+  std::string main_name();
+  Status set_main_name(const std::string& name);  // durable at the next sync
+  bool read_only() const { return opts_.read_only; }
+  VolumeStats stats();
+  // Reset the Volume's, the store's and the Nand's counters.
+  void reset_stats();
+  // The store, for stats and inspection. REQUIRES: hold lock() while using it.
+  PageStore& store() { return *store_; }
+  std::unique_lock<std::mutex> lock() { return std::unique_lock<std::mutex>(mu_); }
+  // Owner of data lpn `lpn` (id 0 = free) and the lpns of a file's chunks (kNoLpn = hole).
+  Owner owner_of(uint32_t lpn);
+  Status chunk_lpns(std::string_view name, std::vector<uint32_t>* lpns);
+  // fsck: the store's check(), then directory and owner-map consistency, then every mapped
+  // chunk read back (every page's CRC). kCorrupt names the first problem found.
+  Status check();
+
+  static constexpr uint32_t kNoLpn = 0xFFFFFFFFu;
+
+ private:
+  struct File {
+    uint32_t slot = 0;
+    Slot meta;
+    FileKind kind = FileKind::kDatabase;
+    std::vector<uint32_t> chunks;  // chunk index -> lpn (kNoLpn: hole, reads as zeros)
+    bool mtime_dirty = false;
+  };
+  struct CachedChunk {
+    FileId id = 0;
+    uint32_t chunk = 0;
+    bool dirty = false;
+    uint64_t used = 0;
+    std::vector<uint8_t> data;
+  };
+
+  Volume(std::unique_ptr<PageStore> store, const VolumeOptions& opts, const VolumeHeader& hdr);
+  Status load();  // volume_mount.cc
+  Status check_locked();  // volume_mount.cc
+  Status writable() const;
+  Status file(FileId id, File** f);
+  Status create_locked(std::string_view name, FileId* id);
+  void remove_locked(FileId id);
+  void slot_changed(File& f);
+  void release(File& f, uint32_t first_chunk);
+  Status read_chunk(File& f, uint32_t c, std::span<uint8_t> out);
+  Status store_chunk(File& f, uint32_t c, std::span<const uint8_t> data);
+  Status cached_chunk(File& f, uint32_t c, CachedChunk** out);  // load for read-modify-write
+  Status evict_one();
+  void drop_cache(FileId id, uint32_t first_chunk);
+  Status sync_locked();
+  Status write_meta_page(uint32_t lpn, std::span<const uint8_t> page);
+  void encode_dir_page(uint32_t page, std::span<uint8_t> out) const;
+  void encode_owner_page(uint32_t page, std::span<uint8_t> out) const;
+  void set_owner(uint32_t lpn, Owner o);
+  uint64_t chunk_count(uint64_t size) const { return (size + chunk_ - 1) / chunk_; }
+
+  std::mutex mu_;
+  std::unique_ptr<PageStore> store_;
+  const VolumeOptions opts_;
+  VolumeHeader hdr_;
+  const uint32_t chunk_;
+  bool header_dirty_ = false;
+  std::unordered_map<FileId, File> files_;
+  std::map<std::string, FileId, std::less<>> names_;
+  std::vector<FileId> slot_ids_;        // slot -> file id (0: empty, kStaleSlot: see rename)
+  std::map<uint32_t, Slot> stale_slots_;  // slot -> bytes it keeps during a rename (rename)
+  static constexpr FileId kStaleSlot = 0xFFFFFFFFu;
+  std::vector<Owner> owners_;           // data lpn - data_first -> owner
+  std::vector<uint8_t> lpn_kind_;       // lpn -> FileKind (the store's cost classifier)
+  std::vector<bool> dir_dirty_, owner_dirty_;
+  LpnPool pool_;
+  std::vector<uint32_t> pending_free_;  // released lpns waiting for a durable sync
+  std::vector<CachedChunk> cache_;
+  uint64_t tick_ = 0;
+  FileId next_id_ = 1;
+  uint64_t next_version_ = 1;
+  VolumeStats stats_;
+  std::vector<uint8_t> scratch_, old_;
+};
+
+}  // namespace pdl

@@ -1,0 +1,159 @@
+// volume_mount.cc — mounting a volume (directory + owner map → files) and checking one (fsck).
+//
+// Mount is where the crash rules of volume.h are enforced:
+//   * two slots with one name (a rename cut between two directory pages): the higher version
+//     wins, the other file is dropped;
+//   * an owner entry is live only if its id has a slot, its chunk lies within the file's size,
+//     and no other lpn claims the same chunk (a truncate + re-extend cut mid-sync can leave the
+//     old and the new lpn of a chunk both claimed: either is a version the file held since its
+//     last sync, so the lower lpn is kept);
+//   * everything else — dead owner entries, lpns mapped in the store that no file owns — is
+//     cleared and trimmed (durable at the next sync; a cut before that only repeats the work).
+// The next file id is one above every id found in slots *and* owner entries, dead or alive,
+// so no id still referenced on flash is handed out again.
+#include <algorithm>
+#include <string>
+#include <unordered_set>
+
+#include "flash/volume/volume.h"
+
+namespace pdl {
+
+namespace {
+Status read_meta(PageStore& store, uint32_t lpn, std::span<uint8_t> page) {
+  Status st = store.read(lpn, page);
+  return st.is(Errc::kNotFound) ? Status::ok() : st;  // never written: zeros = empty
+}
+}  // namespace
+
+Status Volume::load() {
+  const VolumeLayout& L = hdr_.layout;
+  const uint32_t per_slot_page = L.slots_per_page();
+  FileId max_id = 0;
+  std::vector<bool> drop_slot(slot_ids_.size(), false);
+  for (uint32_t p = 0; p < L.dir_pages; p++) {
+    PDL_TRY(read_meta(*store_, 1 + p, scratch_));
+    for (uint32_t i = 0; i < per_slot_page; i++) {
+      Slot s;
+      Status st = decode_slot(scratch_.data() + i * kSlotBytes, &s);
+      if (!st.is_ok())
+        return Status::error(Errc::kCorrupt, "directory page " + std::to_string(p) + " slot " +
+                                                 std::to_string(i) + ": " +
+                                                 std::string(st.message()));
+      if (s.id == 0) continue;
+      max_id = std::max(max_id, s.id);
+      next_version_ = std::max(next_version_, s.version + 1);
+      const uint32_t slot = p * per_slot_page + i;
+      // Two slots for one name (or, from a damaged image, one id): the newer one wins.
+      auto dup = names_.find(s.name);
+      if (files_.count(s.id) || dup != names_.end()) {
+        File& other = files_.count(s.id) ? files_.at(s.id) : files_.at(dup->second);
+        if (other.meta.version >= s.version) {
+          drop_slot[slot] = true;
+          continue;
+        }
+        drop_slot[other.slot] = true;
+        slot_ids_[other.slot] = 0;
+        names_.erase(other.meta.name);
+        files_.erase(other.meta.id);
+      }
+      File f;
+      f.slot = slot;
+      f.meta = s;
+      f.kind = kind_of(s.name);
+      slot_ids_[slot] = s.id;
+      names_.emplace(s.name, s.id);
+      files_.emplace(s.id, std::move(f));
+    }
+  }
+  const bool cleanup = !opts_.read_only;
+  for (uint32_t slot = 0; slot < drop_slot.size(); slot++)
+    if (drop_slot[slot] && cleanup) dir_dirty_[slot / per_slot_page] = true;
+
+  // Owner map.
+  const uint32_t per_owner_page = L.owners_per_page();
+  std::vector<uint32_t> dead;
+  for (uint32_t p = 0; p < L.owner_pages; p++) {
+    PDL_TRY(read_meta(*store_, L.owner_first() + p, scratch_));
+    for (uint32_t i = 0; i < per_owner_page; i++) {
+      const size_t idx = size_t(p) * per_owner_page + i;
+      if (idx >= owners_.size()) break;
+      const Owner o = decode_owner(scratch_.data() + i * kOwnerBytes);
+      owners_[idx] = o;
+      const uint32_t lpn = L.data_first + uint32_t(idx);
+      if (o.id == 0) {
+        if (store_->is_mapped(lpn)) dead.push_back(lpn);  // written, allocation never synced
+        else pool_.put(lpn);
+        continue;
+      }
+      max_id = std::max(max_id, o.id);
+      auto it = files_.find(o.id);
+      if (it != files_.end() && o.chunk < chunk_count(it->second.meta.size)) {
+        File& f = it->second;
+        if (f.chunks.size() <= o.chunk) f.chunks.resize(size_t(o.chunk) + 1, kNoLpn);
+        if (f.chunks[o.chunk] == kNoLpn) {  // ascending lpns: the lower claim wins
+          f.chunks[o.chunk] = lpn;
+          lpn_kind_[lpn] = uint8_t(f.kind);
+          continue;
+        }
+      }
+      dead.push_back(lpn);
+    }
+  }
+  next_id_ = max_id + 1;
+  if (next_id_ == 0) next_id_ = 0xFFFFFFFFu;  // ids exhausted: creates fail with kFull
+  if (!cleanup) return Status::ok();
+  for (uint32_t lpn : dead) {
+    if (owners_[lpn - L.data_first].id != 0) set_owner(lpn, Owner{});
+    if (store_->is_mapped(lpn)) PDL_TRY(store_->trim(lpn));
+    pool_.put(lpn);
+  }
+  return Status::ok();
+}
+
+Status Volume::check() {
+  std::lock_guard<std::mutex> g(mu_);
+  return check_locked();
+}
+
+Status Volume::check_locked() {
+  auto corrupt = [](const std::string& m) { return Status::error(Errc::kCorrupt, m); };
+  PDL_TRY(store_->check());
+  const VolumeLayout& L = hdr_.layout;
+  std::vector<uint8_t> seen(L.data_lpns, 0);
+  std::unordered_set<std::string> names;
+  for (const auto& [id, f] : files_) {
+    if (slot_ids_[f.slot] != id) return corrupt("file " + f.meta.name + ": slot mismatch");
+    if (!names.insert(f.meta.name).second) return corrupt("name " + f.meta.name + " twice");
+    if (f.chunks.size() > chunk_count(f.meta.size))
+      return corrupt("file " + f.meta.name + ": chunks beyond its size");
+    for (uint32_t c = 0; c < f.chunks.size(); c++) {
+      const uint32_t l = f.chunks[c];
+      if (l == kNoLpn) continue;
+      const std::string where = "file " + f.meta.name + " chunk " + std::to_string(c);
+      if (l < L.data_first || l - L.data_first >= L.data_lpns)
+        return corrupt(where + ": lpn " + std::to_string(l) + " outside the data area");
+      const uint32_t i = l - L.data_first;
+      if (seen[i]++) return corrupt(where + ": lpn " + std::to_string(l) + " used twice");
+      if (owners_[i].id != id || owners_[i].chunk != c)
+        return corrupt(where + ": owner map disagrees for lpn " + std::to_string(l));
+      if (pool_.is_free(l)) return corrupt(where + ": lpn " + std::to_string(l) + " is free");
+      Status st = store_->read(l, scratch_);
+      if (!st.is_ok() && !st.is(Errc::kNotFound))
+        return corrupt(where + ": " + std::string(st.message()));
+    }
+  }
+  for (uint32_t i = 0; i < L.data_lpns; i++)
+    if (!seen[i] && owners_[i].id != 0 &&
+        std::find(pending_free_.begin(), pending_free_.end(), L.data_first + i) ==
+            pending_free_.end())
+      return corrupt("lpn " + std::to_string(L.data_first + i) + " owned by a missing file");
+  for (uint32_t l = 0; l < L.data_first; l++) {
+    Status st = store_->read(l, scratch_);
+    if (!st.is_ok() && !st.is(Errc::kNotFound))
+      return corrupt("metadata page " + std::to_string(l) + ": " + std::string(st.message()));
+  }
+  return Status::ok();
+}
+
+}  // namespace pdl

@@ -1,0 +1,115 @@
+// db_state.cc — the registry of images open in this process.
+#include "vfs/db_state.h"
+
+#include "vfs/pdl_vfs.h"
+
+#include <map>
+
+namespace pdl::vfs {
+
+namespace {
+std::mutex g_registry_mu;
+std::map<std::string, std::shared_ptr<DbState>>& registry() {
+  static auto* r = new std::map<std::string, std::shared_ptr<DbState>>();  // never destroyed:
+  return *r;  // connections may still close during static destruction
+}
+
+std::string basename_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+}  // namespace
+
+Status acquire_db(const std::string& path, const ImageParams& params, const std::string& db,
+                  bool create, std::shared_ptr<DbState>* out) {
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  auto it = registry().find(path);
+  if (it != registry().end()) {
+    DbState& s = *it->second;
+    {
+      auto vl = s.vol->lock();
+      PDL_TRY(check_params_match(params, *s.image->nand, s.vol->store().params(),
+                                 s.vol->layout()));
+    }
+    if (!db.empty() && db != s.db_name)
+      return Status::error(Errc::kInvalidArgument, "db=" + db + " contradicts the open image, "
+                                                   "whose database is " + s.db_name);
+    s.refs++;
+    *out = it->second;
+    return Status::ok();
+  }
+  auto s = std::make_shared<DbState>();
+  s->path = path;
+  const std::string default_name = db.empty() ? basename_of(path) : db;
+  PDL_TRY(open_image(path, params, create ? ImageMode::kCreate : ImageMode::kOpen, false,
+                     default_name, &s->image));
+  s->vol = s->image->volume.get();
+  // Which file inside the Volume is the database: db=, else the one recorded at creation,
+  // else (an image formatted by `pdl format` or filled through FUSE) the only non-journal
+  // file, else the image's own name.
+  s->db_name = db;
+  if (s->db_name.empty()) s->db_name = s->vol->main_name();
+  if (s->db_name.empty()) {
+    std::string only;
+    int n = 0;
+    for (const FileInfo& f : s->vol->list())
+      if (f.kind == FileKind::kDatabase) {
+        only = f.name;
+        n++;
+      }
+    s->db_name = n == 1 ? only : basename_of(path);
+  }
+  PDL_TRY(check_name(s->db_name));
+  s->refs = 1;
+  registry().emplace(path, s);
+  *out = s;
+  return Status::ok();
+}
+
+std::shared_ptr<DbState> find_db_for(const std::string& name, std::string* suffix) {
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  for (const char* sfx : {"-journal", "-wal"}) {
+    const std::string s(sfx);
+    if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
+      auto it = registry().find(name.substr(0, name.size() - s.size()));
+      if (it != registry().end()) {
+        *suffix = s;
+        return it->second;
+      }
+    }
+  }
+  const size_t mj = name.rfind("-mj");  // super-journal: "<db>-mjXXXXXXXX"
+  if (mj != std::string::npos) {
+    auto it = registry().find(name.substr(0, mj));
+    if (it != registry().end()) {
+      *suffix = name.substr(mj);
+      return it->second;
+    }
+  }
+  return nullptr;
+}
+
+Nand* device_of(const std::string& full_path) {
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  auto it = registry().find(full_path);
+  return it == registry().end() ? nullptr : it->second->image->nand.get();
+}
+
+void add_ref(DbState& db) {
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  db.refs++;
+}
+
+void release_db(const std::shared_ptr<DbState>& db) {
+  // Under the registry lock, so a concurrent open of the same path waits for the device to
+  // be released instead of finding it busy.
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  if (--db->refs > 0) return;
+  registry().erase(db->path);
+  Status st = db->image->close();
+  (void)st;  // the last xClose cannot report failure; unsynced data is what a crash would lose
+  db->image.reset();
+  db->vol = nullptr;
+}
+
+}  // namespace pdl::vfs

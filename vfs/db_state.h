@@ -1,0 +1,60 @@
+// db_state.h — what the connections of one process share about one open image: the Image
+// (device + store + Volume), SQLite's lock levels on the database, and the WAL-index (shm)
+// in process memory. Kept in a registry keyed by the image's full path.
+//
+// Lock levels follow os_unix.c's in-process rules, without the fcntl calls (the image is
+// already owned by this process through its flock):
+//   SHARED     granted unless another connection holds PENDING or EXCLUSIVE;
+//   RESERVED   one connection at a time, while others may keep SHARED;
+//   PENDING    taken on the way to EXCLUSIVE; blocks new SHARED locks;
+//   EXCLUSIVE  granted once the requester is the only SHARED holder.
+// Shm locks (WAL): SQLITE_SHM_NLOCK slots, each shared by many or exclusive to one.
+// Thread-safety: `mu` guards the lock table and shm; the Volume has its own mutex.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "flash/volume/image.h"
+
+namespace pdl::vfs {
+
+inline constexpr int kShmLocks = 8;  // SQLITE_SHM_NLOCK
+
+struct DbState {
+  std::string path;     // full path of the image = the database name SQLite uses
+  std::string db_name;  // the database file inside the Volume
+  std::unique_ptr<Image> image;
+  Volume* vol = nullptr;
+  int refs = 0;         // open sqlite3_files (database, journals, WALs) — guarded by the registry
+
+  std::mutex mu;
+  // Database lock table: owners are opaque file pointers.
+  int shared = 0;                       // connections holding SHARED or more
+  const void* reserved = nullptr;
+  const void* pending = nullptr;
+  const void* exclusive = nullptr;
+  // WAL-index.
+  std::vector<std::unique_ptr<uint8_t[]>> shm_regions;
+  int shm_region_size = 0;
+  int shm_users = 0;
+  std::array<int, kShmLocks> shm_shared{};              // holders of each slot, shared
+  std::array<const void*, kShmLocks> shm_exclusive{};   // exclusive holder of each slot
+};
+
+// Find or open the image at `path` (full path). `params`: URI parameters already validated;
+// `create`: SQLite asked to create. On success *out holds one more reference.
+Status acquire_db(const std::string& path, const ImageParams& params, const std::string& db,
+                  bool create, std::shared_ptr<DbState>* out);
+// The open DbState whose database name `name` extends by "-journal", "-wal" or "-mj…";
+// nullptr if none is open. `*suffix` gets the extension.
+std::shared_ptr<DbState> find_db_for(const std::string& name, std::string* suffix);
+void add_ref(DbState& db);
+// Drop one reference; the last closes the Image (Volume::close, device unlocked).
+void release_db(const std::shared_ptr<DbState>& db);
+
+}  // namespace pdl::vfs

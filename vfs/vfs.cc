@@ -1,0 +1,262 @@
+// vfs.cc — the "pdl" sqlite3_vfs: names, opening, deleting, access checks; registration.
+//
+// OVERVIEW
+//   file:shop.db?vfs=pdl   shop.db on the host is a NAND image (emulated chip). SQLite's
+//   database, rollback journal, WAL and super-journal are files inside the image's Volume;
+//   the WAL-index is process memory; temp files are memory files. One process owns an image
+//   (flock); its connections share it through a registry (db_state.h).
+// USAGE
+//   sqlite3 -cmd '.load build/vfs/pdl' -cmd '.open file:shop.db?vfs=pdl'
+//   URI parameters at creation: method, max_diff, obsolete, page, pages_per_block, size, nop,
+//   max_files; at any open: cache, db (the database file inside the image). A set parameter
+//   that contradicts an existing image, or an unknown one, fails the open with a message.
+// NOTES
+//   * A path that exists but is not a pdl image is refused and never written.
+//   * Deleting a journal (journal_mode=DELETE's commit point) is made durable at once, so a
+//     commit acknowledged in DELETE mode survives a power cut (unix needs synchronous=EXTRA).
+//   * Randomness, sleep, time and dlopen are delegated to the default ("unix") VFS.
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "vfs/pdl_vfs.h"
+#include "vfs/vfs_file.h"
+
+namespace pdl::vfs {
+
+namespace {
+thread_local std::string t_last_error;
+sqlite3_vfs* g_base = nullptr;  // the default VFS, for the utility methods
+
+// URI keys SQLite itself interprets: passed over silently.
+bool sqlite_uri_key(const char* k) {
+  static const char* const kKeys[] = {"vfs",  "mode", "cache", "psow", "nolock",
+                                      "immutable", "modeof", nullptr};
+  for (const char* const* p = kKeys; *p; p++)
+    if (std::strcmp(*p, k) == 0) return true;
+  return false;
+}
+
+std::string known_keys() {
+  std::string s = "db";
+  for (const char* const* p = ImageParams::kKeys; *p; p++) s += std::string(", ") + *p;
+  return s;
+}
+
+// Parse the pdl parameters of a database URI.
+Status parse_uri(const char* name, ImageParams* params, std::string* db) {
+  for (int i = 0;; i++) {
+    const char* k = sqlite3_uri_key(name, i);
+    if (!k) break;
+    if (sqlite_uri_key(k)) continue;
+    const char* v = sqlite3_uri_parameter(name, k);
+    if (!v) v = "";
+    if (std::strcmp(k, "db") == 0) {
+      PDL_TRY(check_name(v));
+      *db = v;
+      continue;
+    }
+    Status st = params->set(k, v);
+    if (st.is(Errc::kNotFound))
+      return Status::error(Errc::kInvalidArgument, std::string("unknown URI parameter '") + k +
+                                                       "' (pdl knows: " + known_keys() + ")");
+    PDL_TRY(st);
+  }
+  return Status::ok();
+}
+
+int open_failed(PdlFile* f, int code, const std::string& msg) {
+  report_error(code, msg);
+  f->~PdlFile();
+  return code;
+}
+
+int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, int* out_flags) {
+  PdlFile* f = new (file) PdlFile();
+  f->base.pMethods = nullptr;  // SQLite calls xClose only if xOpen set pMethods
+  if (out_flags) *out_flags = flags;
+  if (!zname || (flags & (SQLITE_OPEN_TEMP_DB | SQLITE_OPEN_TEMP_JOURNAL |
+                          SQLITE_OPEN_SUBJOURNAL | SQLITE_OPEN_TRANSIENT_DB))) {
+    f->mem = std::make_unique<MemoryData>();
+    f->base.pMethods = &kMemoryFileMethods;
+    return SQLITE_OK;
+  }
+  const bool create = flags & SQLITE_OPEN_CREATE;
+  if (flags & SQLITE_OPEN_MAIN_DB) {
+    ImageParams params;
+    std::string db;
+    Status st = parse_uri(zname, &params, &db);
+    if (!st.is_ok()) return open_failed(f, SQLITE_CANTOPEN, zname + (": " + st.to_string()));
+    st = acquire_db(zname, params, db, create, &f->db);
+    if (!st.is_ok())
+      return open_failed(f, st.is(Errc::kBusy) ? SQLITE_BUSY : SQLITE_CANTOPEN,
+                         std::string(st.message()));
+    f->main_db = true;
+    f->name = f->db->db_name;
+  } else {
+    std::string suffix;
+    f->db = find_db_for(zname, &suffix);
+    if (!f->db)
+      return open_failed(f, SQLITE_CANTOPEN,
+                         std::string(zname) + ": its database is not open through pdl");
+    add_ref(*f->db);
+    f->name = f->db->db_name + suffix;
+  }
+  Status st = f->db->vol->open_file(f->name, create, &f->id);
+  if (st.is_ok() && f->main_db && create && f->db->vol->main_name().empty())
+    st = f->db->vol->set_main_name(f->name);
+  if (!st.is_ok()) {
+    release_db(f->db);
+    return open_failed(f, st.is(Errc::kFull) ? SQLITE_FULL : SQLITE_CANTOPEN,
+                       std::string(zname) + ": " + std::string(st.message()));
+  }
+  f->read_only = flags & SQLITE_OPEN_READONLY;
+  f->delete_on_close = flags & SQLITE_OPEN_DELETEONCLOSE;
+  f->base.pMethods = &kVolumeFileMethods;
+  return SQLITE_OK;
+}
+
+int x_delete(sqlite3_vfs*, const char* zname, int) {
+  std::string suffix;
+  std::shared_ptr<DbState> db = find_db_for(zname, &suffix);
+  if (!db) return SQLITE_IOERR_DELETE_NOENT;
+  Status st = db->vol->remove(db->db_name + suffix);
+  if (st.is(Errc::kNotFound)) return SQLITE_IOERR_DELETE_NOENT;
+  if (st.is_ok()) st = db->vol->sync();  // see NOTES: the delete may be a commit
+  return st.is_ok() ? SQLITE_OK : to_sqlite(st, SQLITE_IOERR_DELETE);
+}
+
+int x_access(sqlite3_vfs*, const char* zname, int flags, int* out) {
+  std::string suffix;
+  std::shared_ptr<DbState> db = find_db_for(zname, &suffix);
+  if (db) {
+    FileInfo fi;
+    *out = db->vol->stat(db->db_name + suffix, &fi).is_ok() &&
+           (flags != SQLITE_ACCESS_EXISTS || fi.size > 0);
+    return SQLITE_OK;
+  }
+  struct stat st;
+  if (flags == SQLITE_ACCESS_EXISTS)
+    *out = ::stat(zname, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > 0);
+  else
+    *out = ::access(zname, flags == SQLITE_ACCESS_READ ? R_OK : R_OK | W_OK) == 0;
+  return SQLITE_OK;
+}
+
+// Absolute path with "." / ".." / "//" removed (symlinks are not resolved).
+int x_full_pathname(sqlite3_vfs*, const char* zname, int n_out, char* out) {
+  std::string path;
+  if (zname[0] != '/') {
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) return SQLITE_CANTOPEN;
+    path = cwd;
+  }
+  std::vector<std::string> parts;
+  std::string all = path + "/" + zname;
+  size_t i = 0;
+  while (i <= all.size()) {
+    size_t j = all.find('/', i);
+    if (j == std::string::npos) j = all.size();
+    std::string part = all.substr(i, j - i);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    i = j + 1;
+  }
+  std::string r;
+  for (const auto& p : parts) r += "/" + p;
+  if (r.empty()) r = "/";
+  if (int(r.size()) >= n_out) return SQLITE_CANTOPEN;
+  std::memcpy(out, r.c_str(), r.size() + 1);
+  return SQLITE_OK;
+}
+
+int x_get_last_error(sqlite3_vfs*, int n, char* out) {
+  if (n > 0 && out) {
+    std::strncpy(out, t_last_error.c_str(), size_t(n) - 1);
+    out[n - 1] = 0;
+  }
+  return 0;  // no errno: the message is the information
+}
+
+void* x_dl_open(sqlite3_vfs*, const char* p) { return g_base->xDlOpen(g_base, p); }
+void x_dl_error(sqlite3_vfs*, int n, char* m) { g_base->xDlError(g_base, n, m); }
+void (*x_dl_sym(sqlite3_vfs*, void* h, const char* s))(void) {
+  return g_base->xDlSym(g_base, h, s);
+}
+void x_dl_close(sqlite3_vfs*, void* h) { g_base->xDlClose(g_base, h); }
+int x_randomness(sqlite3_vfs*, int n, char* out) { return g_base->xRandomness(g_base, n, out); }
+int x_sleep(sqlite3_vfs*, int us) { return g_base->xSleep(g_base, us); }
+int x_current_time(sqlite3_vfs*, double* t) { return g_base->xCurrentTime(g_base, t); }
+int x_current_time_int64(sqlite3_vfs*, sqlite3_int64* t) {
+  if (g_base->iVersion >= 2 && g_base->xCurrentTimeInt64)
+    return g_base->xCurrentTimeInt64(g_base, t);
+  double d;
+  int rc = g_base->xCurrentTime(g_base, &d);
+  *t = sqlite3_int64(d * 86400000.0);
+  return rc;
+}
+
+sqlite3_vfs g_vfs = {
+    /* iVersion          */ 2,
+    /* szOsFile          */ int(sizeof(PdlFile)),
+    /* mxPathname        */ 4096,
+    /* pNext             */ nullptr,
+    /* zName             */ "pdl",
+    /* pAppData          */ nullptr,
+    /* xOpen             */ x_open,
+    /* xDelete           */ x_delete,
+    /* xAccess           */ x_access,
+    /* xFullPathname     */ x_full_pathname,
+    /* xDlOpen           */ x_dl_open,
+    /* xDlError          */ x_dl_error,
+    /* xDlSym            */ x_dl_sym,
+    /* xDlClose          */ x_dl_close,
+    /* xRandomness       */ x_randomness,
+    /* xSleep            */ x_sleep,
+    /* xCurrentTime      */ x_current_time,
+    /* xGetLastError     */ x_get_last_error,
+    /* xCurrentTimeInt64 */ x_current_time_int64,
+    /* xSetSystemCall    */ nullptr,
+    /* xGetSystemCall    */ nullptr,
+    /* xNextSystemCall   */ nullptr,
+};
+}  // namespace
+
+void report_error(int code, const std::string& msg) {
+  t_last_error = msg;
+  sqlite3_log(code, "pdl: %s", msg.c_str());
+  const char* quiet = std::getenv("PDL_VFS_QUIET");
+  if (!quiet || !*quiet || std::strcmp(quiet, "0") == 0)
+    std::fprintf(stderr, "pdl: %s\n", msg.c_str());
+}
+
+int to_sqlite(const Status& st, int io_code) {
+  switch (st.code()) {
+    case Errc::kOk: return SQLITE_OK;
+    case Errc::kFull: return SQLITE_FULL;
+    case Errc::kBusy: return SQLITE_BUSY;
+    case Errc::kCorrupt: return SQLITE_IOERR_DATA;
+    case Errc::kInvalidArgument: return st.message() == "volume is read-only" ? SQLITE_READONLY
+                                                                             : io_code;
+    default: return io_code;
+  }
+}
+
+std::string last_error() { return t_last_error; }
+
+int register_vfs(bool make_default) {
+  if (!g_base) {
+    g_base = sqlite3_vfs_find(nullptr);
+    if (!g_base) return SQLITE_ERROR;
+    if (g_base == &g_vfs) return SQLITE_OK;
+  }
+  return sqlite3_vfs_register(&g_vfs, make_default ? 1 : 0);
+}
+
+}  // namespace pdl::vfs
