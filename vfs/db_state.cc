@@ -95,6 +95,12 @@ Nand* device_of(const std::string& full_path) {
   return it == registry().end() ? nullptr : it->second->image->nand.get();
 }
 
+Image* image_of(const std::string& full_path) {
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  auto it = registry().find(full_path);
+  return it == registry().end() ? nullptr : it->second->image.get();
+}
+
 void add_ref(DbState& db) {
   std::lock_guard<std::mutex> g(g_registry_mu);
   db.refs++;

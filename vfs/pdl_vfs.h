@@ -11,6 +11,7 @@
 
 namespace pdl {
 class Nand;
+struct Image;
 }
 
 namespace pdl::vfs {
@@ -22,6 +23,10 @@ int register_vfs(bool make_default = false);
 // i.e. after xFullPathname), or nullptr if no connection has it open. Lets a crash test freeze
 // the chip (EmulatedNand::cut_power_after) under a live connection.
 pdl::Nand* device_of(const std::string& full_path);
+// Likewise the open Image (device, store, Volume) — for benchmarks reading its counters. Valid
+// while a connection keeps the image open; lock the Volume (image->volume->lock()) to read
+// the store.
+pdl::Image* image_of(const std::string& full_path);
 
 // The last error message the VFS produced on this thread ("" if none): the detail behind a
 // SQLITE_CANTOPEN / SQLITE_BUSY from sqlite3_open_v2, which SQLite itself cannot carry.

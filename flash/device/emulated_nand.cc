@@ -92,21 +92,45 @@ class RamMedia final : public NandMedia {
 };
 
 // An image file: header, erase-count table, then the inverted page array (holes = erased).
+// Reads and writes use pread/pwrite, so holes stay holes (a mapping of the file would allocate
+// them on tmpfs) and a full host disk is an error status, never a SIGBUS. A small
+// write-through cache of raw pages, direct-mapped by page index, serves most reads without a
+// system call (PDL reads mostly pages it programmed shortly before); the process owns the file
+// (flock), so the cache is never stale.
 class FileMedia final : public NandMedia {
  public:
-  FileMedia(int fd, std::string path, uint64_t pages_off, std::vector<uint32_t> counts)
-      : fd_(fd), path_(std::move(path)), pages_off_(pages_off), erase_counts_(std::move(counts)) {}
+  FileMedia(int fd, std::string path, uint64_t pages_off, uint32_t raw_page,
+            std::vector<uint32_t> counts)
+      : fd_(fd),
+        path_(std::move(path)),
+        pages_off_(pages_off),
+        raw_page_(raw_page),
+        erase_counts_(std::move(counts)),
+        cache_(size_t(kCachePages) * raw_page),
+        cached_(kCachePages, kNone) {}
   ~FileMedia() override { close(fd_); }  // closing releases the flock
   Status read(uint64_t off, uint8_t* buf, size_t n) override {
-    return full_io(false, pages_off_ + off, buf, n);
+    const uint64_t page = off / raw_page_;
+    const uint64_t in = off % raw_page_;
+    if (in + n > raw_page_) return full_io(false, pages_off_ + off, buf, n);
+    uint8_t* slot = &cache_[size_t(page % kCachePages) * raw_page_];
+    if (cached_[page % kCachePages] != page) {
+      PDL_TRY(full_io(false, pages_off_ + page * raw_page_, slot, raw_page_));
+      cached_[page % kCachePages] = page;
+    }
+    std::memcpy(buf, slot + in, n);
+    return Status::ok();
   }
   Status write(uint64_t off, const uint8_t* buf, size_t n) override {
+    forget(off, n);
     return full_io(true, pages_off_ + off, const_cast<uint8_t*>(buf), n);
   }
+  // Erase writes zeros rather than punching a hole: a block once programmed keeps its host
+  // storage, so programming it again does not allocate (on tmpfs, allocation per program cost
+  // more than the whole rest of the emulation). Never-programmed blocks stay holes: erase()
+  // skips blocks it knows to be erased.
   Status zero(uint64_t off, uint64_t n) override {
-    if (fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(pages_off_ + off),
-                  off_t(n)) == 0)
-      return Status::ok();
+    forget(off, n);
     std::vector<uint8_t> z(size_t(std::min<uint64_t>(n, 1 << 20)), 0);
     for (uint64_t done = 0; done < n; done += z.size())
       PDL_TRY(full_io(true, pages_off_ + off + done, z.data(), size_t(std::min<uint64_t>(z.size(), n - done))));
@@ -141,10 +165,22 @@ class FileMedia final : public NandMedia {
     }
     return Status::ok();
   }
+  // Drop cached pages overlapping [off, off + n).
+  void forget(uint64_t off, uint64_t n) {
+    for (uint64_t p = off / raw_page_; p <= (off + n - 1) / raw_page_; p++) {
+      if (cached_[p % kCachePages] == p) cached_[p % kCachePages] = kNone;
+      if (p - off / raw_page_ >= kCachePages) break;  // every slot already checked
+    }
+  }
+  static constexpr uint32_t kCachePages = 1024;
+  static constexpr uint64_t kNone = ~uint64_t(0);
   int fd_;
   std::string path_;
   uint64_t pages_off_;
+  uint32_t raw_page_;
   std::vector<uint32_t> erase_counts_;
+  std::vector<uint8_t> cache_;    // kCachePages raw pages
+  std::vector<uint64_t> cached_;  // page index held by each cache slot
 };
 
 void encode_header(const Geometry& g, uint64_t pages_off, uint8_t* h) {
@@ -212,7 +248,8 @@ Status EmulatedNand::create_file(const std::string& path, const Geometry& g0,
     return st;
   }
   out->reset(new EmulatedNand(
-      g, std::make_unique<detail::FileMedia>(fd, path, poff, std::vector<uint32_t>(g.blocks, 0))));
+      g, std::make_unique<detail::FileMedia>(fd, path, poff, g.raw_page(),
+                                             std::vector<uint32_t>(g.blocks, 0))));
   std::fill((*out)->known_erased_.begin(), (*out)->known_erased_.end(), 1);
   return Status::ok();
 }
@@ -261,7 +298,8 @@ Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<Emulated
   std::vector<uint32_t> counts(g.blocks);
   for (uint32_t b = 0; b < g.blocks; b++) counts[b] = le::get32(counts_raw.data() + 4 * b);
   out->reset(new EmulatedNand(
-      g, std::make_unique<detail::FileMedia>(fd, path, poff, std::move(counts))));
+      g, std::make_unique<detail::FileMedia>(fd, path, poff, g.raw_page(),
+                                             std::move(counts))));
   return Status::ok();
 }
 
@@ -463,7 +501,9 @@ Status EmulatedNand::erase(uint32_t block) {
     }
     return Status::error(Errc::kPowerCut, "device frozen (power cut)");
   }
-  PDL_TRY(media_->zero(off, ppb * raw));
+  const auto first = known_erased_.begin() + std::ptrdiff_t(block * ppb);
+  if (!std::all_of(first, first + std::ptrdiff_t(ppb), [](uint8_t k) { return k != 0; }))
+    PDL_TRY(media_->zero(off, ppb * raw));  // (an erased block is all zeros already)
   PDL_TRY(media_->set_erase_count(block, count + 1));
   std::fill_n(nop_used_.begin() + std::ptrdiff_t(block * ppb), ppb, 0);
   std::fill_n(known_erased_.begin() + std::ptrdiff_t(block * ppb), ppb, 1);

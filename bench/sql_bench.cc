@@ -1,0 +1,327 @@
+// sql_bench.cc — pdl-sqlbench: SQLite micro-benchmarks on the pdl VFS, per page-update method,
+// against the unix VFS in the same run.
+//
+// For each journal mode (default DELETE and WAL) and each method, on a fresh image:
+//   insert  N single-row transactions (autocommit) into t(id INTEGER PRIMARY KEY, a, b);
+//   update  N single-row transactions, rows chosen by a seeded generator.
+// Reported per committed transaction: simulated flash µs (seed 000 Table 1 timing), flash
+// programs / reads / erases / bytes programmed — in total and split into database, journal or
+// WAL, directory (Volume metadata) and GC (cost.h's attribution rule) — and host wall µs. The
+// same statements run on the unix VFS on a file in the same directory (tmpfs by default), and
+// the ratio unix_wall / pdl_wall is printed: > 1 means pdl ran faster than unix on the host.
+// Flash time is simulated, never slept, so the wall ratio measures the software stack.
+//
+// Exit status: 0 success, 1 SQLite or engine error (message printed), 2 bad arguments.
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "flash/common/json.h"
+#include "flash/volume/image.h"
+#include "vfs/pdl_vfs.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const char kUsage[] =
+    "usage: pdl-sqlbench [options]\n"
+    "  --rows N          transactions per phase (default 10000)\n"
+    "  --methods LIST    page-update methods, comma-separated (default pdl,opu)\n"
+    "  --journal LIST    journal modes, comma-separated (default delete,wal)\n"
+    "  --dir DIR         where images and the unix database go (default /dev/shm, else /tmp)\n"
+    "  --size SIZE       chip size for new images (default 256M)\n"
+    "  --uri-extra S     extra URI parameters for pdl images, e.g. '&max_diff=2048'\n"
+    "  --json FILE       also write the results as JSON\n"
+    "  --seed N          update row choice (default 1)\n"
+    "  --help\n";
+
+struct Options {
+  int rows = 10000;
+  std::vector<std::string> methods{"pdl", "opu"}, journals{"delete", "wal"};
+  std::string dir, size = "256M", extra, json;
+  uint64_t seed = 1;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t a = 0;
+  while (a <= s.size()) {
+    size_t b = s.find(',', a);
+    if (b == std::string::npos) b = s.size();
+    if (b > a) out.push_back(s.substr(a, b - a));
+    a = b + 1;
+  }
+  return out;
+}
+
+struct Fail {
+  std::string msg;
+};
+
+void check(sqlite3* db, int rc, const char* what) {
+  if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
+    throw Fail{std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc))};
+}
+
+void exec(sqlite3* db, const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string m = err ? err : "?";
+    sqlite3_free(err);
+    throw Fail{sql + ": " + m};
+  }
+}
+
+// Per-phase flash figures (totals over the phase; divided by rows when printed).
+struct Flash {
+  double sim_us = 0, programs = 0, reads = 0, erases = 0, bytes_programmed = 0;
+  double kind_sim_us[pdl::kFileKinds] = {}, kind_programs[pdl::kFileKinds] = {};
+  double gc_sim_us = 0, other_sim_us = 0;
+  uint64_t bytes_written[pdl::kFileKinds] = {}, bytes_changed[pdl::kFileKinds] = {};
+};
+
+Flash read_flash(pdl::Image& img) {
+  Flash f;
+  const pdl::VolumeStats vs = img.volume->stats();
+  auto lock = img.volume->lock();
+  pdl::PageStore& st = img.volume->store();
+  const pdl::NandCounters& c = st.nand().counters();
+  f.sim_us = double(c.sim_us);
+  f.programs = double(c.programs);
+  f.reads = double(c.page_reads + c.spare_reads);
+  f.erases = double(c.erases);
+  f.bytes_programmed = double(c.bytes_programmed);
+  const pdl::CostBreakdown& cb = st.costs();
+  for (unsigned k = 0; k < pdl::kFileKinds; k++) {
+    f.kind_sim_us[k] = cb.cls[k].flash.sim_us;
+    f.kind_programs[k] = cb.cls[k].flash.programs;
+    f.bytes_written[k] = vs.kind[k].bytes_written;
+    f.bytes_changed[k] = vs.kind[k].bytes_changed;
+  }
+  f.gc_sim_us = cb.gc.sim_us;
+  f.other_sim_us = cb.other.sim_us;
+  return f;
+}
+
+struct Phase {
+  std::string vfs, method, journal, phase;
+  double wall_us_per_txn = 0;
+  bool has_flash = false;
+  Flash flash;
+};
+
+// Runs the insert and update phases on `uri`; flash figures if `image_path` is a pdl image.
+std::vector<Phase> run(const Options& o, const std::string& uri, const std::string& vfs,
+                       const std::string& method, const std::string& journal,
+                       const std::string& image_path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(uri.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string m = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    throw Fail{"open " + uri + ": " + m + " " + pdl::vfs::last_error()};
+  }
+  std::vector<Phase> out;
+  try {
+    exec(db, "PRAGMA journal_mode=" + journal);
+    exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b TEXT)");
+    pdl::Image* img = image_path.empty() ? nullptr : pdl::vfs::image_of(image_path);
+    if (!image_path.empty() && !img) throw Fail{"image not registered: " + image_path};
+    sqlite3_stmt *ins = nullptr, *upd = nullptr;
+    check(db, sqlite3_prepare_v2(db, "INSERT INTO t(a, b) VALUES (?1, ?2)", -1, &ins, nullptr),
+          "prepare");
+    check(db, sqlite3_prepare_v2(db, "UPDATE t SET a = a + 1, b = ?2 WHERE id = ?1", -1, &upd,
+                                 nullptr),
+          "prepare");
+    std::mt19937_64 rng(o.seed);
+    char text[120];
+    for (int phase = 0; phase < 2; phase++) {
+      if (img) exec(db, "PRAGMA pdl_stats_reset");
+      const auto t0 = Clock::now();
+      sqlite3_stmt* s = phase == 0 ? ins : upd;
+      for (int i = 0; i < o.rows; i++) {
+        std::snprintf(text, sizeof text, "row %d phase %d %016llx", i, phase,
+                      (unsigned long long)rng());
+        sqlite3_bind_int64(s, 1, phase == 0 ? i : 1 + int64_t(rng() % uint64_t(o.rows)));
+        sqlite3_bind_text(s, 2, text, -1, SQLITE_TRANSIENT);
+        check(db, sqlite3_step(s), phase == 0 ? "insert" : "update");
+        sqlite3_reset(s);
+      }
+      Phase p;
+      p.vfs = vfs;
+      p.method = method;
+      p.journal = journal;
+      p.phase = phase == 0 ? "insert" : "update";
+      p.wall_us_per_txn =
+          std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o.rows;
+      if (img) {
+        p.has_flash = true;
+        p.flash = read_flash(*img);
+      }
+      out.push_back(p);
+    }
+    sqlite3_finalize(ins);
+    sqlite3_finalize(upd);
+  } catch (...) {
+    sqlite3_close(db);
+    throw;
+  }
+  check(db, sqlite3_close(db), "close");
+  return out;
+}
+
+std::string default_dir() {
+  struct stat st;
+  return stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "pdl-sqlbench: %s needs a value\n%s", a.c_str(), kUsage);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--rows") o.rows = std::atoi(val().c_str());
+    else if (a == "--methods") o.methods = split(val());
+    else if (a == "--journal") o.journals = split(val());
+    else if (a == "--dir") o.dir = val();
+    else if (a == "--size") o.size = val();
+    else if (a == "--uri-extra") o.extra = val();
+    else if (a == "--json") o.json = val();
+    else if (a == "--seed") o.seed = std::strtoull(val().c_str(), nullptr, 10);
+    else if (a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "pdl-sqlbench: unknown option %s\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+  }
+  if (o.rows <= 0) {
+    std::fprintf(stderr, "pdl-sqlbench: --rows must be positive\n");
+    return 2;
+  }
+  if (o.dir.empty()) o.dir = default_dir();
+  char tmpl[4096];
+  std::snprintf(tmpl, sizeof tmpl, "%s/pdl-sqlbench-XXXXXX", o.dir.c_str());
+  if (!mkdtemp(tmpl)) {
+    std::fprintf(stderr, "pdl-sqlbench: cannot create a directory in %s: %s\n", o.dir.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  const std::string work = tmpl;
+  if (pdl::vfs::register_vfs() != SQLITE_OK) {
+    std::fprintf(stderr, "pdl-sqlbench: cannot register the pdl VFS\n");
+    return 1;
+  }
+  std::vector<Phase> all;
+  int status = 0;
+  try {
+    for (const std::string& j : o.journals) {
+      const std::string unix_path = work + "/unix-" + j + ".db";
+      std::fprintf(stderr, "unix %s ...\n", j.c_str());
+      auto r = run(o, "file:" + unix_path + "?vfs=unix", "unix", "-", j, "");
+      all.insert(all.end(), r.begin(), r.end());
+      for (const std::string& m : o.methods) {
+        const std::string img = work + "/" + m + "-" + j + ".db";
+        std::fprintf(stderr, "pdl %s %s ...\n", m.c_str(), j.c_str());
+        r = run(o, "file:" + img + "?vfs=pdl&method=" + m + "&size=" + o.size + o.extra, "pdl",
+                m, j, img);
+        all.insert(all.end(), r.begin(), r.end());
+        unlink(img.c_str());
+      }
+      unlink(unix_path.c_str());
+      unlink((unix_path + "-wal").c_str());
+      unlink((unix_path + "-shm").c_str());
+    }
+  } catch (const Fail& f) {
+    std::fprintf(stderr, "pdl-sqlbench: %s\n", f.msg.c_str());
+    status = 1;
+  }
+  rmdir(work.c_str());
+  if (status) return status;
+
+  std::printf("pdl-sqlbench: %d single-row transactions per phase; chip %s; images in %s\n",
+              o.rows, o.size.c_str(), o.dir.c_str());
+  std::printf("Per committed transaction. sim_us = simulated flash time (seed 000 Table 1); "
+              "db/jrnl/dir/gc = its split by file kind (cost.h).\nwall_us = host time; "
+              "speed = unix wall / pdl wall in the same run (> 1: pdl faster).\n\n");
+  std::printf("%-7s %-6s %-7s %9s %8s %8s %8s %8s %8s %8s %8s %7s %9s %7s\n", "journal", "method",
+              "phase", "sim_us", "db_us", "jrnl_us", "dir_us", "gc_us", "programs", "reads",
+              "erases", "KiB_pgm", "wall_us", "speed");
+  std::vector<std::string> json;
+  for (const Phase& p : all) {
+    double unix_wall = 0;
+    for (const Phase& q : all)
+      if (q.vfs == "unix" && q.journal == p.journal && q.phase == p.phase)
+        unix_wall = q.wall_us_per_txn;
+    const double n = o.rows;
+    pdl::JsonObj rec;
+    rec.s("vfs", p.vfs).s("method", p.method).s("journal", p.journal).s("phase", p.phase)
+        .u("transactions", uint64_t(o.rows)).n("wall_us_per_txn", p.wall_us_per_txn);
+    if (!p.has_flash) {
+      std::printf("%-7s %-6s %-7s %9s %8s %8s %8s %8s %8s %8s %8s %7s %9.1f %7s\n",
+                  p.journal.c_str(), "unix", p.phase.c_str(), "-", "-", "-", "-", "-", "-", "-",
+                  "-", "-", p.wall_us_per_txn, "1.00");
+      json.push_back(rec.str());
+      continue;
+    }
+    const Flash& f = p.flash;
+    const unsigned jk = p.journal == "wal" ? unsigned(pdl::FileKind::kWal)
+                                           : unsigned(pdl::FileKind::kJournal);
+    const double jrnl = f.kind_sim_us[unsigned(pdl::FileKind::kJournal)] +
+                        f.kind_sim_us[unsigned(pdl::FileKind::kWal)];
+    const double speed = unix_wall / p.wall_us_per_txn;
+    std::printf("%-7s %-6s %-7s %9.1f %8.1f %8.1f %8.1f %8.1f %8.2f %8.2f %8.4f %7.2f %9.1f %7.2f\n",
+                p.journal.c_str(), p.method.c_str(), p.phase.c_str(), f.sim_us / n,
+                f.kind_sim_us[unsigned(pdl::FileKind::kDatabase)] / n, jrnl / n,
+                f.kind_sim_us[unsigned(pdl::FileKind::kDirectory)] / n, f.gc_sim_us / n,
+                f.programs / n, f.reads / n, f.erases / n, f.bytes_programmed / n / 1024.0,
+                p.wall_us_per_txn, speed);
+    rec.n("sim_us_per_txn", f.sim_us / n)
+        .n("db_sim_us_per_txn", f.kind_sim_us[unsigned(pdl::FileKind::kDatabase)] / n)
+        .n("journal_sim_us_per_txn", jrnl / n)
+        .n("directory_sim_us_per_txn", f.kind_sim_us[unsigned(pdl::FileKind::kDirectory)] / n)
+        .n("gc_sim_us_per_txn", f.gc_sim_us / n)
+        .n("programs_per_txn", f.programs / n)
+        .n("reads_per_txn", f.reads / n)
+        .n("erases_per_txn", f.erases / n)
+        .n("bytes_programmed_per_txn", f.bytes_programmed / n)
+        .n("db_bytes_written_per_txn", double(f.bytes_written[0]) / n)
+        .n("db_bytes_changed_per_txn", double(f.bytes_changed[0]) / n)
+        .n("journal_bytes_written_per_txn", double(f.bytes_written[jk]) / n)
+        .n("unix_wall_us_per_txn", unix_wall)
+        .n("speed_vs_unix", speed);
+    json.push_back(rec.str());
+  }
+  if (!o.json.empty()) {
+    FILE* fp = std::fopen(o.json.c_str(), "w");
+    if (!fp) {
+      std::fprintf(stderr, "pdl-sqlbench: cannot write %s\n", o.json.c_str());
+      return 1;
+    }
+    std::fputs("[\n", fp);
+    for (size_t i = 0; i < json.size(); i++)
+      std::fprintf(fp, "  %s%s\n", json[i].c_str(), i + 1 < json.size() ? "," : "");
+    std::fputs("]\n", fp);
+    std::fclose(fp);
+  }
+  return 0;
+}
