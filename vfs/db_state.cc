@@ -78,15 +78,7 @@ std::shared_ptr<DbState> find_db_for(const std::string& name, std::string* suffi
       }
     }
   }
-  const size_t mj = name.rfind("-mj");  // super-journal: "<db>-mjXXXXXXXX"
-  if (mj != std::string::npos) {
-    auto it = registry().find(name.substr(0, mj));
-    if (it != registry().end()) {
-      *suffix = name.substr(mj);
-      return it->second;
-    }
-  }
-  return nullptr;
+  return nullptr;  // (super-journals live on the host: vfs.cc)
 }
 
 Nand* device_of(const std::string& full_path) {

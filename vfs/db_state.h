@@ -50,7 +50,7 @@ struct DbState {
 // `create`: SQLite asked to create. On success *out holds one more reference.
 Status acquire_db(const std::string& path, const ImageParams& params, const std::string& db,
                   bool create, std::shared_ptr<DbState>* out);
-// The open DbState whose database name `name` extends by "-journal", "-wal" or "-mj…";
+// The open DbState whose database name `name` extends by "-journal" or "-wal";
 // nullptr if none is open. `*suffix` gets the extension.
 std::shared_ptr<DbState> find_db_for(const std::string& name, std::string* suffix);
 void add_ref(DbState& db);

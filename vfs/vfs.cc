@@ -7,8 +7,11 @@
 //   (flock); its connections share it through a registry (db_state.h).
 // USAGE
 //   sqlite3 -cmd '.load build/vfs/pdl' -cmd '.open file:shop.db?vfs=pdl'
+//   Super-journals (multi-database commits, ATTACH) stay on the host beside the image, through
+//   the default VFS: the one deciding a multi-image commit must be readable while only one of
+//   the images is open, which a file inside another image would not be.
 //   URI parameters at creation: method, max_diff, obsolete, page, pages_per_block, size, nop,
-//   max_files; at any open: cache, db (the database file inside the image). A set parameter
+//   max_files; at any open: cache_chunks, db (the database file inside the image). A set parameter
 //   that contradicts an existing image, or an unknown one, fails the open with a message.
 // NOTES
 //   * A path that exists but is not a pdl image is refused and never written.
@@ -18,6 +21,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -75,6 +80,8 @@ int open_failed(PdlFile* f, int code, const std::string& msg) {
 }
 
 int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, int* out_flags) {
+  if (flags & SQLITE_OPEN_SUPER_JOURNAL)  // the base VFS's file object takes our slot
+    return g_base->xOpen(g_base, zname, file, flags, out_flags);
   PdlFile* f = new (file) PdlFile();
   f->base.pMethods = nullptr;  // SQLite calls xClose only if xOpen set pMethods
   if (out_flags) *out_flags = flags;
@@ -119,7 +126,17 @@ int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, 
   return SQLITE_OK;
 }
 
-int x_delete(sqlite3_vfs*, const char* zname, int) {
+// "<db>-mj" + 9 hex digits (pager.c's "-mj%06X9%02X"): a super-journal (see OVERVIEW).
+bool is_super_journal(const char* zname) {
+  const size_t n = std::strlen(zname);
+  if (n < 12 || std::strncmp(zname + n - 12, "-mj", 3) != 0) return false;
+  for (size_t i = n - 9; i < n; i++)
+    if (!std::isxdigit(static_cast<unsigned char>(zname[i]))) return false;
+  return true;
+}
+
+int x_delete(sqlite3_vfs*, const char* zname, int sync_dir) {
+  if (is_super_journal(zname)) return g_base->xDelete(g_base, zname, sync_dir);
   std::string suffix;
   std::shared_ptr<DbState> db = find_db_for(zname, &suffix);
   if (!db) return SQLITE_IOERR_DELETE_NOENT;
@@ -130,6 +147,7 @@ int x_delete(sqlite3_vfs*, const char* zname, int) {
 }
 
 int x_access(sqlite3_vfs*, const char* zname, int flags, int* out) {
+  if (is_super_journal(zname)) return g_base->xAccess(g_base, zname, flags, out);
   std::string suffix;
   std::shared_ptr<DbState> db = find_db_for(zname, &suffix);
   if (db) {
@@ -255,6 +273,8 @@ int register_vfs(bool make_default) {
     g_base = sqlite3_vfs_find(nullptr);
     if (!g_base) return SQLITE_ERROR;
     if (g_base == &g_vfs) return SQLITE_OK;
+    // Room for the base VFS's file object too (super-journals are opened through it).
+    g_vfs.szOsFile = std::max(g_vfs.szOsFile, g_base->szOsFile);
   }
   return sqlite3_vfs_register(&g_vfs, make_default ? 1 : 0);
 }

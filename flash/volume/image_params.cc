@@ -7,7 +7,7 @@ namespace pdl {
 
 const char* const ImageParams::kKeys[] = {"method", "max_diff", "obsolete", "page",
                                           "pages_per_block", "size", "nop", "max_files",
-                                          "cache", nullptr};
+                                          "cache_chunks", nullptr};
 
 bool parse_size(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
@@ -64,7 +64,7 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     return u32(&nop, 1, 16);
   } else if (key == "max_files") {
     return u32(&max_files, 1, 65536);
-  } else if (key == "cache") {
+  } else if (key == "cache_chunks") {  // ("cache" is SQLite's own URI key)
     return u32(&cache_chunks, 1, 4096);
   } else if (key == "size") {
     uint64_t v;

@@ -145,6 +145,7 @@ Status Volume::create_locked(std::string_view name, FileId* id) {
   PDL_TRY(check_name(name));
   if (names_.count(name))
     return Status::error(Errc::kInvalidArgument, "file '" + std::string(name) + "' exists");
+  if (vacated_.count(name)) PDL_TRY(commit_meta());  // see rename()
   auto free_slot = std::find(slot_ids_.begin(), slot_ids_.end(), 0u);
   if (free_slot == slot_ids_.end())
     return Status::error(Errc::kFull, "directory full (" + std::to_string(slot_ids_.size()) +
@@ -221,13 +222,17 @@ Status Volume::rename(std::string_view from, std::string_view to) {
     return Status::error(Errc::kNotFound, "no file '" + std::string(from) + "'");
   const FileId id = it->second;
   if (from == to) return Status::ok();
+  // A name vacated by an earlier rename is taken again only once that rename is durable:
+  // otherwise a cut could leave the old slot under that name beside the new one, and mount
+  // would keep the newer — losing the renamed file's data.
+  if (vacated_.count(to)) PDL_TRY(commit_meta());
   // Replacing another file: the renamed file moves into the replaced file's slot, so one
   // slot write switches the name over. If its old slot is in another directory page, that
-  // slot keeps its bytes on flash (a stale copy with a lower version) until a sync has made
+  // slot keeps its bytes on flash (a stale copy with a lower version) until a commit has made
   // the move durable — a cut in between leaves either the old pair of files or the same id
-  // twice, and mount keeps the higher version — and a second sync then clears it, before any
+  // twice, and mount keeps the higher version — and a second commit then clears it, before any
   // later change could make the stale copy the only one (volume_mount.cc). So a replacing
-  // rename across directory pages costs two syncs; within one page it is one slot write.
+  // rename across directory pages costs two metadata commits; within one page, one slot write.
   bool stale = false;
   auto old = names_.find(to);
   if (old != names_.end()) {
@@ -246,6 +251,7 @@ Status Volume::rename(std::string_view from, std::string_view to) {
     slot_ids_[target] = id;
   }
   names_.erase(names_.find(from));
+  vacated_.insert(std::string(from));
   File& f = files_.at(id);
   f.meta.name = std::string(to);
   f.kind = kind_of(to);
@@ -254,8 +260,8 @@ Status Volume::rename(std::string_view from, std::string_view to) {
   slot_changed(f);
   names_.emplace(f.meta.name, id);
   if (stale) {
-    PDL_TRY(sync_locked());  // the move is durable; sync_locked() released the stale slot
-    PDL_TRY(sync_locked());  // and now its clearing too
+    PDL_TRY(commit_meta());  // the move is durable; commit_meta() released the stale slot
+    PDL_TRY(commit_meta());  // and now its clearing is durable too
   }
   return Status::ok();
 }
@@ -358,12 +364,18 @@ Status Volume::read(FileId id, uint64_t off, std::span<uint8_t> buf, size_t* got
 // Write one whole chunk to the store, allocating its lpn on first write.
 Status Volume::store_chunk(File& f, uint32_t c, std::span<const uint8_t> data) {
   KindStats& ks = stats_.kind[size_t(f.kind)];
-  if (f.chunks.size() <= c) f.chunks.resize(size_t(c) + 1, kNoLpn);
-  uint32_t l = f.chunks[c];
+  uint32_t l = c < f.chunks.size() ? f.chunks[c] : kNoLpn;
   const bool fresh = l == kNoLpn;
   size_t changed = 0;
   if (fresh) {
-    if (!pool_.take(&l))
+    // Released lpns reach the pool two commits after their release (commit_meta): when the
+    // pool is empty, commit to bring them in rather than fail.
+    bool took = pool_.take(&l);
+    for (int i = 0; i < 2 && !took && (!pending_free_.empty() || !trimmed_.empty()); i++) {
+      PDL_TRY(commit_meta());
+      took = pool_.take(&l);
+    }
+    if (!took)
       return Status::error(Errc::kFull, "volume full: no free logical page for '" +
                                             f.meta.name + "'");
     changed = count_changed(data, {});
@@ -382,6 +394,7 @@ Status Volume::store_chunk(File& f, uint32_t c, std::span<const uint8_t> data) {
     return st;
   }
   if (fresh) {
+    if (f.chunks.size() <= c) f.chunks.resize(size_t(c) + 1, kNoLpn);
     f.chunks[c] = l;
     set_owner(l, Owner{f.meta.id, c});
   }
@@ -428,6 +441,27 @@ void Volume::drop_cache(FileId id, uint32_t first_chunk) {
   std::erase_if(cache_, [&](const CachedChunk& e) { return e.id == id && e.chunk >= first_chunk; });
 }
 
+// Bytes of the last chunk past the file's size may be stale: a shrink leaves them, and a crash
+// can make a chunk durable before the size that ends inside it. Before the file grows over
+// them they become zeros, so a hole or a regrown tail never shows old (or another file's
+// deleted) bytes.
+Status Volume::zero_tail(File& f) {
+  const size_t tail = size_t(f.meta.size % chunk_);
+  if (tail == 0) return Status::ok();
+  const uint32_t c = uint32_t(f.meta.size / chunk_);
+  const bool cached = std::any_of(cache_.begin(), cache_.end(), [&](const CachedChunk& e) {
+    return e.id == f.meta.id && e.chunk == c;
+  });
+  if (!cached && (c >= f.chunks.size() || f.chunks[c] == kNoLpn)) return Status::ok();
+  CachedChunk* e;
+  PDL_TRY(cached_chunk(f, c, &e));
+  if (std::any_of(e->data.begin() + long(tail), e->data.end(), [](uint8_t b) { return b != 0; })) {
+    std::fill(e->data.begin() + long(tail), e->data.end(), 0);
+    e->dirty = true;
+  }
+  return Status::ok();
+}
+
 Status Volume::write(FileId id, uint64_t off, std::span<const uint8_t> data) {
   std::lock_guard<std::mutex> g(mu_);
   PDL_TRY(writable());
@@ -437,6 +471,7 @@ Status Volume::write(FileId id, uint64_t off, std::span<const uint8_t> data) {
     return Status::error(Errc::kInvalidArgument, "write beyond the largest file size");
   KindStats& ks = stats_.kind[size_t(f->kind)];
   ks.writes++;
+  if (off + data.size() > f->meta.size) PDL_TRY(zero_tail(*f));
   f->meta.mtime_ns = now_ns();
   const uint64_t version = f->meta.version;
   size_t done = 0;
@@ -445,9 +480,10 @@ Status Volume::write(FileId id, uint64_t off, std::span<const uint8_t> data) {
     const uint32_t c = uint32_t(pos / chunk_);
     const size_t in = size_t(pos % chunk_), len = std::min<size_t>(chunk_ - in, data.size() - done);
     if (len == chunk_) {
-      // A whole chunk supersedes any cached copy, dirty or not.
-      std::erase_if(cache_, [&](const CachedChunk& e) { return e.id == id && e.chunk == c; });
+      // A whole chunk supersedes any cached copy, dirty or not — once it is stored (a failed
+      // write must not lose an acknowledged partial write held in the cache).
       PDL_TRY(store_chunk(*f, c, data.subspan(done, chunk_)));
+      std::erase_if(cache_, [&](const CachedChunk& e) { return e.id == id && e.chunk == c; });
     } else {
       CachedChunk* e;
       PDL_TRY(cached_chunk(*f, c, &e));
@@ -472,21 +508,18 @@ Status Volume::truncate(FileId id, uint64_t size) {
   File* f;
   PDL_TRY(file(id, &f));
   if (size == f->meta.size) return Status::ok();
-  if (size < f->meta.size) {
-    const uint32_t keep = uint32_t(chunk_count(size));
-    release(*f, keep);
-    // Bytes past the new end inside the last chunk must read as zeros if the file grows again.
-    if (size % chunk_ != 0 &&
-        (keep - 1 < f->chunks.size() && f->chunks[keep - 1] != kNoLpn)) {
-      CachedChunk* e;
-      PDL_TRY(cached_chunk(*f, keep - 1, &e));
-      std::fill(e->data.begin() + size % chunk_, e->data.end(), 0);
-      e->dirty = true;
-    } else if (size % chunk_ != 0) {
-      for (CachedChunk& e : cache_)
-        if (e.id == id && e.chunk == keep - 1)
-          std::fill(e.data.begin() + size % chunk_, e.data.end(), 0);
-    }
+  if (size > f->meta.size) {
+    PDL_TRY(zero_tail(*f));
+  } else {
+    // Zero the new tail now too (before anything is released, so a failure changes nothing):
+    // once synced, no stale byte lies past the end on flash, and a crash can expose only bytes
+    // the file held since its last sync.
+    const uint64_t old_size = f->meta.size;
+    f->meta.size = size;
+    Status st = zero_tail(*f);
+    f->meta.size = old_size;
+    PDL_TRY(st);
+    release(*f, uint32_t(chunk_count(size)));
   }
   f->meta.size = size;
   f->meta.mtime_ns = now_ns();
@@ -530,18 +563,32 @@ Status Volume::write_meta_page(uint32_t lpn, std::span<const uint8_t> page) {
   return store_->write(lpn, page);
 }
 
-Status Volume::sync_locked() {
-  if (opts_.read_only) return Status::ok();
-  stats_.syncs++;
-  for (CachedChunk& e : cache_)
-    if (e.dirty) {
-      File* f;
-      PDL_TRY(file(e.id, &f));
-      PDL_TRY(store_chunk(*f, e.chunk, e.data));
-      e.dirty = false;
+// Store every dirty cached chunk. kFull for a chunk that needs a fresh lpn does not stop the
+// others; it is returned at the end (other errors at once).
+Status Volume::flush_cache() {
+  Status full;
+  for (CachedChunk& e : cache_) {
+    if (!e.dirty) continue;
+    File* f;
+    PDL_TRY(file(e.id, &f));
+    Status st = store_chunk(*f, e.chunk, e.data);
+    if (st.is(Errc::kFull)) {
+      full = st;
+      continue;
     }
-  // Contents first, then the owner map, then the directory: the order does not make the sync
-  // atomic (the store's write buffer may program them in another order), the release rule does.
+    PDL_TRY(st);
+    e.dirty = false;
+  }
+  return full;
+}
+
+// Write the dirty owner-map and directory pages, sync the store, then act on what is now
+// durable: renames' stale slots may be cleared, released lpns trimmed and reused, vacated
+// names taken again. Only a device error makes it fail (overwrites of metadata pages always
+// fit the store), and after one the store is poisoned until remounted.
+Status Volume::commit_meta() {
+  // The order of these writes does not make the commit atomic (the store's write buffer may
+  // program them in another order); the crash rules of volume.h do.
   const VolumeLayout& L = hdr_.layout;
   for (uint32_t p = 0; p < L.owner_pages; p++)
     if (owner_dirty_[p]) {
@@ -561,20 +608,42 @@ Status Volume::sync_locked() {
     header_dirty_ = false;
   }
   PDL_TRY(store_->sync());
-  // Renames that left a stale slot are durable now: the slot can be cleared (next sync).
+  vacated_.clear();
+  // Renames that left a stale slot are durable now: the slot can be cleared (next commit).
   for (const auto& [slot, meta] : stale_slots_) {
     slot_ids_[slot] = 0;
-    dir_dirty_[slot / hdr_.layout.slots_per_page()] = true;
+    dir_dirty_[slot / L.slots_per_page()] = true;
   }
   stale_slots_.clear();
-  // The releases are durable now: trim and reuse the lpns.
+  // Trims issued at the previous commit are durable now: those lpns read as unmapped after
+  // any cut, so they may be reused. (Reused earlier, a new owner entry could become durable
+  // before the new owner's bytes, and show the old owner's.)
+  for (uint32_t l : trimmed_) pool_.put(l);
+  trimmed_.clear();
+  // The releases are durable now: trim the lpns (durable at the next commit).
   for (uint32_t l : pending_free_) {
     PDL_TRY(store_->trim(l));
     stats_.trims++;
-    pool_.put(l);
+    trimmed_.push_back(l);
   }
   pending_free_.clear();
   return Status::ok();
+}
+
+Status Volume::sync_locked() {
+  if (opts_.read_only) return Status::ok();
+  stats_.syncs++;
+  // Contents first, then metadata. If a chunk found no free lpn, the metadata is committed all
+  // the same — its releases may be what makes room — and the chunks are tried once more.
+  Status data = flush_cache();
+  if (!data.is_ok() && !data.is(Errc::kFull)) return data;
+  PDL_TRY(commit_meta());
+  if (data.is(Errc::kFull)) {  // this commit's releases may make room
+    data = flush_cache();
+    if (!data.is_ok() && !data.is(Errc::kFull)) return data;
+    PDL_TRY(commit_meta());
+  }
+  return data;
 }
 
 Status Volume::sync() {
@@ -587,9 +656,8 @@ Status Volume::close() {
   if (opts_.read_only) return Status::ok();
   for (auto& [id, f] : files_)
     if (f.mtime_dirty) slot_changed(f);
-  const uint64_t trims = stats_.trims;
   PDL_TRY(sync_locked());
-  if (stats_.trims != trims) PDL_TRY(store_->sync());  // the trims' tombstones
+  if (!trimmed_.empty()) PDL_TRY(commit_meta());  // the trims' tombstones
   return Status::ok();
 }
 

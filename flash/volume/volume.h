@@ -9,12 +9,20 @@
 //   * after a crash, each chunk of a file is its last synced version or a later written one,
 //     and the directory is its synced state or a later one, page by page (the PageStore's
 //     per-page atomicity). A name removed or a file truncated is durable after the next sync.
-//   * a write that fails with kFull changed nothing.
+//   * a write that fails with kFull stored at most a prefix of its chunks, and the file's size
+//     covers exactly what was stored; nothing else changed.
 // Crash rules that make this hold:
-//   * an lpn freed by remove/truncate is reused only after the sync that makes its release
-//     durable (until then the durable directory may still point at it); it is trimmed then;
+//   * an lpn freed by remove/truncate is trimmed after the sync that makes its release durable
+//     (until then the durable directory may still point at it), and reused only after the
+//     next sync has made the trim durable too (until then a new owner entry could become
+//     durable before the new owner's bytes, which would show the old owner's);
 //   * file ids are fresh for every file created (max id on flash + 1 at mount), so owner
-//     entries of a file whose slot is gone are dead — mount clears them and trims their lpns;
+//     entries of a file whose slot is gone are dead — mount clears them, and their lpns are
+//     reused (like any release) only after the next sync;
+//   * a name a rename vacated is taken again only after that rename is durable, and a
+//     replacing rename across directory pages commits twice (volume.cc, rename);
+//   * bytes of the last chunk past a file's size are zeroed before the file grows over them
+//     (a crash can make a chunk durable before its size);
 //   * a partial-chunk write is read-modify-write in a small write-back cache (journal headers
 //     come in 4..28-byte pieces); dirty chunks are written at sync, at eviction, or at close.
 //   * modification times are kept lazily (like Linux `lazytime`): persisted with other slot
@@ -28,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -152,6 +161,7 @@ class Volume {
 
   Volume(std::unique_ptr<PageStore> store, const VolumeOptions& opts, const VolumeHeader& hdr);
   Status load();  // volume_mount.cc
+  Status repair_tails();  // volume_mount.cc
   Status check_locked();  // volume_mount.cc
   Status writable() const;
   Status file(FileId id, File** f);
@@ -165,6 +175,9 @@ class Volume {
   Status evict_one();
   void drop_cache(FileId id, uint32_t first_chunk);
   Status sync_locked();
+  Status flush_cache();
+  Status commit_meta();
+  Status zero_tail(File& f);
   Status write_meta_page(uint32_t lpn, std::span<const uint8_t> page);
   void encode_dir_page(uint32_t page, std::span<uint8_t> out) const;
   void encode_owner_page(uint32_t page, std::span<uint8_t> out) const;
@@ -187,6 +200,8 @@ class Volume {
   std::vector<bool> dir_dirty_, owner_dirty_;
   LpnPool pool_;
   std::vector<uint32_t> pending_free_;  // released lpns waiting for a durable sync
+  std::vector<uint32_t> trimmed_;       // released lpns whose trims wait for a durable sync
+  std::set<std::string, std::less<>> vacated_;  // names renamed away since the last commit
   std::vector<CachedChunk> cache_;
   uint64_t tick_ = 0;
   FileId next_id_ = 1;

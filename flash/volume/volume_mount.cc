@@ -8,7 +8,10 @@
 //     old and the new lpn of a chunk both claimed: either is a version the file held since its
 //     last sync, so the lower lpn is kept);
 //   * everything else — dead owner entries, lpns mapped in the store that no file owns — is
-//     cleared and trimmed (durable at the next sync; a cut before that only repeats the work).
+//     cleared and trimmed; lpns the owner map on flash still names are reused only after the
+//     next sync (a cut before that only repeats the work).
+// A file's last chunk holding bytes past its size (a cut between the chunk and the size) is
+// zeroed there and synced (repair_tails).
 // The next file id is one above every id found in slots *and* owner entries, dead or alive,
 // so no id still referenced on flash is handed out again.
 #include <algorithm>
@@ -44,18 +47,23 @@ Status Volume::load() {
       max_id = std::max(max_id, s.id);
       next_version_ = std::max(next_version_, s.version + 1);
       const uint32_t slot = p * per_slot_page + i;
-      // Two slots for one name (or, from a damaged image, one id): the newer one wins.
+      // Two slots for one name, or for one id (a replacing rename cut between its commits),
+      // possibly both at once with two different files: the newest slot wins outright.
+      std::vector<FileId> clash;
+      if (files_.count(s.id)) clash.push_back(s.id);
       auto dup = names_.find(s.name);
-      if (files_.count(s.id) || dup != names_.end()) {
-        File& other = files_.count(s.id) ? files_.at(s.id) : files_.at(dup->second);
-        if (other.meta.version >= s.version) {
-          drop_slot[slot] = true;
-          continue;
-        }
+      if (dup != names_.end() && dup->second != s.id) clash.push_back(dup->second);
+      if (std::any_of(clash.begin(), clash.end(),
+                      [&](FileId o) { return files_.at(o).meta.version >= s.version; })) {
+        drop_slot[slot] = true;
+        continue;
+      }
+      for (FileId o : clash) {
+        File& other = files_.at(o);
         drop_slot[other.slot] = true;
         slot_ids_[other.slot] = 0;
         names_.erase(other.meta.name);
-        files_.erase(other.meta.id);
+        files_.erase(o);
       }
       File f;
       f.slot = slot;
@@ -104,11 +112,45 @@ Status Volume::load() {
   if (next_id_ == 0) next_id_ = 0xFFFFFFFFu;  // ids exhausted: creates fail with kFull
   if (!cleanup) return Status::ok();
   for (uint32_t lpn : dead) {
-    if (owners_[lpn - L.data_first].id != 0) set_owner(lpn, Owner{});
-    if (store_->is_mapped(lpn)) PDL_TRY(store_->trim(lpn));
-    pool_.put(lpn);
+    if (owners_[lpn - L.data_first].id != 0) {
+      // The owner map on flash still names this lpn: like any release, it is reused only after
+      // the sync that makes the cleared entry durable (another cut before that must find the
+      // lpn's bytes unchanged).
+      set_owner(lpn, Owner{});
+      pending_free_.push_back(lpn);
+      continue;
+    }
+    // Written but never owned on flash: nothing durable refers to it. Trimmed now, reused once
+    // the trim is durable (commit_meta).
+    if (store_->is_mapped(lpn)) {
+      PDL_TRY(store_->trim(lpn));
+      trimmed_.push_back(lpn);
+    } else {
+      pool_.put(lpn);
+    }
   }
-  return Status::ok();
+  return repair_tails();
+}
+
+// A cut can make a file's last chunk durable while its size is not: the chunk then holds bytes
+// past the size that the file never held since its last sync (an unacknowledged write). They
+// are zeroed now, and made durable before anything can grow the file over them.
+Status Volume::repair_tails() {
+  bool repaired = false;
+  for (auto& [id, f] : files_) {
+    const size_t tail = size_t(f.meta.size % chunk_);
+    const uint32_t c = uint32_t(f.meta.size / chunk_);
+    if (tail == 0 || c >= f.chunks.size() || f.chunks[c] == kNoLpn) continue;
+    Status st = store_->read(f.chunks[c], scratch_);
+    if (st.is(Errc::kNotFound)) continue;
+    PDL_TRY(st);
+    if (std::all_of(scratch_.begin() + long(tail), scratch_.end(), [](uint8_t b) { return !b; }))
+      continue;
+    std::fill(scratch_.begin() + long(tail), scratch_.end(), 0);
+    PDL_TRY(store_->write(f.chunks[c], scratch_));
+    repaired = true;
+  }
+  return repaired ? store_->sync() : Status::ok();
 }
 
 Status Volume::check() {
