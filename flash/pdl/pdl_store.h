@@ -7,6 +7,8 @@
 //   Fig. 6 PDL_Reading ............ PdlStore::read_page         (pdl_store.cc; read, peek)
 //   Fig. 7 PDL_RecoveringfromCrash  PdlStore::mount             (pdl_recovery.cc)
 //   §4.1 garbage collection ....... gc_once, gc_merge           (pdl_gc.cc)
+// Also: PdlStore::check (pdl_check.cc) recomputes the tables; locate / block_info
+// (pdl_inspect.cc) expose the ppmt entry and block states to tools, from RAM only.
 //
 // OPU (out-place update with page-level mapping) is what PDL becomes when every write takes
 // Case 3 (seed 000 §4.1: "In this special case, PDL becomes the same as the page-based
@@ -73,6 +75,8 @@ class PdlStore final : public PageStore {
   uint32_t free_blocks() const override { return blocks_.free_blocks(); }
   size_t mapping_bytes_per_lpn() const override { return sizeof(PpmtEntry); }
   Status check() const override;  // pdl_check.cc
+  LpnLocation locate(Lpn lpn) const override;            // pdl_inspect.cc
+  BlockInfo block_info(uint32_t block) const override;  // pdl_inspect.cc
 
  private:
   PdlStore(Nand& nand, const StoreParams& params);

@@ -12,6 +12,8 @@
 // After any device error (I/O error, power cut) the store is poisoned: every later call
 // returns that error; recover by mounting the media again.
 //
+// Inspection (locate, block_info) reads only the in-memory tables, for tools and tests.
+//
 // Thread-safety: none; the Volume above serialises access.
 #pragma once
 
@@ -58,6 +60,47 @@ struct MountReport {
   double wall_s = 0;
 };
 
+// Where a logical page lives right now (PageStore::locate). In the paper's terms: the ppmt
+// entry <base page, differential page> of the lpn (seed 000 Fig. 3), plus the write buffer.
+struct LpnLocation {
+  Ppa base = kNoPpa;            // current base page; kNoPpa: unmapped (never written, trimmed)
+  // Differential page holding the lpn's newest differential *on flash*, or kNoPpa. When
+  // diff_in_buffer, a newer differential waits in the write buffer and this one (if any) is
+  // the on-flash one it will supersede at the next flush.
+  Ppa diff = kNoPpa;
+  bool diff_in_buffer = false;  // the newest differential is in the differential write buffer
+  bool trim_pending = false;    // that buffered record is a tombstone: reads say unmapped
+  uint32_t diff_bytes = 0;      // size of the newest differential record (header included)
+                                // if known without a flash read (in the buffer), else 0
+};
+
+// An erase block as the store sees it (PageStore::block_info).
+struct BlockInfo {
+  enum State : uint8_t {
+    kFree,      // in the free queue: erased, or erasable (erased when next opened)
+    kOpen,      // a write head is programming it, page by page
+    kFull,      // closed: fully programmed, or partly programmed at mount and not reopened
+    kReserved,  // not the store's: the superblock blocks 0 .. kSuperblockBlocks-1
+    kVictim,    // taken by garbage collection and not yet erased (seen only if a collection
+                // stopped half-way: the store is then poisoned)
+  };
+  State state = kReserved;
+  uint32_t valid_pages = 0;  // pages GC would have to keep: current base pages + differential
+                             // pages with a valid differential (0 for free/reserved blocks)
+  uint32_t erase_count = 0;  // erases the block has endured (Nand::erase_count)
+};
+// "free", "open", "full", "reserved", "victim".
+inline const char* block_state_name(BlockInfo::State s) {
+  switch (s) {
+    case BlockInfo::kFree: return "free";
+    case BlockInfo::kOpen: return "open";
+    case BlockInfo::kFull: return "full";
+    case BlockInfo::kReserved: return "reserved";
+    case BlockInfo::kVictim: return "victim";
+  }
+  return "?";
+}
+
 class PageStore {
  public:
   virtual ~PageStore() = default;
@@ -96,6 +139,13 @@ class PageStore {
   // reference counts, per-block valid counts). Errc::kCorrupt names the first mismatch.
   // Costs RAM work only, no flash operation. For tests and fsck.
   virtual Status check() const = 0;
+
+  // ---- inspection (pdl fsck / dump): RAM only, no flash operation, no stats ----
+  // Where lpn lives. An lpn >= logical_pages() gives an empty LpnLocation (all kNoPpa).
+  virtual LpnLocation locate(Lpn lpn) const = 0;
+  // State, valid-page count and erase count of erase block `block` (a block outside the chip
+  // reads as kReserved with zero counts).
+  virtual BlockInfo block_info(uint32_t block) const = 0;
 };
 
 // Write a superblock for `params` and return an empty store. Destroys what the chip held.

@@ -181,12 +181,14 @@ Status Volume::open_file(std::string_view name, bool create, FileId* id) {
   return create_locked(name, id);
 }
 
-// Free the lpns of chunks >= first_chunk; reusable after the next durable sync.
+// Free the lpns of chunks >= first_chunk; reusable two commits later (commit_meta). Their
+// owner entries stay until the release is durable: a removed file's entries are dead once its
+// slot is gone, a truncated file's once its new size is on flash — so a cut before that finds
+// the file whole, never with some chunks already unowned.
 void Volume::release(File& f, uint32_t first_chunk) {
   for (size_t c = first_chunk; c < f.chunks.size(); c++) {
     const uint32_t l = f.chunks[c];
     if (l == kNoLpn) continue;
-    set_owner(l, Owner{});
     lpn_kind_[l] = uint8_t(FileKind::kDatabase);
     pending_free_.push_back(l);
   }
@@ -441,6 +443,18 @@ void Volume::drop_cache(FileId id, uint32_t first_chunk) {
   std::erase_if(cache_, [&](const CachedChunk& e) { return e.id == id && e.chunk >= first_chunk; });
 }
 
+// The file grows to `new_size`: lpns it released (by a truncate since the last commit) for
+// chunks now inside the size still claim them in the owner map. Unclaim them now, so the
+// commit that makes the new size durable also drops the claims — else a cut after it could
+// bring the released bytes back into the regrown hole.
+void Volume::unclaim_released(File& f, uint64_t new_size) {
+  const uint64_t n = chunk_count(new_size);
+  for (uint32_t l : pending_free_) {
+    const Owner o = owners_[l - hdr_.layout.data_first];
+    if (o.id == f.meta.id && o.chunk < n) set_owner(l, Owner{});
+  }
+}
+
 // Bytes of the last chunk past the file's size may be stale: a shrink leaves them, and a crash
 // can make a chunk durable before the size that ends inside it. Before the file grows over
 // them they become zeros, so a hole or a regrown tail never shows old (or another file's
@@ -471,7 +485,10 @@ Status Volume::write(FileId id, uint64_t off, std::span<const uint8_t> data) {
     return Status::error(Errc::kInvalidArgument, "write beyond the largest file size");
   KindStats& ks = stats_.kind[size_t(f->kind)];
   ks.writes++;
-  if (off + data.size() > f->meta.size) PDL_TRY(zero_tail(*f));
+  if (off + data.size() > f->meta.size) {
+    PDL_TRY(zero_tail(*f));
+    unclaim_released(*f, off + data.size());
+  }
   f->meta.mtime_ns = now_ns();
   const uint64_t version = f->meta.version;
   size_t done = 0;
@@ -510,6 +527,7 @@ Status Volume::truncate(FileId id, uint64_t size) {
   if (size == f->meta.size) return Status::ok();
   if (size > f->meta.size) {
     PDL_TRY(zero_tail(*f));
+    unclaim_released(*f, size);
   } else {
     // Zero the new tail now too (before anything is released, so a failure changes nothing):
     // once synced, no stale byte lies past the end on flash, and a crash can expose only bytes
@@ -620,8 +638,9 @@ Status Volume::commit_meta() {
   // before the new owner's bytes, and show the old owner's.)
   for (uint32_t l : trimmed_) pool_.put(l);
   trimmed_.clear();
-  // The releases are durable now: trim the lpns (durable at the next commit).
+  // The releases are durable now: unown and trim the lpns (both durable at the next commit).
   for (uint32_t l : pending_free_) {
+    if (owners_[l - L.data_first].id != 0) set_owner(l, Owner{});
     PDL_TRY(store_->trim(l));
     stats_.trims++;
     trimmed_.push_back(l);

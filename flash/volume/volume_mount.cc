@@ -110,16 +110,15 @@ Status Volume::load() {
   }
   next_id_ = max_id + 1;
   if (next_id_ == 0) next_id_ = 0xFFFFFFFFu;  // ids exhausted: creates fail with kFull
-  if (!cleanup) return Status::ok();
   for (uint32_t lpn : dead) {
     if (owners_[lpn - L.data_first].id != 0) {
-      // The owner map on flash still names this lpn: like any release, it is reused only after
-      // the sync that makes the cleared entry durable (another cut before that must find the
-      // lpn's bytes unchanged).
-      set_owner(lpn, Owner{});
+      // The owner map on flash still names this lpn: released like any other (commit_meta
+      // clears the entry and trims it, and reuses it once both are durable). Read-only: the
+      // list only tells check() that the entry is a leftover, not corruption.
       pending_free_.push_back(lpn);
       continue;
     }
+    if (!cleanup) continue;
     // Written but never owned on flash: nothing durable refers to it. Trimmed now, reused once
     // the trim is durable (commit_meta).
     if (store_->is_mapped(lpn)) {
@@ -129,7 +128,7 @@ Status Volume::load() {
       pool_.put(lpn);
     }
   }
-  return repair_tails();
+  return cleanup ? repair_tails() : Status::ok();
 }
 
 // A cut can make a file's last chunk durable while its size is not: the chunk then holds bytes

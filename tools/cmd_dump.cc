@@ -1,0 +1,237 @@
+// cmd_dump.cc — `pdl dump IMAGE --lpn N | --block B | --file NAME`: one logical page, one
+// erase block or one file's chunks, from the store's tables down to the spare headers on flash.
+//
+// --lpn: what the lpn is for in the volume (header, directory, owner map, or which file and
+// chunk owns it), its ppmt entry (base page, differential page or write buffer) and the decoded
+// spare headers of those pages, with the lpn's differential record found in its page.
+// --file: each chunk of a file with its lpn, base page and differential page.
+// --block: state, valid pages, erase count, then one line per page — spare type, lpn or record
+// count, seq, obsolete mark, data CRC, and whether the store counts the page as live. Runs of
+// erased pages are shown as one line. Reads the image only (image_open.h).
+#include <map>
+
+#include "flash/pdl/record.h"
+#include "tools/commands.h"
+#include "tools/image_open.h"
+#include "tools/page_view.h"
+
+namespace pdl::tool {
+namespace {
+
+std::string role_of(Volume& vol, const std::map<uint32_t, std::string>& names, Lpn lpn) {
+  const VolumeLayout& L = vol.layout();
+  if (lpn == 0) return "volume header";
+  if (lpn < L.owner_first()) return strf("directory page %u", lpn - 1);
+  if (lpn < L.data_first) return strf("owner-map page %u", lpn - L.owner_first());
+  if (lpn - L.data_first >= L.data_lpns) return "beyond the volume's data lpns (unused)";
+  const Owner o = vol.owner_of(lpn);
+  if (o.id == 0) return "data lpn, free";
+  auto it = names.find(o.id);
+  if (it == names.end())
+    return strf("data lpn, owner entry names file id %u, which has no directory slot (dead)",
+                o.id);
+  return strf("data lpn: chunk %u of file \"%s\" (id %u)", o.chunk, it->second.c_str(), o.id);
+}
+
+int dump_lpn(const Command& cmd, Image& img, Lpn lpn) {
+  Volume& vol = *img.volume;
+  std::map<uint32_t, std::string> names;
+  for (const FileInfo& f : vol.list()) names[f.id] = f.name;
+  const std::string role = role_of(vol, names, lpn);
+  auto guard = vol.lock();
+  PageStore& store = vol.store();
+  Nand& nand = store.nand();
+  const uint32_t ppb = nand.geometry().pages_per_block;
+  const LpnLocation loc = store.locate(lpn);
+  std::printf("lpn %u: %s\n", lpn, role.c_str());
+  std::printf("  mapped         %s\n", store.is_mapped(lpn)       ? "yes"
+                                       : loc.trim_pending         ? "no (trim pending)"
+                                                                  : "no");
+  if (loc.base == kNoPpa) {
+    std::printf("  base page      none\n");
+  } else {
+    PageView v;
+    if (Status st = read_page_view(nand, loc.base, &v); !st.is_ok()) return fail_status(cmd, st);
+    std::printf("  base page      %s\n", ppa_str(loc.base, ppb).c_str());
+    std::printf("    spare        %s\n", describe_page(v).c_str());
+  }
+  if (loc.diff_in_buffer)
+    std::printf("  differential   in the write buffer: %s, %u bytes\n",
+                loc.trim_pending ? "tombstone" : "record", loc.diff_bytes);
+  if (loc.diff == kNoPpa) {
+    if (!loc.diff_in_buffer)
+      std::printf("  differential   none%s\n",
+                  loc.base == kNoPpa ? "" : " (the base page holds the whole page)");
+    return kExitOk;
+  }
+  PageView v;
+  if (Status st = read_page_view(nand, loc.diff, &v); !st.is_ok()) return fail_status(cmd, st);
+  std::printf("  differential   %s%s\n", ppa_str(loc.diff, ppb).c_str(),
+              loc.diff_in_buffer ? " (superseded by the buffered one)" : "");
+  std::printf("    spare        %s\n", describe_page(v).c_str());
+  if (v.state != SpareState::kValid || v.hdr.type != PageType::kDifferential) return kExitOk;
+  RecordReader rr(std::span<const uint8_t>(v.data).first(std::min<size_t>(v.hdr.aux,
+                                                                           v.data.size())));
+  RecordView r;
+  bool found = false;
+  while (rr.next(&r)) {
+    if (r.lpn != lpn) continue;
+    size_t runs = 0;
+    for (size_t at = 0; at + kRunHeaderBytes <= r.runs.size(); runs++)
+      at += kRunHeaderBytes + (size_t(r.runs[at + 2]) | size_t(r.runs[at + 3]) << 8);
+    std::printf("    record       seq %llu, %zu bytes (%zu header + %zu of runs), %s\n",
+                (unsigned long long)r.seq, r.size(), kRecordHeader, r.runs.size(),
+                r.tombstone ? "tombstone" : strf("%zu run%s", runs, runs == 1 ? "" : "s").c_str());
+    found = true;
+  }
+  if (!rr.status().is_ok())
+    std::printf("    records      malformed: %s\n", std::string(rr.status().message()).c_str());
+  else if (!found)
+    std::printf("    record       NOT FOUND in the page\n");
+  return kExitOk;
+}
+
+int dump_block(const Command& cmd, Image& img, uint32_t block) {
+  auto guard = img.volume->lock();
+  PageStore& store = img.volume->store();
+  Nand& nand = store.nand();
+  const Geometry& g = nand.geometry();
+  const uint32_t ppb = g.pages_per_block;
+  const BlockInfo bi = store.block_info(block);
+  // Which pages of the block the store counts: current base pages, referenced diff pages.
+  std::vector<int64_t> base_lpn(ppb, -1);
+  std::vector<uint32_t> refs(ppb, 0);
+  const Ppa first = Ppa(block) * ppb;
+  for (Lpn l = 0; l < store.logical_pages(); l++) {
+    const LpnLocation loc = store.locate(l);
+    if (loc.base != kNoPpa && loc.base / ppb == block) base_lpn[loc.base - first] = l;
+    if (loc.diff != kNoPpa && loc.diff / ppb == block) refs[loc.diff - first]++;
+  }
+  std::printf("block %u: %s, %u valid page%s, erased %u time%s; pages %u..%u\n", block,
+              block_state_name(bi.state), bi.valid_pages, bi.valid_pages == 1 ? "" : "s",
+              bi.erase_count, bi.erase_count == 1 ? "" : "s", first, first + ppb - 1);
+  std::printf("  %4s %8s  %-12s %10s %10s  %-8s %-9s %s\n", "page", "ppa", "type", "lpn/recs",
+              "seq", "data crc", "obsolete", "store");
+  PageView v;
+  for (uint32_t p = 0; p < ppb; p++) {
+    if (Status st = read_page_view(nand, first + p, &v); !st.is_ok()) return fail_status(cmd, st);
+    if (v.state == SpareState::kErased) {
+      uint32_t q = p;
+      PageView w;
+      while (q + 1 < ppb) {
+        if (Status st = read_page_view(nand, first + q + 1, &w); !st.is_ok())
+          return fail_status(cmd, st);
+        if (w.state != SpareState::kErased) break;
+        q++;
+      }
+      if (q == p) std::printf("  %4u %8u  erased\n", p, first + p);
+      else std::printf("  %4u %8s  erased (pages %u..%u, ppa %u..%u)\n", p, "..", p, q,
+                       first + p, first + q);
+      p = q;
+      continue;
+    }
+    if (v.state == SpareState::kCorrupt) {
+      std::printf("  %4u %8u  torn (spare header fails its CRC or version)\n", p, first + p);
+      continue;
+    }
+    const SpareHeader& h = v.hdr;
+    std::string what = "-", live = "stale";
+    if (h.type == PageType::kBase) {
+      what = std::to_string(h.lpn);
+      if (base_lpn[p] >= 0) live = "live (current base)";
+    } else if (h.type == PageType::kDifferential) {
+      what = strf("%u rec", h.lpn);
+      if (refs[p]) live = strf("live (%u differential%s)", refs[p], refs[p] == 1 ? "" : "s");
+    } else if (h.type == PageType::kSuperblock) {
+      live = "superblock";
+    }
+    std::printf("  %4u %8u  %-12s %10s %10llu  %-8s %-9s %s\n", p, first + p,
+                page_type_name(h.type), what.c_str(), (unsigned long long)h.seq,
+                v.data_crc_ok ? "ok" : "BAD", h.obsolete ? "marked" : "-", live.c_str());
+  }
+  return kExitOk;
+}
+
+int dump_file(const Command& cmd, Image& img, const std::string& name) {
+  Volume& vol = *img.volume;
+  FileInfo fi;
+  Status st = vol.stat(name, &fi);
+  if (st.is(Errc::kNotFound)) return fail(cmd, kExitUsage, "no file '" + name + "' in the image");
+  if (!st.is_ok()) return fail_status(cmd, st);
+  std::vector<uint32_t> lpns;
+  if (st = vol.chunk_lpns(name, &lpns); !st.is_ok()) return fail_status(cmd, st);
+  auto guard = vol.lock();
+  PageStore& store = vol.store();
+  const uint32_t ppb = store.nand().geometry().pages_per_block;
+  std::printf("file \"%s\" (id %u): %llu bytes, %s, %u of %zu chunks mapped\n", name.c_str(),
+              fi.id, (unsigned long long)fi.size, kind_name(fi.kind), fi.chunks_mapped,
+              lpns.size());
+  std::printf("  %6s %8s  %-28s %s\n", "chunk", "lpn", "base page", "differential");
+  for (size_t c = 0; c < lpns.size(); c++) {
+    if (lpns[c] == Volume::kNoLpn) {
+      std::printf("  %6zu %8s  hole (reads as zeros)\n", c, "-");
+      continue;
+    }
+    const LpnLocation loc = store.locate(lpns[c]);
+    std::string diff = "-";
+    if (loc.diff_in_buffer) diff = strf("write buffer (%u bytes)", loc.diff_bytes);
+    else if (loc.diff != kNoPpa) diff = ppa_str(loc.diff, ppb);
+    std::printf("  %6zu %8u  %-28s %s\n", c, lpns[c],
+                loc.base == kNoPpa ? "unmapped" : ppa_str(loc.base, ppb).c_str(), diff.c_str());
+  }
+  return kExitOk;
+}
+
+int run_dump(const Command& cmd, const Args& a) {
+  const bool by_lpn = a.has("lpn"), by_block = a.has("block"), by_file = a.has("file");
+  if (int(by_lpn) + int(by_block) + int(by_file) != 1)
+    return usage_error(cmd, "give exactly one of --lpn N, --block B and --file NAME");
+  if (by_file) {
+    std::unique_ptr<Image> img;
+    if (Status st = open_read_only(a.pos[0], &img); !st.is_ok()) return fail_status(cmd, st);
+    return dump_file(cmd, *img, a.get("file"));
+  }
+  uint64_t n = 0;
+  const std::string& text = a.get(by_lpn ? "lpn" : "block");
+  if (!parse_u64(text, &n))
+    return usage_error(cmd, std::string(by_lpn ? "--lpn" : "--block") + " " + text +
+                                ": not a number");
+  std::unique_ptr<Image> img;
+  if (Status st = open_read_only(a.pos[0], &img); !st.is_ok()) return fail_status(cmd, st);
+  uint64_t limit;
+  {
+    auto guard = img->volume->lock();
+    PageStore& store = img->volume->store();
+    limit = by_lpn ? store.logical_pages() : store.nand().geometry().blocks;
+  }
+  if (n >= limit)
+    return usage_error(cmd, strf("%s %llu out of range: the image has %llu %s",
+                                 by_lpn ? "--lpn" : "--block", (unsigned long long)n,
+                                 (unsigned long long)limit,
+                                 by_lpn ? "logical pages" : "blocks"));
+  return by_lpn ? dump_lpn(cmd, *img, Lpn(n)) : dump_block(cmd, *img, uint32_t(n));
+}
+
+}  // namespace
+
+const Command kDumpCommand = {
+    "dump",
+    "IMAGE --lpn N | --block B | --file NAME",
+    "show a logical page, an erase block or a file's chunks down to the flash pages",
+    "--lpn N: the volume's use of lpn N (metadata, or which file and chunk owns it), its\n"
+    "mapping (base page; differential page or the write buffer) and the decoded spare\n"
+    "headers of those pages, with its differential record.\n"
+    "--block B: state, valid pages and erase count of block B, then per page: type, lpn (base)\n"
+    "or record count (differential), seq, data CRC, obsolete mark, and whether the store\n"
+    "counts the page as live.\n"
+    "--file NAME: the lpn of each chunk of file NAME, with its base and differential page.\n"
+    "Numbers may be decimal or 0x hex.\n",
+    {{"lpn", 0, "N", "a logical page number"},
+     {"block", 0, "B", "an erase block number"},
+     {"file", 0, "NAME", "a file of the volume (pdl ls lists them)"}},
+    1,
+    1,
+    run_dump,
+};
+
+}  // namespace pdl::tool

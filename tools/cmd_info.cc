@@ -1,0 +1,233 @@
+// cmd_info.cc — `pdl info IMAGE [--json]`: what an image is and holds.
+//
+// Geometry and timing, method parameters, the superblock's format uuid and time, the volume
+// layout, files, space (logical pages mapped, data lpns free, blocks by state), the spread of
+// erase counts over blocks, and what mounting the image found and cost. --json prints the same
+// object as PRAGMA pdl_stats (image_stats_json) with one more member, "image", holding the
+// extras above. Reads the image only (image_open.h); the superblock read is not counted in
+// the flash counters, so they show exactly the mount's work.
+#include <algorithm>
+
+#include "flash/common/json.h"
+#include "flash/store/superblock.h"
+#include "flash/volume/stats_json.h"
+#include "tools/commands.h"
+#include "tools/image_open.h"
+
+namespace pdl::tool {
+namespace {
+
+struct Bucket {
+  uint32_t lo = 0, hi = 0;  // erase counts lo..hi inclusive
+  uint32_t blocks = 0;
+};
+
+struct InfoData {
+  Geometry geo;
+  StoreParams sp;
+  Superblock sb;
+  VolumeLayout layout;
+  std::string main_name;
+  std::vector<FileInfo> files;
+  uint32_t mapped = 0;       // logical pages mapped in the store
+  uint32_t free_lpns = 0;    // data lpns the volume has free
+  uint32_t free_blocks = 0;  // the store's free blocks (reserve included)
+  uint32_t state_count[5] = {};
+  uint32_t ec_min = 0, ec_max = 0;
+  double ec_mean = 0;
+  std::vector<Bucket> histogram;
+};
+
+std::string uuid_str(const std::array<uint8_t, 16>& u) {
+  std::string s;
+  for (size_t i = 0; i < u.size(); i++) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    s += strf("%02x", u[i]);
+  }
+  return s;
+}
+
+Status gather(Image& img, InfoData* d) {
+  Volume& vol = *img.volume;
+  d->files = vol.list();
+  std::sort(d->files.begin(), d->files.end(),
+            [](const FileInfo& a, const FileInfo& b) { return a.name < b.name; });
+  d->main_name = vol.main_name();
+  d->layout = vol.layout();
+  d->free_lpns = vol.stats().free_lpns;
+  auto guard = vol.lock();
+  PageStore& store = vol.store();
+  Nand& nand = store.nand();
+  d->geo = nand.geometry();
+  d->sp = store.params();
+  d->free_blocks = store.free_blocks();
+  nand.set_counting(false);  // the superblock read is ours, not the image's work
+  const Status st = read_superblock(nand, &d->sb);
+  nand.set_counting(true);
+  PDL_TRY(st);
+  for (Lpn l = 0; l < store.logical_pages(); l++) d->mapped += store.is_mapped(l);
+  std::vector<uint32_t> ec(d->geo.blocks);
+  uint64_t sum = 0;
+  for (uint32_t b = 0; b < d->geo.blocks; b++) {
+    const BlockInfo bi = store.block_info(b);
+    d->state_count[bi.state]++;
+    ec[b] = bi.erase_count;
+    sum += ec[b];
+  }
+  d->ec_min = *std::min_element(ec.begin(), ec.end());
+  d->ec_max = *std::max_element(ec.begin(), ec.end());
+  d->ec_mean = double(sum) / double(ec.size());
+  // At most 8 buckets of equal width over min..max.
+  const uint32_t span = d->ec_max - d->ec_min + 1;
+  const uint32_t width = (span + 7) / 8;
+  for (uint32_t lo = d->ec_min; lo <= d->ec_max; lo += width) {
+    Bucket bk;
+    bk.lo = lo;
+    bk.hi = std::min(d->ec_max, lo + width - 1);
+    d->histogram.push_back(bk);
+    if (bk.hi == d->ec_max) break;
+  }
+  for (uint32_t c : ec) d->histogram[(c - d->ec_min) / width].blocks++;
+  return Status::ok();
+}
+
+const BlockInfo::State kStates[] = {BlockInfo::kFree, BlockInfo::kOpen, BlockInfo::kFull,
+                                    BlockInfo::kReserved, BlockInfo::kVictim};
+
+void print_text(const std::string& path, const Image& img, const InfoData& d) {
+  const Geometry& g = d.geo;
+  const MountReport& m = img.mount;
+  std::printf("image        %s\n", path.c_str());
+  std::printf("geometry     %s, NOP %u%s\n", g.describe().c_str(), g.partial_programs,
+              g.erase_limit ? strf(", erase limit %u", g.erase_limit).c_str() : "");
+  std::printf("timing       read %u us, program %u us, erase %u us (simulated)\n", g.read_us,
+              g.program_us, g.erase_us);
+  std::printf("method       %s", method_name(d.sp.method));
+  if (d.sp.method == Method::kPdl) std::printf(", max_diff %u B", d.sp.max_differential);
+  std::printf(", obsolete=%s, %u logical pages, GC reserve %u blocks\n",
+              obsolete_name(d.sp.obsolete), d.sp.logical_pages, d.sp.gc_reserve_blocks);
+  std::printf("format       uuid %s, %s\n", uuid_str(d.sb.uuid).c_str(),
+              time_str(d.sb.format_time).c_str());
+  const VolumeLayout& L = d.layout;
+  std::printf("volume       lpn 0 header, %u directory page%s (%u file slots), %u owner-map "
+              "page%s, data lpns %u..%u\n",
+              L.dir_pages, L.dir_pages == 1 ? "" : "s", L.max_files(), L.owner_pages,
+              L.owner_pages == 1 ? "" : "s", L.data_first, L.data_first + L.data_lpns - 1);
+  std::printf("database     %s\n", d.main_name.empty() ? "(none recorded)" : d.main_name.c_str());
+  std::printf("files        %zu\n", d.files.size());
+  for (const FileInfo& f : d.files)
+    std::printf("  %-32s %12llu B  %-9s %u chunk%s\n", f.name.c_str(),
+                (unsigned long long)f.size, kind_name(f.kind), f.chunks_mapped,
+                f.chunks_mapped == 1 ? "" : "s");
+  std::printf("space        logical pages: %u mapped, %u unmapped (of %u)\n", d.mapped,
+              d.sp.logical_pages - d.mapped, d.sp.logical_pages);
+  std::printf("             data lpns: %u used, %u free (of %u)\n", L.data_lpns - d.free_lpns,
+              d.free_lpns, L.data_lpns);
+  std::string states;
+  for (BlockInfo::State s : kStates)
+    if (d.state_count[s] || s != BlockInfo::kVictim)
+      states += strf("%s%u %s", states.empty() ? "" : ", ", d.state_count[s],
+                     block_state_name(s));
+  std::printf("             blocks: %s (of %u; free includes the GC reserve of %u)\n",
+              states.c_str(), g.blocks, d.sp.gc_reserve_blocks);
+  std::printf("erase counts min %u, mean %.2f, max %u\n", d.ec_min, d.ec_mean, d.ec_max);
+  uint32_t most = 1;
+  for (const Bucket& b : d.histogram) most = std::max(most, b.blocks);
+  for (const Bucket& b : d.histogram) {
+    const std::string range = b.lo == b.hi ? strf("%u", b.lo) : strf("%u-%u", b.lo, b.hi);
+    const size_t bar = b.blocks ? std::max<size_t>(1, size_t(b.blocks) * 40 / most) : 0;
+    std::printf("  %11s  %-40s %u block%s\n", range.c_str(), std::string(bar, '#').c_str(),
+                b.blocks, b.blocks == 1 ? "" : "s");
+  }
+  std::printf("mount        %llu pages scanned, %llu torn; %llu live lpns, %llu valid "
+              "differential pages, next seq %llu\n",
+              (unsigned long long)m.pages_scanned, (unsigned long long)m.torn_pages,
+              (unsigned long long)m.live_lpns, (unsigned long long)m.valid_diff_pages,
+              (unsigned long long)m.next_seq);
+  std::printf("             simulated %.1f ms (wall %.1f ms)\n", double(m.sim_us) / 1000.0,
+              m.wall_s * 1000.0);
+}
+
+std::string extras_json(const std::string& path, const Image& img, const InfoData& d) {
+  const MountReport& m = img.mount;
+  const VolumeLayout& L = d.layout;
+  JsonObj blocks;
+  for (BlockInfo::State s : kStates) blocks.u(block_state_name(s), d.state_count[s]);
+  std::vector<std::string> hist;
+  for (const Bucket& b : d.histogram)
+    hist.push_back(JsonObj().u("min", b.lo).u("max", b.hi).u("blocks", b.blocks).str());
+  return JsonObj()
+      .s("path", path)
+      .o("format", JsonObj()
+                       .s("uuid", uuid_str(d.sb.uuid))
+                       .u("time", d.sb.format_time)
+                       .s("time_local", time_str(d.sb.format_time)))
+      .u("gc_reserve_blocks", d.sp.gc_reserve_blocks)
+      .s("database", d.main_name)
+      .o("layout", JsonObj()
+                       .u("chunk", L.chunk)
+                       .u("dir_pages", L.dir_pages)
+                       .u("max_files", L.max_files())
+                       .u("owner_pages", L.owner_pages)
+                       .u("data_first", L.data_first)
+                       .u("data_lpns", L.data_lpns))
+      .o("space", JsonObj()
+                      .u("logical_pages", d.sp.logical_pages)
+                      .u("mapped", d.mapped)
+                      .u("unmapped", d.sp.logical_pages - d.mapped)
+                      .u("data_lpns_used", L.data_lpns - d.free_lpns)
+                      .u("data_lpns_free", d.free_lpns)
+                      .u("free_blocks", d.free_blocks)
+                      .o("blocks", blocks))
+      .o("erase_counts", JsonObj()
+                             .u("min", d.ec_min)
+                             .n("mean", d.ec_mean)
+                             .u("max", d.ec_max)
+                             .a("histogram", hist))
+      .o("mount", JsonObj()
+                      .u("pages_scanned", m.pages_scanned)
+                      .u("torn_pages", m.torn_pages)
+                      .u("live_lpns", m.live_lpns)
+                      .u("valid_diff_pages", m.valid_diff_pages)
+                      .u("free_blocks", m.free_blocks)
+                      .u("next_seq", m.next_seq)
+                      .u("sim_us", m.sim_us)
+                      .n("wall_s", m.wall_s))
+      .str();
+}
+
+int run_info(const Command& cmd, const Args& a) {
+  const std::string& path = a.pos[0];
+  std::unique_ptr<Image> img;
+  if (Status st = open_read_only(path, &img); !st.is_ok()) return fail_status(cmd, st);
+  InfoData d;
+  if (Status st = gather(*img, &d); !st.is_ok()) return fail_status(cmd, st);
+  if (a.has("json")) {
+    std::string j = image_stats_json(*img);  // "{...}": append one member
+    if (j.size() < 2 || j.back() != '}')
+      return fail(cmd, kExitImage, "internal error: statistics are not a JSON object");
+    j.pop_back();
+    j += ",\"image\":" + extras_json(path, *img, d) + "}";
+    std::printf("%s\n", j.c_str());
+  } else {
+    print_text(path, *img, d);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+const Command kInfoCommand = {
+    "info",
+    "IMAGE [--json]",
+    "geometry, method, files, space, erase counts and mount report of an image",
+    "--json prints the object PRAGMA pdl_stats gives (flash counters, store and volume\n"
+    "statistics, costs by file kind) with one more member, \"image\": format uuid/time,\n"
+    "volume layout, space, blocks by state, erase-count spread and the full mount report.\n",
+    {{"json", 0, nullptr, "one JSON object instead of text"}},
+    1,
+    1,
+    run_info,
+};
+
+}  // namespace pdl::tool

@@ -1,0 +1,19 @@
+// image_open.h — how the inspecting commands (info, ls, cat, fsck, dump) open an image.
+//
+// Always an existing image, never created; the Volume is read-only (VolumeOptions::read_only:
+// no clean-up of what a crash left, no writes at close), and mount itself writes nothing, so
+// these commands never modify the image. A file that is not a pdl image is refused untouched
+// (open_image checks the magic before anything else); an image another process holds is
+// refused with Errc::kBusy naming the holder (pid and command).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "flash/volume/image.h"
+
+namespace pdl::tool {
+
+Status open_read_only(const std::string& path, std::unique_ptr<Image>* out);
+
+}  // namespace pdl::tool
