@@ -196,8 +196,10 @@ void encode_header(const Geometry& g, uint64_t pages_off, uint8_t* h) {
 
 uint64_t pages_offset(const Geometry& g) { return align_up(kHeaderSize + uint64_t(g.blocks) * 4, 4096); }
 
-Status lock_image(int fd, const std::string& path) {
-  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return Status::ok();
+// Exclusive for a writer; shared for read-only openers, so several can inspect an image at
+// once while none can while a writer holds it (and no writer can while they do).
+Status lock_image(int fd, const std::string& path, bool shared = false) {
+  if (flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) return Status::ok();
   if (errno == EWOULDBLOCK)
     return Status::error(Errc::kBusy, "image " + path + " is in use by another process");
   return errno_status("lock", path);
@@ -263,8 +265,9 @@ bool EmulatedNand::is_image_file(const std::string& path) {
   return yes;
 }
 
-Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<EmulatedNand>* out) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<EmulatedNand>* out,
+                               bool read_only) {
+  int fd = ::open(path.c_str(), (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
   if (fd < 0) return errno_status("cannot open image", path);
   auto fail = [&](Status s) {
     close(fd);
@@ -287,7 +290,7 @@ Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<Emulated
   uint64_t poff = le::get64(h.data() + 56);
   if (poff != detail::pages_offset(g))
     return fail(Status::error(Errc::kCorrupt, path + ": image header layout mismatch"));
-  if (Status lk = detail::lock_image(fd, path); !lk.is_ok()) return fail(lk);
+  if (Status lk = detail::lock_image(fd, path, read_only); !lk.is_ok()) return fail(lk);
   struct stat sb;
   if (fstat(fd, &sb) != 0) return fail(errno_status("stat", path));
   if (uint64_t(sb.st_size) < poff + g.total_pages() * g.raw_page())
@@ -300,6 +303,7 @@ Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<Emulated
   out->reset(new EmulatedNand(
       g, std::make_unique<detail::FileMedia>(fd, path, poff, g.raw_page(),
                                              std::move(counts))));
+  (*out)->read_only_ = read_only;
   return Status::ok();
 }
 
@@ -403,6 +407,7 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
                              std::span<const uint8_t> spare, uint32_t data_off,
                              uint32_t spare_off) {
   PDL_TRY(check_ppa(ppa));
+  if (read_only_) return Status::error(Errc::kIoError, "image opened read-only");
   if (data.empty() && spare.empty())
     return Status::error(Errc::kInvalidArgument, "program of nothing");
   if (data_off + data.size() > geo_.page_data || spare_off + spare.size() > geo_.page_spare)
@@ -484,6 +489,7 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
 Status EmulatedNand::erase(uint32_t block) {
   if (block >= geo_.blocks)
     return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
+  if (read_only_) return Status::error(Errc::kIoError, "image opened read-only");
   const uint32_t count = media_->erase_count(block);
   if (geo_.erase_limit && count >= geo_.erase_limit)
     return Status::error(Errc::kIoError, "block " + std::to_string(block) + " is worn out");

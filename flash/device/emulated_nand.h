@@ -15,7 +15,8 @@
 // Per-page program counts (for NOP) live in memory only; reopening an image resets them, which
 // can only make the emulator more permissive, never wrong about data.
 //
-// Image files are locked (flock, exclusive) while open: a second opener gets Errc::kBusy.
+// Image files are locked (flock) while open: exclusively for a writer, shared for read-only
+// openers; a conflicting opener gets Errc::kBusy.
 // Thread-safety: none.
 #pragma once
 
@@ -48,8 +49,11 @@ class EmulatedNand final : public Nand {
   // A fresh, fully erased chip in a new image file (an existing file is replaced).
   static Status create_file(const std::string& path, const Geometry& g,
                             std::unique_ptr<EmulatedNand>* out);
-  // An existing image file; geometry and timing come from its header.
-  static Status open_file(const std::string& path, std::unique_ptr<EmulatedNand>* out);
+  // An existing image file; geometry and timing come from its header. Read-only: the file is
+  // opened O_RDONLY under a shared lock (several readers, no writer), and programs and erases
+  // fail with kIoError.
+  static Status open_file(const std::string& path, std::unique_ptr<EmulatedNand>* out,
+                          bool read_only = false);
   // True if `path` starts with the image magic (reads 8 bytes; never modifies the file).
   static bool is_image_file(const std::string& path);
 
@@ -92,6 +96,7 @@ class EmulatedNand final : public Nand {
   std::vector<uint8_t> known_erased_;
   std::vector<uint8_t> raw_scratch_;  // one raw page (data + spare) during a program or read
   NandCounters ctr_;
+  bool read_only_ = false;
   bool counting_ = true;  // off: operations add nothing to ctr_ (mutating_ops_ still counts)
   uint64_t mutating_ops_ = 0;
   bool cut_armed_ = false;

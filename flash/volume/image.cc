@@ -128,7 +128,7 @@ Status open_image(const std::string& path, const ImageParams& params, ImageMode 
   auto img = std::make_unique<Image>();
   img->path = path;
   std::unique_ptr<EmulatedNand> nand;
-  Status s = EmulatedNand::open_file(path, &nand);
+  Status s = EmulatedNand::open_file(path, &nand, read_only);
   if (s.is(Errc::kBusy)) return busy(path);
   PDL_TRY(s);
   std::unique_ptr<PageStore> store;
