@@ -189,8 +189,7 @@ void Volume::release(File& f, uint32_t first_chunk) {
   for (size_t c = first_chunk; c < f.chunks.size(); c++) {
     const uint32_t l = f.chunks[c];
     if (l == kNoLpn) continue;
-    lpn_kind_[l] = uint8_t(FileKind::kDatabase);
-    pending_free_.push_back(l);
+    pending_free_.push_back(l);  // (its kind stays: the trim and its marks are charged to it)
   }
   if (f.chunks.size() > first_chunk) f.chunks.resize(first_chunk);
   drop_cache(f.meta.id, first_chunk);
@@ -389,10 +388,7 @@ Status Volume::store_chunk(File& f, uint32_t c, std::span<const uint8_t> data) {
   if (fresh) lpn_kind_[l] = uint8_t(f.kind);  // before the write: its cost is charged by kind
   Status st = store_->write(l, data);
   if (!st.is_ok()) {
-    if (fresh) {  // nothing changed (kFull), or the store is poisoned anyway
-      lpn_kind_[l] = uint8_t(FileKind::kDatabase);
-      pool_.put(l);
-    }
+    if (fresh) pool_.put(l);  // nothing changed (kFull), or the store is poisoned anyway
     return st;
   }
   if (fresh) {
