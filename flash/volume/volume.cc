@@ -394,7 +394,7 @@ Status Volume::store_chunk(File& f, uint32_t c, std::span<const uint8_t> data) {
   if (fresh) {
     if (f.chunks.size() <= c) f.chunks.resize(size_t(c) + 1, kNoLpn);
     f.chunks[c] = l;
-    set_owner(l, Owner{f.meta.id, c});
+    set_owner(l, Owner{f.meta.id, c, next_version_++});
   }
   ks.chunks_written++;
   ks.bytes_changed += changed;
@@ -443,12 +443,20 @@ void Volume::drop_cache(FileId id, uint32_t first_chunk) {
 // chunks now inside the size still claim them in the owner map. Unclaim them now, so the
 // commit that makes the new size durable also drops the claims — else a cut after it could
 // bring the released bytes back into the regrown hole.
-void Volume::unclaim_released(File& f, uint64_t new_size) {
+// Chunks [first_hole, end_hole) become holes. A claim on them whose clearing is being written
+// by the next commit (released two commits ago) could become durable after the new size, and
+// would show released bytes in the hole: make the clearing durable first.
+Status Volume::unclaim_released(File& f, uint64_t new_size, uint64_t first_hole,
+                                uint64_t end_hole) {
   const uint64_t n = chunk_count(new_size);
   for (uint32_t l : pending_free_) {
     const Owner o = owners_[l - hdr_.layout.data_first];
     if (o.id == f.meta.id && o.chunk < n) set_owner(l, Owner{});
   }
+  for (const auto& [l, o] : uncleared_)
+    if (o.id == f.meta.id && o.chunk >= first_hole && o.chunk < end_hole)
+      return commit_meta();
+  return Status::ok();
 }
 
 // Bytes of the last chunk past the file's size may be stale: a shrink leaves them, and a crash
@@ -483,7 +491,7 @@ Status Volume::write(FileId id, uint64_t off, std::span<const uint8_t> data) {
   ks.writes++;
   if (off + data.size() > f->meta.size) {
     PDL_TRY(zero_tail(*f));
-    unclaim_released(*f, off + data.size());
+    PDL_TRY(unclaim_released(*f, off + data.size(), chunk_count(f->meta.size), off / chunk_));
   }
   f->meta.mtime_ns = now_ns();
   const uint64_t version = f->meta.version;
@@ -523,7 +531,7 @@ Status Volume::truncate(FileId id, uint64_t size) {
   if (size == f->meta.size) return Status::ok();
   if (size > f->meta.size) {
     PDL_TRY(zero_tail(*f));
-    unclaim_released(*f, size);
+    PDL_TRY(unclaim_released(*f, size, chunk_count(f->meta.size), chunk_count(size)));
   } else {
     // Zero the new tail now too (before anything is released, so a failure changes nothing):
     // once synced, no stale byte lies past the end on flash, and a crash can expose only bytes
@@ -635,8 +643,12 @@ Status Volume::commit_meta() {
   for (uint32_t l : trimmed_) pool_.put(l);
   trimmed_.clear();
   // The releases are durable now: unown and trim the lpns (both durable at the next commit).
+  uncleared_.clear();  // the clearings written by this commit are durable
   for (uint32_t l : pending_free_) {
-    if (owners_[l - L.data_first].id != 0) set_owner(l, Owner{});
+    if (owners_[l - L.data_first].id != 0) {
+      uncleared_.emplace_back(l, owners_[l - L.data_first]);
+      set_owner(l, Owner{});
+    }
     PDL_TRY(store_->trim(l));
     stats_.trims++;
     trimmed_.push_back(l);

@@ -178,7 +178,7 @@ class Volume {
   Status flush_cache();
   Status commit_meta();
   Status zero_tail(File& f);
-  void unclaim_released(File& f, uint64_t new_size);
+  Status unclaim_released(File& f, uint64_t new_size, uint64_t first_hole, uint64_t end_hole);
   Status write_meta_page(uint32_t lpn, std::span<const uint8_t> page);
   void encode_dir_page(uint32_t page, std::span<uint8_t> out) const;
   void encode_owner_page(uint32_t page, std::span<uint8_t> out) const;
@@ -202,6 +202,8 @@ class Volume {
   LpnPool pool_;
   std::vector<uint32_t> pending_free_;  // released lpns waiting for a durable sync
   std::vector<uint32_t> trimmed_;       // released lpns whose trims wait for a durable sync
+  // Owner entries cleared at the last commit (their clearing is durable at the next one).
+  std::vector<std::pair<uint32_t, Owner>> uncleared_;
   std::set<std::string, std::less<>> vacated_;  // names renamed away since the last commit
   std::vector<CachedChunk> cache_;
   uint64_t tick_ = 0;

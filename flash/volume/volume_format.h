@@ -12,7 +12,8 @@
 // pages individually, so file contiguity buys nothing, and the owner map changes only when a
 // chunk is allocated or freed — never on an overwrite. File ids are never reused while any
 // reference to them can survive on flash, so deleting a file needs only its slot cleared: owner
-// entries naming an id with no slot are recognisably dead after a crash.
+// entries naming an id with no slot are recognisably dead after a crash. Each entry carries the
+// generation of its allocation, so of two claims on one chunk the newer is taken.
 //
 // Unwritten metadata pages read as zeros, and an all-zero slot / owner entry means "empty", so
 // a fresh volume writes only its header.
@@ -29,7 +30,7 @@ namespace pdl {
 inline constexpr uint32_t kVolumeVersion = 1;
 inline constexpr uint32_t kSlotBytes = 256;
 inline constexpr uint32_t kMaxNameBytes = 200;  // longest file name (bytes, no '/', no NUL)
-inline constexpr uint32_t kOwnerBytes = 8;
+inline constexpr uint32_t kOwnerBytes = 16;
 inline constexpr uint32_t kDefaultMaxFiles = 256;
 
 // How the lpn space is divided. Derived from (logical pages, chunk size, max files).
@@ -66,6 +67,9 @@ struct Slot {
 struct Owner {
   uint32_t id = 0;     // 0: the lpn is free
   uint32_t chunk = 0;  // chunk index within the file
+  uint64_t gen = 0;    // volume change counter when the lpn was given to the chunk: of two
+                       // claims on one chunk (a release not yet durable, a newer allocation),
+                       // the newer wins
 };
 
 void encode_header(const VolumeHeader& h, std::span<uint8_t> page);
@@ -93,6 +97,9 @@ namespace pdl {
 inline void encode_owner(const Owner& o, uint8_t* at) {
   le::put32(at, o.id);
   le::put32(at + 4, o.chunk);
+  le::put64(at + 8, o.gen);
 }
-inline Owner decode_owner(const uint8_t* at) { return {le::get32(at), le::get32(at + 4)}; }
+inline Owner decode_owner(const uint8_t* at) {
+  return {le::get32(at), le::get32(at + 4), le::get64(at + 8)};
+}
 }  // namespace pdl

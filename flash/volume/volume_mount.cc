@@ -4,9 +4,9 @@
 //   * two slots with one name (a rename cut between two directory pages): the higher version
 //     wins, the other file is dropped;
 //   * an owner entry is live only if its id has a slot, its chunk lies within the file's size,
-//     and no other lpn claims the same chunk (a truncate + re-extend cut mid-sync can leave the
-//     old and the new lpn of a chunk both claimed: either is a version the file held since its
-//     last sync, so the lower lpn is kept);
+//     and no newer entry claims the same chunk (a release whose clearing is not yet durable
+//     beside a new allocation for the chunk: the newer allocation's bytes were on flash before
+//     its entry, so it holds the file's latest version of the chunk);
 //   * everything else — dead owner entries, lpns mapped in the store that no file owns — is
 //     cleared and trimmed; lpns the owner map on flash still names are reused only after the
 //     next sync (a cut before that only repeats the work).
@@ -95,12 +95,16 @@ Status Volume::load() {
         continue;
       }
       max_id = std::max(max_id, o.id);
+      next_version_ = std::max(next_version_, o.gen + 1);
       auto it = files_.find(o.id);
       if (it != files_.end() && o.chunk < chunk_count(it->second.meta.size)) {
         File& f = it->second;
         if (f.chunks.size() <= o.chunk) f.chunks.resize(size_t(o.chunk) + 1, kNoLpn);
-        if (f.chunks[o.chunk] == kNoLpn) {  // ascending lpns: the lower claim wins
-          f.chunks[o.chunk] = lpn;
+        uint32_t& held = f.chunks[o.chunk];
+        if (held == kNoLpn || owners_[held - L.data_first].gen < o.gen) {
+          // The newer claim wins: an allocation's bytes are on flash before its entry.
+          if (held != kNoLpn) dead.push_back(held);
+          held = lpn;
           lpn_kind_[lpn] = uint8_t(f.kind);
           continue;
         }
