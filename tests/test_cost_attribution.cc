@@ -152,6 +152,31 @@ class Workload {
 uint8_t by_three(uint32_t lpn) { return uint8_t(lpn % 3); }
 
 // A freshly formatted store with every lpn written once and synced; `w` works on it.
+// A PDL(512B) store on a 2 KiB-page chip whose lpns alternate between classes 0 and 1, with
+// `n` random pages written and synced, and its stats reset.
+struct TwoClasses {
+  std::unique_ptr<EmulatedNand> nand;
+  std::unique_ptr<PageStore> store;
+  std::vector<Page> pages;
+  NandCounters since;
+  TwoClasses(std::mt19937_64& rng, ObsoleteMode ob, Lpn n)
+      : nand(pdl::test::make_ram_nand(pdl::test::geometry(2048, 64, 8, 24))) {
+    StoreParams p;
+    p.method = Method::kPdl;
+    p.max_differential = 512;
+    p.obsolete = ob;
+    REQUIRE(format_store(*nand, p, &store).is_ok());
+    store->set_classifier([](uint32_t l) { return uint8_t(l & 1); });
+    for (Lpn l = 0; l < n; l++) {
+      pages.push_back(pdl::test::random_page(rng, store->page_size()));
+      REQUIRE(store->write(l, pages.back()).is_ok());
+    }
+    REQUIRE(store->sync().is_ok());
+    store->reset_stats();
+    since = nand->counters();
+  }
+};
+
 std::unique_ptr<PageStore> loaded_store(Nand& nand, const StoreParams& params, Workload& w) {
   std::unique_ptr<PageStore> store;
   REQUIRE(format_store(nand, params, &store).is_ok());
@@ -261,23 +286,10 @@ TEST_CASE("a class that is not written is charged nothing", "[store][cost]") {
 
 TEST_CASE("a differential page is split over its records' classes by bytes", "[store][cost]") {
   auto rng = pdl::test::seeded_rng(0x5b117);
-  auto nand = pdl::test::make_ram_nand(pdl::test::geometry(2048, 64, 8, 24));
-  StoreParams p;
-  p.method = Method::kPdl;
-  p.max_differential = 512;
-  p.obsolete = GENERATE(ObsoleteMode::kSpare, ObsoleteMode::kMemory);
-  INFO("obsolete " << obsolete_name(p.obsolete));
-  std::unique_ptr<PageStore> store;
-  REQUIRE(format_store(*nand, p, &store).is_ok());
-  store->set_classifier([](uint32_t l) { return uint8_t(l & 1); });
-  std::vector<Page> pages;
-  for (Lpn l = 0; l < 6; l++) {
-    pages.push_back(pdl::test::random_page(rng, store->page_size()));
-    REQUIRE(store->write(l, pages.back()).is_ok());
-  }
-  REQUIRE(store->sync().is_ok());
-  store->reset_stats();
-  const NandCounters since = nand->counters();
+  const ObsoleteMode ob = GENERATE(ObsoleteMode::kSpare, ObsoleteMode::kMemory);
+  INFO("obsolete " << obsolete_name(ob));
+  TwoClasses t(rng, ob, 6);
+  auto& [nand, store, pages, since] = t;
 
   // Small differentials of different sizes: class 0 (lpns 0, 2), class 1 (lpns 1, 3, 5).
   const size_t change[6] = {10, 30, 50, 70, 0, 90};
@@ -317,7 +329,7 @@ TEST_CASE("a differential page is split over its records' classes by bytes", "[s
     REQUIRE(store->sync().is_ok());
     const CostBreakdown& c = store->costs();
     const double b0 = double(c.cls[0].diff_record_bytes), b1 = double(c.cls[1].diff_record_bytes);
-    if (p.obsolete == ObsoleteMode::kMemory) {
+    if (ob == ObsoleteMode::kMemory) {
       // The 16-byte tombstone is in the page.
       const double t0 = b0 + 16;
       CHECK(close_to(c.cls[0].diff_pages, t0 / (t0 + b1)));
@@ -338,23 +350,10 @@ TEST_CASE("a differential page is split over its records' classes by bytes", "[s
 
 TEST_CASE("a write that flushes others' records pays only its own work", "[store][cost]") {
   auto rng = pdl::test::seeded_rng(0xca5e2);
-  auto nand = pdl::test::make_ram_nand(pdl::test::geometry(2048, 64, 8, 24));
-  StoreParams p;
-  p.method = Method::kPdl;
-  p.max_differential = 512;
-  p.obsolete = GENERATE(ObsoleteMode::kSpare, ObsoleteMode::kMemory);
-  INFO("obsolete " << obsolete_name(p.obsolete));
-  std::unique_ptr<PageStore> store;
-  REQUIRE(format_store(*nand, p, &store).is_ok());
-  store->set_classifier([](uint32_t l) { return uint8_t(l & 1); });
-  std::vector<Page> pages;
-  for (Lpn l = 0; l < 10; l++) {
-    pages.push_back(pdl::test::random_page(rng, store->page_size()));
-    REQUIRE(store->write(l, pages.back()).is_ok());
-  }
-  REQUIRE(store->sync().is_ok());
-  store->reset_stats();
-  const NandCounters since = nand->counters();
+  const ObsoleteMode ob = GENERATE(ObsoleteMode::kSpare, ObsoleteMode::kMemory);
+  INFO("obsolete " << obsolete_name(ob));
+  TwoClasses t(rng, ob, 10);
+  auto& [nand, store, pages, since] = t;
   // Five 400-byte records of class 0 fill the buffer; class 1's record then takes Case 2.
   for (Lpn l : {0u, 2u, 4u, 6u, 8u, 1u}) {
     for (size_t k = 0; k < 380; k++) pages[l][200 + k] ^= 0xA5;

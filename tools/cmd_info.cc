@@ -184,15 +184,7 @@ std::string extras_json(const std::string& path, const Image& img, const InfoDat
                              .n("mean", d.ec_mean)
                              .u("max", d.ec_max)
                              .a("histogram", hist))
-      .o("mount", JsonObj()
-                      .u("pages_scanned", m.pages_scanned)
-                      .u("torn_pages", m.torn_pages)
-                      .u("live_lpns", m.live_lpns)
-                      .u("valid_diff_pages", m.valid_diff_pages)
-                      .u("free_blocks", m.free_blocks)
-                      .u("next_seq", m.next_seq)
-                      .u("sim_us", m.sim_us)
-                      .n("wall_s", m.wall_s))
+      .o("mount", mount_json(m))
       .str();
 }
 

@@ -1,7 +1,6 @@
 // stats_json.cc — renders an Image's counters as JSON (see stats_json.h).
 #include "flash/volume/stats_json.h"
 
-#include "flash/common/json.h"
 
 namespace pdl {
 
@@ -118,12 +117,20 @@ std::string image_stats_json(Image& image) {
                        .u("cache_evictions", vs.cache_evictions)
                        .u("trims", vs.trims)
                        .u("free_lpns", vs.free_lpns))
-      .o("mount", JsonObj()
-                      .u("pages_scanned", image.mount.pages_scanned)
-                      .u("torn_pages", image.mount.torn_pages)
-                      .u("sim_us", image.mount.sim_us)
-                      .n("wall_s", image.mount.wall_s))
+      .o("mount", mount_json(image.mount))
       .str();
+}
+
+JsonObj mount_json(const MountReport& m) {
+  return JsonObj()
+      .u("pages_scanned", m.pages_scanned)
+      .u("torn_pages", m.torn_pages)
+      .u("live_lpns", m.live_lpns)
+      .u("valid_diff_pages", m.valid_diff_pages)
+      .u("free_blocks", m.free_blocks)
+      .u("next_seq", m.next_seq)
+      .u("sim_us", m.sim_us)
+      .n("wall_s", m.wall_s);
 }
 
 }  // namespace pdl

@@ -12,10 +12,13 @@
 
 #include <string>
 
+#include "flash/common/json.h"
 #include "flash/volume/image.h"
 
 namespace pdl {
 
 std::string image_stats_json(Image& image);
+// The "mount" member: what mounting the store found and cost.
+JsonObj mount_json(const MountReport& m);
 
 }  // namespace pdl
