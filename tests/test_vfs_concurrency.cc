@@ -370,16 +370,11 @@ TEST_CASE("another process cannot open an image this process holds and is told t
   check_healthy(again);
 }
 
-// BUG: vfs/db_state.cc keeps open images in a process-wide registry (registry(), line ~13) that
-// fork() copies; acquire_db() (line ~25) finds the parent's DbState there and hands the child
-// the parent's Image — the inherited fd, whose flock the child shares — instead of opening the
-// image and getting kBusy. The child's open succeeds, and two processes then drive one chip
-// with independent in-memory copies of the store (divergent state, corruption). Reproduction:
-// open file:/abs/x.db?vfs=pdl, fork(), in the child sqlite3_open_v2 the same URI -> SQLITE_OK
-// (expected SQLITE_BUSY "in use by pid <parent>"). A registry entry made by another pid should
-// be ignored (or the registry reset in a pthread_atfork child handler).
+// Regression: fork() copies the VFS's registry of open images; a child used to find the parent's
+// Image there and open the image "successfully", driving one chip from two processes. Entries
+// made by another pid are now dropped (never closed) and the child gets SQLITE_BUSY.
 TEST_CASE("a process forked while the image is open cannot open it either",
-          "[vfs][concurrency][process][!mayfail]") {
+          "[vfs][concurrency][process]") {
   use_pdl_vfs();
   const std::string path = temp_path("fork.db");
   const std::string uri = pdl_uri(path, "size=8M");

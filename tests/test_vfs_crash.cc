@@ -376,7 +376,8 @@ namespace {
 
 // Cut one of the two chips (the other keeps working, as when one device fails) during a
 // sequence of two-image transactions; after reopening both, both show the same commit.
-void two_image_trials(const std::string& journal, bool cut_main) {
+// Returns how many trials needed a second attempt to open and recover the pair.
+int two_image_trials(const std::string& journal, bool cut_main) {
   use_pdl_vfs();
   INFO("journal_mode " << journal << ", cut the " << (cut_main ? "main" : "attached")
                        << " image's chip");
@@ -407,7 +408,7 @@ void two_image_trials(const std::string& journal, bool cut_main) {
     CHECK(pair_state(c) == pair_state_after(kPairTxns));
   }
   auto rng = seeded_rng(0xA77A + std::hash<std::string>()(journal) + cut_main);
-  int cuts = 0;
+  int cuts = 0, recovery_failures = 0;
   bool failed = false;
   for (int trial = 0; trial < trials; trial++) {
     const uint64_t k = rng() % total_ops;
@@ -437,9 +438,23 @@ void two_image_trials(const std::string& journal, bool cut_main) {
     REQUIRE(pdl::vfs::device_of(mp) == nullptr);
     REQUIRE(pdl::vfs::device_of(op) == nullptr);
     INFO("acknowledged " << acked << "; the next failed with extended code " << failed_with);
+    // Recovery: the first read after ATTACH rolls hot journals back. It must work the first
+    // time; if it does not, the failure is counted and a second attempt checks consistency.
     Conn c;
-    open_pair(c, mp, op, false);
-    const std::string got = pair_state(c);  // hot journals are rolled back here
+    c.must_open(pdl_uri(mp));
+    int rrc = c.exec("ATTACH '" + pdl_uri(op) + "' AS o");
+    if (rrc == SQLITE_OK) rrc = c.exec("SELECT count(*) FROM main.log, o.log");
+    if (rrc != SQLITE_OK) {
+      UNSCOPED_INFO("trial " << trial << ": first recovery attempt failed: rc " << rrc << " "
+                             << c.exec_error() << " (extended "
+                             << sqlite3_extended_errcode(c.get()) << ")");
+      recovery_failures++;
+      c.close();
+      c.must_open(pdl_uri(mp));
+      c.must("ATTACH '" + pdl_uri(op) + "' AS o");
+    }
+    set_journal_mode(c, journal);
+    const std::string got = pair_state(c);
     CHECK(c.text("PRAGMA main.integrity_check") == "ok");
     CHECK(c.text("PRAGMA o.integrity_check") == "ok");
     CHECK(c.text("PRAGMA pdl_check") == "ok");
@@ -453,28 +468,27 @@ void two_image_trials(const std::string& journal, bool cut_main) {
     }
   }
   if (!failed) CHECK(cuts >= trials * 9 / 10);
+  return recovery_failures;
 }
 
 }  // namespace
 
-TEST_CASE("a power cut on the attached image's chip leaves both images at the same commit",
+TEST_CASE("a power cut on either image's chip leaves both images at the same commit",
           "[vfs][crash][attach]") {
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST");
-  two_image_trials(journal, false);
+  const bool cut_main = GENERATE(false, true);
+  const int retried = two_image_trials(journal, cut_main);
+  // The first recovery attempt must work too, except where a known bug (below) intervenes.
+  if (!(journal == "PERSIST" && cut_main)) CHECK(retried == 0);
 }
 
-// BUG: vfs/vfs.cc x_delete() (line ~125) removes the file from the Volume's in-memory directory
-// and then fails to sync it (chip frozen) — it returns SQLITE_IOERR_DELETE, yet x_access() now
-// reports the file absent. When that file is the super-journal of a two-database commit (its
-// deletion is the commit point), SQLite's rollback of the attached database finds "no
-// super-journal" and skips its playback (pager_playback: the transaction counts as committed),
-// so the attached image keeps the transaction while the main image, whose removal never reached
-// flash, rolls it back at the next open: the two images disagree (e.g. main at commit 8, attached
-// at 9). Every failing trial failed with SQLITE_IOERR_DELETE. A failed xDelete should leave the
-// file visibly present (e.g. remove the name only after a successful sync, or restore it).
-// Reproduction: this case, journal DELETE, seed 0x5EED0000000000C1: trial 0 (cut after 151 ops).
-TEST_CASE("a power cut on the main image's chip leaves both images at the same commit",
-          "[vfs][crash][attach][!mayfail]") {
-  const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST");
-  two_image_trials(journal, true);
+// Regression: x_open() used to send every open flagged SQLITE_OPEN_SUPER_JOURNAL to the unix VFS,
+// but pager_delsuper() opens the *child* journals a super-journal lists with that very flag;
+// they live inside the images, so recovery failed with SQLITE_CANTOPEN (seen after a cut on the
+// main image's chip in PERSIST mode). Super-journals are now recognised by name.
+TEST_CASE("after a power cut two attached images reopen and recover at the first attempt",
+          "[vfs][crash][attach][attach-recovery]") {
+  const int retried = two_image_trials("PERSIST", true);
+  INFO("trials whose first recovery attempt failed");
+  CHECK(retried == 0);
 }

@@ -12,6 +12,7 @@
 
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -29,7 +30,17 @@
 namespace pdl::test {
 
 // Register the pdl VFS (idempotent) and quiet its stderr reports unless PDL_VFS_QUIET is set.
+// PDL_SQLITE_LOG=1 prints SQLite's own error log (sqlite3_log) on stderr, for debugging.
 inline void use_pdl_vfs() {
+  static const bool logging = [] {
+    const char* env = std::getenv("PDL_SQLITE_LOG");
+    if (!env || !*env || *env == '0') return false;
+    sqlite3_config(SQLITE_CONFIG_LOG, +[](void*, int code, const char* msg) {
+      std::fprintf(stderr, "sqlite3_log(%d): %s\n", code, msg);
+    }, nullptr);
+    return true;
+  }();
+  (void)logging;
   setenv("PDL_VFS_QUIET", "1", 0);
   REQUIRE(pdl::vfs::register_vfs() == SQLITE_OK);
 }
@@ -89,7 +100,9 @@ class Conn {
   }
   void must(const std::string& sql) {
     const int rc = exec(sql);
-    INFO("SQL: " << sql << "\n-> rc " << rc << ": " << last_exec_error_);
+    INFO("SQL: " << sql << "\n-> rc " << rc << ": " << last_exec_error_
+                  << " (extended code " << (db_ ? sqlite3_extended_errcode(db_) : -1) << ")"
+                  << (rc == SQLITE_CANTOPEN ? " / vfs: " + pdl::vfs::last_error() : ""));
     REQUIRE(rc == SQLITE_OK);
   }
   const std::string& exec_error() const { return last_exec_error_; }

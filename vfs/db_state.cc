@@ -3,15 +3,37 @@
 
 #include "vfs/pdl_vfs.h"
 
+#include <unistd.h>
+
 #include <map>
+#include <vector>
 
 namespace pdl::vfs {
 
 namespace {
 std::mutex g_registry_mu;
-std::map<std::string, std::shared_ptr<DbState>>& registry() {
+std::map<std::string, std::shared_ptr<DbState>>& registry_all() {
   static auto* r = new std::map<std::string, std::shared_ptr<DbState>>();  // never destroyed:
   return *r;  // connections may still close during static destruction
+}
+
+// The registry as this process sees it. A child forked while images were open inherits the
+// parent's entries; they are the parent's (device lock, memory state), so the child drops them
+// without closing anything — closing would write to the parent's image — and opens afresh
+// (which finds the image locked by the parent: SQLITE_BUSY).
+std::map<std::string, std::shared_ptr<DbState>>& registry() {
+  auto& r = registry_all();
+  const pid_t me = getpid();
+  for (auto it = r.begin(); it != r.end();) {
+    if (it->second->pid == me) {
+      ++it;
+      continue;
+    }
+    static auto* orphans = new std::vector<std::shared_ptr<DbState>>();  // never destroyed
+    orphans->push_back(it->second);
+    it = r.erase(it);
+  }
+  return r;
 }
 
 std::string basename_of(const std::string& path) {
@@ -40,6 +62,7 @@ Status acquire_db(const std::string& path, const ImageParams& params, const std:
   }
   auto s = std::make_shared<DbState>();
   s->path = path;
+  s->pid = getpid();
   const std::string default_name = db.empty() ? basename_of(path) : db;
   PDL_TRY(open_image(path, params, create ? ImageMode::kCreate : ImageMode::kOpen, false,
                      default_name, &s->image));

@@ -12,6 +12,8 @@
 // Thread-safety: `mu` guards the lock table and shm; the Volume has its own mutex.
 #pragma once
 
+#include <sys/types.h>
+
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -31,6 +33,7 @@ struct DbState {
   std::unique_ptr<Image> image;
   Volume* vol = nullptr;
   int refs = 0;         // open sqlite3_files (database, journals, WALs) — guarded by the registry
+  pid_t pid = 0;        // the process that opened it (a forked child must not use it)
 
   std::mutex mu;
   // Database lock table: owners are opaque file pointers.

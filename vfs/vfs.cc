@@ -60,7 +60,9 @@ Status parse_uri(const char* name, ImageParams* params, std::string* db) {
     const char* v = sqlite3_uri_parameter(name, k);
     if (!v) v = "";
     if (std::strcmp(k, "db") == 0) {
-      PDL_TRY(check_name(v));
+      if (Status st = check_name(v); !st.is_ok())
+        return Status::error(Errc::kInvalidArgument,
+                             std::string("db=") + v + ": " + std::string(st.message()));
       *db = v;
       continue;
     }
@@ -73,6 +75,15 @@ Status parse_uri(const char* name, ImageParams* params, std::string* db) {
   return Status::ok();
 }
 
+// "<db>-mj" + 9 hex digits (pager.c's "-mj%06X9%02X"): a super-journal (see OVERVIEW).
+bool is_super_journal(const char* zname) {
+  const size_t n = std::strlen(zname);
+  if (n < 12 || std::strncmp(zname + n - 12, "-mj", 3) != 0) return false;
+  for (size_t i = n - 9; i < n; i++)
+    if (!std::isxdigit(static_cast<unsigned char>(zname[i]))) return false;
+  return true;
+}
+
 int open_failed(PdlFile* f, int code, const std::string& msg) {
   report_error(code, msg);
   f->~PdlFile();
@@ -80,7 +91,9 @@ int open_failed(PdlFile* f, int code, const std::string& msg) {
 }
 
 int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, int* out_flags) {
-  if (flags & SQLITE_OPEN_SUPER_JOURNAL)  // the base VFS's file object takes our slot
+  // By name, not by flag: pager_delsuper() opens the *child* journals named in a super-journal
+  // with SQLITE_OPEN_SUPER_JOURNAL too, and those live in their images.
+  if (zname && is_super_journal(zname))  // the base VFS's file object takes our slot
     return g_base->xOpen(g_base, zname, file, flags, out_flags);
   PdlFile* f = new (file) PdlFile();
   f->base.pMethods = nullptr;  // SQLite calls xClose only if xOpen set pMethods
@@ -124,15 +137,6 @@ int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, 
   f->delete_on_close = flags & SQLITE_OPEN_DELETEONCLOSE;
   f->base.pMethods = &kVolumeFileMethods;
   return SQLITE_OK;
-}
-
-// "<db>-mj" + 9 hex digits (pager.c's "-mj%06X9%02X"): a super-journal (see OVERVIEW).
-bool is_super_journal(const char* zname) {
-  const size_t n = std::strlen(zname);
-  if (n < 12 || std::strncmp(zname + n - 12, "-mj", 3) != 0) return false;
-  for (size_t i = n - 9; i < n; i++)
-    if (!std::isxdigit(static_cast<unsigned char>(zname[i]))) return false;
-  return true;
 }
 
 int x_delete(sqlite3_vfs*, const char* zname, int sync_dir) {

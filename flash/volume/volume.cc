@@ -443,19 +443,19 @@ void Volume::drop_cache(FileId id, uint32_t first_chunk) {
 // chunks now inside the size still claim them in the owner map. Unclaim them now, so the
 // commit that makes the new size durable also drops the claims — else a cut after it could
 // bring the released bytes back into the regrown hole.
-// Chunks [first_hole, end_hole) become holes. A claim on them whose clearing is being written
-// by the next commit (released two commits ago) could become durable after the new size, and
-// would show released bytes in the hole: make the clearing durable first.
-Status Volume::unclaim_released(File& f, uint64_t new_size, uint64_t first_hole,
-                                uint64_t end_hole) {
-  const uint64_t n = chunk_count(new_size);
+// A claim on chunks the file grows over whose clearing is being written by the next commit
+// (released at the last one) could stay on flash while the new size becomes durable — and a
+// cut before the regrown chunk's own entry is durable would bring the released bytes back: make
+// the clearing durable first. (Costs a commit when a file regrows right after a synced
+// truncate, e.g. a journal in journal_mode=TRUNCATE.)
+Status Volume::unclaim_released(File& f, uint64_t new_size) {
+  const uint64_t old_n = chunk_count(f.meta.size), n = chunk_count(new_size);
   for (uint32_t l : pending_free_) {
     const Owner o = owners_[l - hdr_.layout.data_first];
     if (o.id == f.meta.id && o.chunk < n) set_owner(l, Owner{});
   }
   for (const auto& [l, o] : uncleared_)
-    if (o.id == f.meta.id && o.chunk >= first_hole && o.chunk < end_hole)
-      return commit_meta();
+    if (o.id == f.meta.id && o.chunk >= old_n && o.chunk < n) return commit_meta();
   return Status::ok();
 }
 
@@ -491,7 +491,7 @@ Status Volume::write(FileId id, uint64_t off, std::span<const uint8_t> data) {
   ks.writes++;
   if (off + data.size() > f->meta.size) {
     PDL_TRY(zero_tail(*f));
-    PDL_TRY(unclaim_released(*f, off + data.size(), chunk_count(f->meta.size), off / chunk_));
+    PDL_TRY(unclaim_released(*f, off + data.size()));
   }
   f->meta.mtime_ns = now_ns();
   const uint64_t version = f->meta.version;
@@ -531,7 +531,7 @@ Status Volume::truncate(FileId id, uint64_t size) {
   if (size == f->meta.size) return Status::ok();
   if (size > f->meta.size) {
     PDL_TRY(zero_tail(*f));
-    PDL_TRY(unclaim_released(*f, size, chunk_count(f->meta.size), chunk_count(size)));
+    PDL_TRY(unclaim_released(*f, size));
   } else {
     // Zero the new tail now too (before anything is released, so a failure changes nothing):
     // once synced, no stale byte lies past the end on flash, and a crash can expose only bytes

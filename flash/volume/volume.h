@@ -178,7 +178,7 @@ class Volume {
   Status flush_cache();
   Status commit_meta();
   Status zero_tail(File& f);
-  Status unclaim_released(File& f, uint64_t new_size, uint64_t first_hole, uint64_t end_hole);
+  Status unclaim_released(File& f, uint64_t new_size);
   Status write_meta_page(uint32_t lpn, std::span<const uint8_t> page);
   void encode_dir_page(uint32_t page, std::span<uint8_t> out) const;
   void encode_owner_page(uint32_t page, std::span<uint8_t> out) const;
