@@ -660,16 +660,11 @@ Status Volume::commit_meta() {
 Status Volume::sync_locked() {
   if (opts_.read_only) return Status::ok();
   stats_.syncs++;
-  // Contents first, then metadata. If a chunk found no free lpn, the metadata is committed all
-  // the same — its releases may be what makes room — and the chunks are tried once more.
+  // Contents first, then metadata. A chunk that found no free lpn (store_chunk has already
+  // committed to bring released lpns in) does not stop the rest from becoming durable.
   Status data = flush_cache();
   if (!data.is_ok() && !data.is(Errc::kFull)) return data;
   PDL_TRY(commit_meta());
-  if (data.is(Errc::kFull)) {  // this commit's releases may make room
-    data = flush_cache();
-    if (!data.is_ok() && !data.is(Errc::kFull)) return data;
-    PDL_TRY(commit_meta());
-  }
   return data;
 }
 
