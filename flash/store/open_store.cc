@@ -21,6 +21,8 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
   sb.format_time = uint64_t(std::time(nullptr));
   for (uint32_t b = 0; b < kSuperblockBlocks; b++) PDL_TRY(nand.erase(b));
   std::unique_ptr<PageStore> store;
+  if (sb.params.method == Method::kIpu || sb.params.method == Method::kIpl)
+    return Status::error(Errc::kUnsupported, "ipu/ipl: not built yet");
   PDL_TRY(PdlStore::format(nand, sb.params, &store));  // erases the data blocks
   PDL_TRY(write_superblock(nand, sb));
   *out = std::move(store);
@@ -34,6 +36,9 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
     case Method::kPdl:
     case Method::kOpu:
       return PdlStore::mount(nand, sb.params, out, report);
+    case Method::kIpu:
+    case Method::kIpl:
+      break;
   }
   return Status::error(Errc::kUnsupported, "unknown page-update method in superblock");
 }

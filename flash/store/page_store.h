@@ -1,7 +1,7 @@
 // page_store.h — the PageStore interface: logical pages over one Nand, whatever the method.
 //
-// Every page-update method (PDL, OPU now; IPU, IPL later) implements exactly this, and one
-// correctness suite runs over all of them. A logical page (lpn) holds page_size() bytes
+// Every page-update method (PDL, OPU, IPU, IPL) implements exactly this, and one correctness
+// suite runs over all of them. A logical page (lpn) holds page_size() bytes
 // (= the flash page's data area). lpns are dense: 0 .. logical_pages()-1.
 //
 // Durability contract:
@@ -46,6 +46,13 @@ struct StoreStats {
   uint64_t gc_diff_pages = 0;         // differential pages written by GC compaction
   uint64_t gc_merges = 0;             // large differentials merged into new base pages by GC
   uint64_t tombstones = 0;            // trim records written
+  // IPU / IPL (flash/ipl/)
+  uint64_t log_records = 0;           // IPL log records written (one per changed run)
+  uint64_t log_bytes = 0;             // their bytes, run headers included
+  uint64_t log_sectors = 0;           // IPL log sectors programmed (partial programs)
+  uint64_t merges = 0;                // blocks merged into a new block (IPL merge, IPU rewrite)
+  uint64_t merge_pages = 0;           // data pages programmed by merges
+  uint64_t hinted_writes = 0;         // writes whose log came from note_update, not a diff
 };
 
 // What mount() found and what it cost (simulated time is the Nand's; wall time is measured).
@@ -116,6 +123,16 @@ class PageStore {
   virtual Status trim(Lpn lpn) = 0;
   // Make everything before it durable (flush the differential write buffer).
   virtual Status sync() = 0;
+
+  // Optional update-log hook, for a caller that knows its changes as they happen (the in-DBMS
+  // IPL the paper compared with, seed 000 §5.1). Says that one update changed bytes
+  // [offset, offset + len) of lpn's page since lpn was last written. Contract: if any range was
+  // noted for lpn, the ranges noted before the next write(lpn) cover every byte that write
+  // changes. A store may use them instead of comparing with the previous version (IPL writes
+  // one log record per noted range — the history, as seed 002 logs it); others ignore them.
+  virtual void note_update(Lpn lpn, uint32_t offset, uint32_t len) {
+    (void)lpn, (void)offset, (void)len;
+  }
 
   virtual bool is_mapped(Lpn lpn) const = 0;
   virtual uint32_t page_size() const = 0;

@@ -1,6 +1,8 @@
 // store_params.cc — defaults, validation and names of the method parameters.
 #include "flash/store/store_params.h"
 
+#include <algorithm>
+
 #include "flash/pdl/record.h"
 
 namespace pdl {
@@ -9,6 +11,8 @@ const char* method_name(Method m) {
   switch (m) {
     case Method::kPdl: return "pdl";
     case Method::kOpu: return "opu";
+    case Method::kIpu: return "ipu";
+    case Method::kIpl: return "ipl";
   }
   return "?";
 }
@@ -20,6 +24,8 @@ const char* obsolete_name(ObsoleteMode m) {
 bool parse_method(const std::string& s, Method* m) {
   if (s == "pdl") *m = Method::kPdl;
   else if (s == "opu") *m = Method::kOpu;
+  else if (s == "ipu") *m = Method::kIpu;
+  else if (s == "ipl") *m = Method::kIpl;
   else return false;
   return true;
 }
@@ -33,9 +39,14 @@ bool parse_obsolete(const std::string& s, ObsoleteMode* m) {
 
 Status StoreParams::resolve(const Geometry& g) {
   auto bad = [](const std::string& m) { return Status::error(Errc::kInvalidArgument, m); };
-  if (method != Method::kPdl && method != Method::kOpu) return bad("method: unknown method");
+  if (method != Method::kPdl && method != Method::kOpu && method != Method::kIpu &&
+      method != Method::kIpl)
+    return bad("method: unknown method");
   if (obsolete != ObsoleteMode::kSpare && obsolete != ObsoleteMode::kMemory)
     return bad("obsolete: must be spare or memory");
+  const uint32_t data_blocks = g.blocks - kSuperblockBlocks;
+  if (method == Method::kIpu || method == Method::kIpl) return resolve_in_page(g, data_blocks);
+  if (log_region != 0) return bad("log_region: only the ipl method has a log region");
   if (method == Method::kOpu) {
     max_differential = 0;  // OPU never writes differentials
   } else {
@@ -50,7 +61,6 @@ Status StoreParams::resolve(const Geometry& g) {
   if (obsolete == ObsoleteMode::kSpare && g.partial_programs < 2)
     return bad("obsolete: spare needs a chip that allows 2 programs per page (NOP >= 2); "
                "this one allows 1: use obsolete=memory");
-  const uint32_t data_blocks = g.blocks - kSuperblockBlocks;
   if (gc_reserve_blocks == 0) gc_reserve_blocks = 2;
   if (gc_reserve_blocks < 2 || gc_reserve_blocks + 4 > data_blocks)
     return bad("gc_reserve: must be at least 2 and leave 4 blocks for data");
@@ -69,10 +79,52 @@ Status StoreParams::resolve(const Geometry& g) {
   return Status::ok();
 }
 
+// IPU and IPL map logical pages statically: logical block lpn / data_pages_per_block lives in
+// one physical erase block at a time, at page lpn % data_pages_per_block. So the size is bounded
+// by the blocks left after the merge reserve, and there is no thin provisioning.
+Status StoreParams::resolve_in_page(const Geometry& g, uint32_t data_blocks) {
+  auto bad = [](const std::string& m) { return Status::error(Errc::kInvalidArgument, m); };
+  max_differential = 0;
+  if (method == Method::kIpu) {
+    if (log_region != 0) return bad("log_region: ipu has no log region (use method=ipl)");
+  } else {
+    if (log_region == 0)
+      log_region = std::max<uint32_t>(1, (g.pages_per_block * 9 + 32) / 64) * g.page_data;
+    const uint32_t lp = log_pages(g);
+    if (lp >= g.pages_per_block)
+      return bad("log_region: " + std::to_string(log_region) + " bytes leave no data page in a " +
+                 std::to_string(g.pages_per_block) + "-page erase block of " +
+                 std::to_string(g.page_data) + "-byte pages");
+    log_region = lp * g.page_data;  // whole pages
+    const uint32_t sectors = g.page_data / kLogSector;
+    if (sectors > g.partial_programs)
+      return bad("log_region: a " + std::to_string(g.page_data) + "-byte page holds " +
+                 std::to_string(sectors) + " log sectors of " + std::to_string(kLogSector) +
+                 " bytes, each programmed on its own, but the chip allows " +
+                 std::to_string(g.partial_programs) + " programs per page (nop=" +
+                 std::to_string(g.partial_programs) + "): raise nop to " +
+                 std::to_string(sectors) + " or use smaller pages");
+  }
+  if (gc_reserve_blocks == 0) gc_reserve_blocks = 1;
+  if (gc_reserve_blocks + 1 > data_blocks)
+    return bad("gc_reserve: must be at least 1 and leave a block for data");
+  const uint64_t capacity = uint64_t(data_blocks - gc_reserve_blocks) * data_pages_per_block(g);
+  if (logical_pages == 0) logical_pages = uint32_t(std::min<uint64_t>(capacity, 0xFFFFFFEFu));
+  if (logical_pages > capacity)
+    return bad("logical_pages: " + std::string(method_name(method)) + " offers at most " +
+               std::to_string(capacity) + " logical pages on this chip (" +
+               std::to_string(data_blocks - gc_reserve_blocks) + " blocks of " +
+               std::to_string(data_pages_per_block(g)) + " data pages), asked for " +
+               std::to_string(logical_pages));
+  return Status::ok();
+}
+
 std::string StoreParams::describe() const {
   std::string s = method_name(method);
   if (method == Method::kPdl) s += " max_diff=" + std::to_string(max_differential);
-  s += std::string(" obsolete=") + obsolete_name(obsolete);
+  if (method == Method::kIpl) s += " log_region=" + std::to_string(log_region);
+  if (method == Method::kPdl || method == Method::kOpu)
+    s += std::string(" obsolete=") + obsolete_name(obsolete);
   s += " logical_pages=" + std::to_string(logical_pages);
   return s;
 }

@@ -13,6 +13,8 @@ namespace pdl {
 enum class Method : uint8_t {
   kPdl = 1,  // page-differential logging (seed 000)
   kOpu = 2,  // out-place update, page-level mapping (seed 000 §3)
+  kIpu = 3,  // in-place update: a block is rewritten whole for each overwrite (seed 000 §3)
+  kIpl = 4,  // in-page logging: log sectors in each erase block, merge when full (seed 002)
 };
 
 enum class ObsoleteMode : uint8_t {
@@ -27,17 +29,34 @@ struct StoreParams {
   ObsoleteMode obsolete = ObsoleteMode::kSpare;
   // Logical pages offered; 0 = every page of the data area minus the GC reserve.
   uint32_t logical_pages = 0;
-  // Free blocks kept back so garbage collection can always run (>= 2).
+  // Free blocks kept back so garbage collection can always run (PDL, OPU: >= 2; default 2),
+  // or so a merge always finds an erased block (IPU, IPL: >= 1; default 1).
   uint32_t gc_reserve_blocks = 0;
+  // IPL: bytes of each erase block given to the log region (seed 002 §3.2), rounded up to whole
+  // pages; 0 = the default, 9/64 of the block (IPL(18KB) on 64 x 2 KiB pages). IPU: always 0.
+  uint32_t log_region = 0;
 
   // Fill defaults for `g` and check ranges; messages name the parameter.
   Status resolve(const Geometry& g);
   std::string describe() const;  // "pdl max_diff=256 obsolete=spare"
+  Status resolve_in_page(const Geometry& g, uint32_t data_blocks);  // IPU, IPL part of resolve
+
+  // Derived, for IPU/IPL (valid after resolve()): pages of each erase block holding log
+  // sectors, and data pages per block (the logical pages one block serves).
+  uint32_t log_pages(const Geometry& g) const {
+    return (log_region + g.page_data - 1) / g.page_data;
+  }
+  uint32_t data_pages_per_block(const Geometry& g) const {
+    return g.pages_per_block - log_pages(g);
+  }
 };
+
+// IPL log sectors (seed 002 §3.2): 512 bytes, each programmed on its own (a partial program).
+inline constexpr uint32_t kLogSector = 512;
 
 const char* method_name(Method m);
 const char* obsolete_name(ObsoleteMode m);
-// Parse "pdl"/"opu" and "spare"/"memory"; false if unknown.
+// Parse "pdl"/"opu"/"ipu"/"ipl" and "spare"/"memory"; false if unknown.
 bool parse_method(const std::string& s, Method* m);
 bool parse_obsolete(const std::string& s, ObsoleteMode* m);
 

@@ -32,7 +32,8 @@ void encode(const Superblock& sb, const Geometry& g, std::span<uint8_t> d) {
   le::put32(p + 40, g.blocks);
   std::memcpy(p + 44, sb.uuid.data(), 16);
   le::put64(p + 60, sb.format_time);
-  le::put64(p + 68, 0);  // reserved
+  le::put32(p + 68, sb.params.log_region);
+  le::put32(p + 72, 0);  // reserved
   le::put32(p + kCrcAt, crc32c(p, kCrcAt));
 }
 
@@ -53,13 +54,15 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, Superblock* sb) {
   sb->params.max_differential = le::get32(p + 16);
   sb->params.logical_pages = le::get32(p + 20);
   sb->params.gc_reserve_blocks = le::get32(p + 24);
+  sb->params.log_region = le::get32(p + 68);
   std::memcpy(sb->uuid.data(), p + 44, 16);
   sb->format_time = le::get64(p + 60);
   StoreParams check = sb->params;
   Status st = check.resolve(g);
   if (!st.is_ok() || !(check.max_differential == sb->params.max_differential &&
                        check.logical_pages == sb->params.logical_pages &&
-                       check.gc_reserve_blocks == sb->params.gc_reserve_blocks))
+                       check.gc_reserve_blocks == sb->params.gc_reserve_blocks &&
+                       check.log_region == sb->params.log_region))
     return Status::error(Errc::kCorrupt, "superblock parameters are invalid");
   return Status::ok();
 }
