@@ -2,7 +2,9 @@
 //
 // Every page-update method × obsolete mode, with PDL at two Max_Differential_Sizes (a small one,
 // like the paper's PDL(256B) relative to the page, and a whole page, like PDL(2KB)), over two
-// small geometries so that garbage collection runs many times within a test.
+// small geometries so that garbage collection runs many times within a test. IPU and IPL have
+// no obsolete marks: once per geometry; IPL with a two-page log region (2 log sectors per block
+// on 512-byte pages, 8 on 2 KiB pages) so that merges are frequent; both at their full size.
 #pragma once
 
 #include <string>
@@ -19,6 +21,11 @@ struct StoreConfig {
   Geometry geo;
   StoreParams params;
 };
+
+// IPU and IPL: static mapping, no thin provisioning, merges instead of garbage collection.
+inline bool in_page(const StoreParams& p) {
+  return p.method == Method::kIpu || p.method == Method::kIpl;
+}
 
 inline std::vector<StoreConfig> store_matrix() {
   std::vector<StoreConfig> out;
@@ -44,6 +51,13 @@ inline std::vector<StoreConfig> store_matrix() {
       out.push_back({"PDL(page)/" + oname + "/" + gname, g, pdl_page});
       out.push_back({"OPU/" + oname + "/" + gname, g, opu});
     }
+    StoreParams ipu;
+    ipu.method = Method::kIpu;
+    StoreParams ipl;
+    ipl.method = Method::kIpl;
+    ipl.log_region = 2 * g.page_data;
+    out.push_back({"IPU/" + gname, g, ipu});
+    out.push_back({"IPL(2p)/" + gname, g, ipl});
   }
   return out;
 }

@@ -25,6 +25,8 @@ const char* page_type_name(PageType t) {
     case PageType::kSuperblock: return "superblock";
     case PageType::kBase: return "base";
     case PageType::kDifferential: return "differential";
+    case PageType::kIplData: return "data";
+    case PageType::kIplEmpty: return "empty-merge marker";
   }
   return "unknown";
 }
@@ -37,6 +39,10 @@ std::string describe_page(const PageView& v) {
   if (h.type == PageType::kBase) s += strf(", lpn %u", h.lpn);
   if (h.type == PageType::kDifferential)
     s += strf(", %u record%s in %u bytes", h.lpn, h.lpn == 1 ? "" : "s", h.aux);
+  if (h.type == PageType::kIplData)
+    s += h.aux ? strf(", lpn %u, one of %u pages of a merge", h.lpn, h.aux)
+               : strf(", lpn %u, first write", h.lpn);
+  if (h.type == PageType::kIplEmpty) s += strf(", logical block %u", h.lpn);
   s += strf(", seq %llu, data crc 0x%08x %s, %s", (unsigned long long)h.seq, h.data_crc,
             v.data_crc_ok ? "ok" : "BAD", h.obsolete ? "marked obsolete" : "live");
   return s;

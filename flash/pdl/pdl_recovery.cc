@@ -78,7 +78,8 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
       const Ppa r = first + Ppa(p);
       const SpareHeader& h = hdr[p];
       if (state[p] == SpareState::kErased) continue;
-      if (state[p] == SpareState::kCorrupt || h.type == PageType::kSuperblock) {
+      if (state[p] == SpareState::kCorrupt ||
+          (h.type != PageType::kBase && h.type != PageType::kDifferential)) {
         rep.torn_pages++;
         continue;
       }

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <random>
 
+#include "flash/ipl/ipl_store.h"
 #include "flash/pdl/pdl_store.h"
 #include "flash/store/page_store.h"
 #include "flash/store/superblock.h"
@@ -22,8 +23,9 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
   for (uint32_t b = 0; b < kSuperblockBlocks; b++) PDL_TRY(nand.erase(b));
   std::unique_ptr<PageStore> store;
   if (sb.params.method == Method::kIpu || sb.params.method == Method::kIpl)
-    return Status::error(Errc::kUnsupported, "ipu/ipl: not built yet");
-  PDL_TRY(PdlStore::format(nand, sb.params, &store));  // erases the data blocks
+    PDL_TRY(IplStore::format(nand, sb.params, &store));  // erases the data blocks
+  else
+    PDL_TRY(PdlStore::format(nand, sb.params, &store));
   PDL_TRY(write_superblock(nand, sb));
   *out = std::move(store);
   return Status::ok();
@@ -38,7 +40,7 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
       return PdlStore::mount(nand, sb.params, out, report);
     case Method::kIpu:
     case Method::kIpl:
-      break;
+      return IplStore::mount(nand, sb.params, out, report);
   }
   return Status::error(Errc::kUnsupported, "unknown page-update method in superblock");
 }

@@ -46,7 +46,8 @@ SpareState spare_decode(std::span<const uint8_t> spare, SpareHeader* h) {
   if (le::get32(s + 28) != crc32c(s + 1, 23) || s[2] != kSpareVersion) return SpareState::kCorrupt;
   const uint8_t t = s[1];
   if (t != uint8_t(PageType::kSuperblock) && t != uint8_t(PageType::kBase) &&
-      t != uint8_t(PageType::kDifferential))
+      t != uint8_t(PageType::kDifferential) && t != uint8_t(PageType::kIplData) &&
+      t != uint8_t(PageType::kIplEmpty))
     return SpareState::kCorrupt;
   h->type = PageType(t);
   h->lpn = le::get32(s + 4);

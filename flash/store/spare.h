@@ -5,10 +5,12 @@
 //    1  u8   page type (PageType)
 //    2  u8   format version (1)
 //    3  u8   reserved (0xFF)
-//    4  u32  lpn (base pages); record count (differential pages); 0 (superblock)
+//    4  u32  lpn (base pages, IPL data pages); record count (differential pages); 0 (superblock);
+//            logical block (IPL empty-merge marker)
 //    8  u64  creation sequence number (the paper's time stamp; one global counter)
 //   16  u32  CRC-32C of the whole data area
-//   20  u32  aux: bytes used in a differential page's data area; 0 otherwise
+//   20  u32  aux: bytes used in a differential page's data area; pages its merge wrote (IPL
+//            data page of a merge; 0 for a direct write); 0 otherwise
 //   24  u8   obsolete mark: 0xFF live; programmed to 0x00 (a second program) when obsolete
 //   25  u8[3] reserved (0xFF)
 //   28  u32  CRC-32C of bytes [1, 24)  — the obsolete mark is outside it, so marking a page
@@ -25,6 +27,8 @@ enum class PageType : uint8_t {
   kSuperblock = 0x5B,
   kBase = 0xBA,          // a whole logical page (PDL base page, OPU page)
   kDifferential = 0xDF,  // a page of differential records (record.h)
+  kIplData = 0xDA,       // IPU/IPL data page; aux = pages written by its merge, 0 = direct
+  kIplEmpty = 0xE0,      // IPU/IPL marker of a merge that wrote no page; lpn = logical block
 };
 
 struct SpareHeader {

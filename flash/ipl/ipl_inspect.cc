@@ -1,0 +1,93 @@
+// ipl_inspect.cc — IplStore::check, locate, block_info: RAM only, no flash operation.
+#include <string>
+
+#include "flash/ipl/ipl_store.h"
+
+namespace pdl {
+
+Status IplStore::check() const {
+  auto bad = [](const std::string& m) { return Status::error(Errc::kCorrupt, "ipl check: " + m); };
+  const uint32_t data_blocks = geo_.blocks - kSuperblockBlocks;
+  uint32_t owned = 0;
+  for (uint32_t lbn = 0; lbn < lblocks_.size(); lbn++) {
+    const LBlock& lb = lblocks_[lbn];
+    if (lb.block == kNoBlock) {
+      if (lb.used_sectors != 0) return bad("logical block " + std::to_string(lbn) + " has no block but used sectors");
+      for (uint32_t s = 0; s < lpns_in(lbn); s++) {
+        const LpnState& st = lpns_[first_lpn(lbn) + s];
+        if (st.mapped || st.slot != Slot::kErased || st.has_log)
+          return bad("logical page " + std::to_string(first_lpn(lbn) + s) +
+                     " has state but its logical block has no erase block");
+      }
+      continue;
+    }
+    owned++;
+    if (lb.block < kSuperblockBlocks || lb.block >= geo_.blocks || owner_[lb.block] != lbn)
+      return bad("logical block " + std::to_string(lbn) + " -> block " +
+                 std::to_string(lb.block) + " is not mirrored by the owner map");
+    if (lb.used_sectors > log_sectors_per_block())
+      return bad("logical block " + std::to_string(lbn) + " uses more log sectors than exist");
+    for (uint32_t s = 0; s < lpns_in(lbn); s++) {
+      const Lpn l = first_lpn(lbn) + s;
+      const LpnState& st = lpns_[l];
+      if (st.mapped && st.slot == Slot::kErased)
+        return bad("logical page " + std::to_string(l) + " is mapped over an erased slot");
+      if (st.trim_pending && (st.mapped || trims_.count(lbn) == 0))
+        return bad("logical page " + std::to_string(l) + " has an inconsistent pending trim");
+      if (st.has_log && lb.used_sectors == 0)
+        return bad("logical page " + std::to_string(l) + " has log records in an empty region");
+    }
+  }
+  std::vector<bool> seen(geo_.blocks, false);
+  for (uint32_t b : free_) {
+    if (b < kSuperblockBlocks || b >= geo_.blocks || seen[b] || owner_[b] != kNoBlock)
+      return bad("free block " + std::to_string(b) + " is reserved, listed twice or owned");
+    seen[b] = true;
+  }
+  for (uint32_t b = 0; b < geo_.blocks; b++)
+    if (owner_[b] != kNoBlock && (owner_[b] >= lblocks_.size() || lblocks_[owner_[b]].block != b))
+      return bad("block " + std::to_string(b) + " claims logical block " +
+                 std::to_string(owner_[b]) + ", which lives elsewhere");
+  if (owned + free_.size() != data_blocks)
+    return bad(std::to_string(owned) + " owned + " + std::to_string(free_.size()) +
+               " free blocks != " + std::to_string(data_blocks) + " data blocks");
+  return Status::ok();
+}
+
+// base: the data page if valid; diff: the newest used log page of the block if the page has log
+// records (which of the block's log pages hold them takes reading them to tell).
+LpnLocation IplStore::locate(Lpn lpn) const {
+  LpnLocation loc;
+  if (lpn >= lpns_.size()) return loc;
+  const LpnState& st = lpns_[lpn];
+  const LBlock& lb = lblocks_[lbn_of(lpn)];
+  loc.trim_pending = st.trim_pending;
+  if (!st.mapped || lb.block == kNoBlock) return loc;
+  if (st.slot == Slot::kData) loc.base = data_ppa(lb.block, slot_of(lpn));
+  if (st.has_log && lb.used_sectors > 0) loc.diff = log_ppa(lb.block, lb.used_sectors - 1);
+  return loc;
+}
+
+BlockInfo IplStore::block_info(uint32_t block) const {
+  BlockInfo bi;
+  if (block >= geo_.blocks) return bi;
+  bi.erase_count = nand_.erase_count(block);
+  if (block < kSuperblockBlocks) return bi;
+  const uint32_t lbn = owner_[block];
+  if (lbn == kNoBlock) {
+    bi.state = BlockInfo::kFree;
+    return bi;
+  }
+  const LBlock& lb = lblocks_[lbn];
+  // Open while a first write or a log sector can still be programmed into it.
+  bi.state = lb.used_sectors < log_sectors_per_block() ? BlockInfo::kOpen : BlockInfo::kFull;
+  for (uint32_t s = 0; s < lpns_in(lbn); s++) {
+    const LpnState& st = lpns_[first_lpn(lbn) + s];
+    if (st.slot == Slot::kData && st.mapped) bi.valid_pages++;
+    if (st.slot == Slot::kErased && log_sectors_per_block() == 0) bi.state = BlockInfo::kOpen;
+  }
+  bi.valid_pages += used_log_pages(lb);
+  return bi;
+}
+
+}  // namespace pdl

@@ -1,0 +1,128 @@
+// ipl_merge.cc — reading a block's log region, replaying it, and the merge (seed 002 Alg. 1).
+#include <algorithm>
+#include <cstring>
+
+#include "flash/ipl/ipl_store.h"
+
+namespace pdl {
+
+Status IplStore::read_log_pages(uint32_t lbn) {
+  const LBlock& lb = lblocks_[lbn];
+  const uint32_t pages = used_log_pages(lb);
+  for (uint32_t p = 0; p < pages; p++) {
+    const std::span<uint8_t> dst =
+        std::span<uint8_t>(log_buf_).subspan(size_t(p) * geo_.page_data, geo_.page_data);
+    PDL_TRY(fail(nand_.read(lb.block * geo_.pages_per_block + dpb_ + p, dst, {})));
+  }
+  return Status::ok();
+}
+
+Status IplStore::replay(uint32_t lbn, uint32_t slot, std::span<uint8_t> page, bool* mapped) const {
+  return walk_log(log_buf_, lblocks_[lbn].used_sectors, lbn,
+                  [&](const SectorHeader& h, std::span<const std::span<const uint8_t>> parts) {
+                    if (h.flags & kSectorUnmap) {
+                      if (unmap_has(parts[0], slot)) {
+                        std::fill(page.begin(), page.end(), 0);
+                        *mapped = false;
+                      }
+                      return Status::ok();
+                    }
+                    if (h.slot != slot) return Status::ok();
+                    if (h.flags & kSectorReset) {
+                      std::fill(page.begin(), page.end(), 0);
+                      *mapped = true;
+                    }
+                    for (const auto& p : parts) PDL_TRY(log_apply(p, page));
+                    return Status::ok();
+                  });
+}
+
+// Free blocks are reused first in, first out; one not known to be erased (every free block after
+// a mount: an interrupted erase may leave marginal bits that read back as erased) is erased
+// before use. That erase is the mount's deferred work, charged to `other`, as PDL does.
+Status IplStore::allocate_block(uint32_t* block) {
+  if (free_.empty())  // cannot happen: owned blocks <= logical blocks <= data blocks - reserve
+    return Status::error(Errc::kFull, "no free erase block for a merge");
+  const uint32_t b = free_.front();
+  if (!erased_[b]) {
+    ledger_.charge_current();
+    PDL_TRY(fail(nand_.erase(b)));
+    ledger_.charge(ledger_.other());
+  }
+  free_.pop_front();
+  erased_[b] = false;
+  *block = b;
+  return Status::ok();
+}
+
+// Alg. 1: the current version of every live page of the logical block (the data page plus its
+// log records; `lpn`'s new version if given) goes to an erased block at the same slot, all with
+// one sequence number and the merge's page count; then the old block is erased. Trimmed pages
+// are left out. A merge that keeps no page writes a marker page, so the empty version outranks
+// the old block at recovery even if the old block's erase is cut.
+Status IplStore::merge(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page) {
+  LBlock& lb = lblocks_[lbn];
+  const uint32_t old = lb.block, n = lpns_in(lbn);
+  const Lpn first = first_lpn(lbn);
+  merge_buf_.resize(size_t(n) * geo_.page_data);
+  merge_live_.assign(n, false);
+  bool logs = false;
+  for (uint32_t s = 0; s < n; s++) logs |= lpns_[first + s].mapped && lpns_[first + s].has_log;
+  if (logs) PDL_TRY(read_log_pages(lbn));
+  uint32_t live = 0;
+  for (uint32_t s = 0; s < n; s++) {
+    const Lpn l = first + s;
+    const LpnState& st = lpns_[l];
+    const std::span<uint8_t> p =
+        std::span<uint8_t>(merge_buf_).subspan(size_t(s) * geo_.page_data, geo_.page_data);
+    if (l == lpn) {
+      std::memcpy(p.data(), page.data(), p.size());
+    } else {
+      if (!st.mapped) continue;
+      if (st.slot == Slot::kData)
+        PDL_TRY(read_data(old, s, l, p));
+      else
+        std::fill(p.begin(), p.end(), 0);
+      bool mapped = st.slot == Slot::kData;
+      if (st.has_log) PDL_TRY(replay(lbn, s, p, &mapped));
+      if (!mapped) continue;
+    }
+    merge_live_[s] = true;
+    live++;
+  }
+
+  uint32_t nb;
+  PDL_TRY(allocate_block(&nb));
+  const uint64_t seq = next_seq_++;
+  if (live == 0) {
+    std::fill(page_buf_.begin(), page_buf_.end(), 0);
+    PDL_TRY(program_data(nb, 0, lbn, page_buf_, seq, 0, PageType::kIplEmpty));
+  }
+  for (uint32_t s = 0; s < n; s++)
+    if (merge_live_[s])
+      PDL_TRY(program_data(nb, s, first + s,
+                           std::span<const uint8_t>(merge_buf_).subspan(
+                               size_t(s) * geo_.page_data, geo_.page_data),
+                           seq, live));
+  PDL_TRY(fail(nand_.erase(old)));
+  owner_[old] = kNoBlock;
+  erased_[old] = true;
+  free_.push_back(old);
+
+  lb.block = nb;
+  lb.used_sectors = 0;
+  owner_[nb] = lbn;
+  for (uint32_t s = 0; s < n; s++) {
+    LpnState& st = lpns_[first + s];
+    st.slot = merge_live_[s] ? Slot::kData : (live == 0 && s == 0) ? Slot::kGarbage : Slot::kErased;
+    st.mapped = merge_live_[s];
+    st.has_log = false;
+    st.trim_pending = false;
+  }
+  if (lpn != kNoLpn) drop_hints(lpn);
+  stats_.merges++;
+  stats_.merge_pages += live;
+  return Status::ok();
+}
+
+}  // namespace pdl
