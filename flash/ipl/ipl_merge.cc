@@ -45,9 +45,9 @@ Status IplStore::allocate_block(uint32_t* block) {
     return Status::error(Errc::kFull, "no free erase block for a merge");
   const uint32_t b = free_.front();
   if (!erased_[b]) {
-    ledger_.charge_current();
+    const NandCounters before = nand_.counters();
     PDL_TRY(fail(nand_.erase(b)));
-    ledger_.charge(ledger_.other());
+    ledger_.charge_since(ledger_.other(), before);
   }
   free_.pop_front();
   erased_[b] = false;

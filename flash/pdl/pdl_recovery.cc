@@ -179,7 +179,7 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
   rep.sim_us = nand.counters().sim_us - us0;
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (report) *report = rep;
-  s->charge(s->costs_.other);
+  s->ledger_.charge(s->ledger_.other());
   *out = std::move(s);
   return Status::ok();
 }

@@ -20,7 +20,7 @@ PdlStore::PdlStore(Nand& nand, const StoreParams& params)
       blocks_(nand.geometry(), kSuperblockBlocks, params.gc_reserve_blocks),
       dwb_(nand.geometry().page_data),
       gc_buffer_(nand.geometry().page_data),
-      charged_(nand.counters()),
+      ledger_(nand),
       scratch_base_(nand.geometry().page_data),
       scratch_diff_(nand.geometry().page_data),
       scratch_runs_(nand.geometry().page_data),
@@ -33,43 +33,14 @@ Status PdlStore::format(Nand& nand, const StoreParams& params, std::unique_ptr<P
     PDL_TRY(nand.erase(b));
     s->blocks_.add_free(b, true);
   }
-  s->charge(s->costs_.other);
+  s->ledger_.charge(s->ledger_.other());
   *out = std::move(s);
   return Status::ok();
 }
 
-// ---- cost attribution (cost.h) ----
-
-PdlStore::CostScope::CostScope(PdlStore& s, FlashCost& bucket) : s_(s) {
-  s_.charge(s_.costs_.other);
-  s_.current_ = &bucket;
-}
-
-PdlStore::CostScope::~CostScope() {
-  s_.charge(*s_.current_);
-  s_.current_ = &s_.costs_.other;
-}
-
-unsigned PdlStore::class_of(Lpn lpn) const {
-  return classifier_ ? std::min<unsigned>(classifier_(lpn), kCostClasses - 1) : 0;
-}
-
-NandCounters PdlStore::take_uncharged() {
-  const NandCounters now = nand_.counters();
-  const NandCounters& c = charged_;
-  const bool reset_by_others = now.page_reads < c.page_reads || now.spare_reads < c.spare_reads ||
-                               now.programs < c.programs || now.erases < c.erases ||
-                               now.bytes_read < c.bytes_read ||
-                               now.bytes_programmed < c.bytes_programmed || now.sim_us < c.sim_us;
-  const NandCounters d = reset_by_others ? NandCounters{} : now - charged_;
-  charged_ = now;
-  return d;
-}
-
 void PdlStore::reset_stats() {
   stats_ = StoreStats{};
-  costs_ = CostBreakdown{};
-  charged_ = nand_.counters();
+  ledger_.reset();
 }
 
 Status PdlStore::fail(Status st) {
@@ -106,8 +77,7 @@ Status PdlStore::program_page(BlockManager::Head head, std::span<const uint8_t> 
   if (nand_.counters().erases != before.erases) {
     // Opening a block that mount left unclean erased it: mount's work, not the caller's. What
     // was pending before stays pending (modular arithmetic: right even after a counter reset).
-    costs_.other.add(nand_.counters() - before);
-    charged_ = nand_.counters() - (before - charged_);
+    ledger_.charge_since(ledger_.other(), before);
   }
   if (!st.is_ok()) return fail(st.is(Errc::kFull) ? Status::error(Errc::kIoError, "allocation "
                                                         "failed after space was reserved")
@@ -156,9 +126,9 @@ Status PdlStore::ensure_user_space(uint64_t pages) {
   while (blocks_.user_pages_available() < pages) {
     if (++rounds > 2 * uint64_t(geo_.blocks))
       return Status::error(Errc::kFull, "flash full: garbage collection cannot free a block");
-    charge(*current_);
+    ledger_.charge_current();
     Status st = gc_once();
-    charge(costs_.gc);
+    ledger_.charge(ledger_.gc());
     if (!st.is_ok()) return fail(st);
   }
   return Status::ok();
@@ -174,7 +144,7 @@ Status PdlStore::write_new_base(Lpn lpn, std::span<const uint8_t> page) {
   Ppa q;
   PDL_TRY(program_page(BlockManager::Head::kUser, page, h, &q));
   stats_.base_pages_written++;
-  costs_.cls[class_of(lpn)].base_pages++;
+  ledger_.cls(lpn).base_pages++;
   p2l_[q] = lpn;
   e.copies = e.copies + 1;
   blocks_.valid_inc(q);
@@ -207,7 +177,7 @@ Status PdlStore::apply_trim(Lpn lpn) {
 // Costs: the caller's work so far is its own; the page's work (program, obsolete marks, vdct)
 // is split over the classes of its records by their bytes, tombstones included.
 Status PdlStore::flush_write_buffer() {
-  charge(*current_);
+  ledger_.charge_current();
   if (params_.obsolete == ObsoleteMode::kSpare) {
     // A tombstone whose only copy is the current base page is unnecessary: marking that page
     // obsolete makes the trim durable by itself.
@@ -219,24 +189,25 @@ Status PdlStore::flush_write_buffer() {
       dwb_.remove(l);
       ppmt_[l].in_dwb = 0;
       const Status st = apply_trim(l);
-      charge(bucket_of(l));  // the trim's own obsolete mark
+      ledger_.charge(bucket_of(l));  // the trim's own obsolete mark
       PDL_TRY(st);
     }
   }
   if (dwb_.empty()) return Status::ok();
   uint64_t bytes[kCostClasses] = {};
-  dwb_.for_each([&](const RecordView& r) { bytes[class_of(r.lpn)] += r.size(); });
+  dwb_.for_each([&](const RecordView& r) { bytes[ledger_.class_of(r.lpn)] += r.size(); });
   const uint64_t pages = stats_.diff_pages_written;
   const Status st = program_write_buffer();
-  const NandCounters work = take_uncharged();
+  const NandCounters work = ledger_.take_uncharged();
   const bool programmed = stats_.diff_pages_written != pages;
   uint64_t total = 0;
   for (uint64_t b : bytes) total += b;
   for (unsigned c = 0; c < kCostClasses; c++) {
     if (bytes[c] == 0) continue;
     const double share = double(bytes[c]) / double(total);
-    costs_.cls[c].flash.add(work, share);
-    if (programmed) costs_.cls[c].diff_pages += share;
+    ClassCost& cc = ledger_.breakdown().cls[c];
+    cc.flash.add(work, share);
+    if (programmed) cc.diff_pages += share;
   }
   return st;
 }
@@ -287,7 +258,7 @@ Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
   PDL_TRY(check(lpn));
   if (page.size() != geo_.page_data)
     return Status::error(Errc::kInvalidArgument, "write of a partial page");
-  CostScope cost(*this, bucket_of(lpn));
+  CostLedger::Scope cost(ledger_, bucket_of(lpn));
   stats_.writes++;
   // At most one page programmed by this write, plus one kept for the buffer's flush.
   PDL_TRY(ensure_user_space(2));
@@ -315,7 +286,7 @@ Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
   r.runs = std::span<const uint8_t>(scratch_runs_.data(), n);
   stats_.diff_records++;
   stats_.diff_bytes += r.size();
-  ClassCost& cc = costs_.cls[class_of(lpn)];
+  ClassCost& cc = ledger_.cls(lpn);
   cc.diff_records++;
   cc.diff_record_bytes += r.size();
   return put_record(r);
@@ -344,12 +315,12 @@ Status PdlStore::check_read(Lpn lpn, std::span<const uint8_t> page) const {
 
 Status PdlStore::read(Lpn lpn, std::span<uint8_t> page) {
   PDL_TRY(check_read(lpn, page));
-  CostScope cost(*this, bucket_of(lpn));
+  CostLedger::Scope cost(ledger_, bucket_of(lpn));
   stats_.reads++;
   return read_page(lpn, page);
 }
 
-// Invisible to stats and counters, so to costs too: charged_ stays right since nothing counts.
+// Invisible to stats and counters, so to costs too: the ledger stays right since nothing counts.
 Status PdlStore::peek(Lpn lpn, std::span<uint8_t> page) {
   PDL_TRY(check_read(lpn, page));
   nand_.set_counting(false);
@@ -386,7 +357,7 @@ bool PdlStore::trim_pending(Lpn lpn) const {
 // Trim = a tombstone record through the write buffer; it takes effect when flushed.
 Status PdlStore::trim(Lpn lpn) {
   PDL_TRY(check(lpn));
-  CostScope cost(*this, bucket_of(lpn));
+  CostLedger::Scope cost(ledger_, bucket_of(lpn));
   stats_.trims++;
   if (ppmt_[lpn].base == kNoPpa || trim_pending(lpn)) return Status::ok();  // unmapped already
   // Flush a full buffer before reserving room for the tombstone's own flush: the flushed
@@ -411,7 +382,7 @@ Status PdlStore::trim(Lpn lpn) {
 
 Status PdlStore::sync() {
   if (!poisoned_.is_ok()) return poisoned_;
-  CostScope cost(*this, costs_.other);  // the flush charges its records' classes
+  CostLedger::Scope cost(ledger_, ledger_.other());  // the flush charges its records' classes
   stats_.syncs++;
   if (!dwb_.empty()) {
     PDL_TRY(ensure_user_space(1));

@@ -21,11 +21,9 @@
 // is lost. Sequence numbers order everything (GC copies keep them), so recovery picks the
 // newest base, and a differential only if newer than that base.
 //
-// Cost attribution (cost.h): `charged_` is the Nand's counters when work was last charged to a
-// bucket. Every boundary where the bucket changes charges what happened since: a PageStore call
-// (CostScope) charges work left over from before it to `other` and its own to the lpn's class;
-// ensure_user_space charges each gc_once to `gc`; flush_write_buffer splits its page's work over
-// the classes of the records it holds; opening a block that mount left unclean charges that
+// Cost attribution (cost.h, cost_ledger.h): a PageStore call charges its own work to the lpn's
+// class; ensure_user_space charges each gc_once to `gc`; flush_write_buffer splits its page's work
+// over the classes of the records it holds; opening a block that mount left unclean charges that
 // erase to `other`. So the buckets always sum to the counters since reset_stats().
 //
 // Invariants (checked by check(), by the tests through the PageStore API, and by asserts):
@@ -43,6 +41,7 @@
 #include "flash/pdl/block_manager.h"
 #include "flash/pdl/ppmt.h"
 #include "flash/pdl/write_buffer.h"
+#include "flash/store/cost_ledger.h"
 #include "flash/store/page_store.h"
 #include "flash/store/spare.h"
 
@@ -67,8 +66,10 @@ class PdlStore final : public PageStore {
   uint32_t logical_pages() const override { return uint32_t(ppmt_.size()); }
   const StoreParams& params() const override { return params_; }
   const StoreStats& stats() const override { return stats_; }
-  const CostBreakdown& costs() const override { return costs_; }
-  void set_classifier(LpnClassifier classifier) override { classifier_ = std::move(classifier); }
+  const CostBreakdown& costs() const override { return ledger_.costs(); }
+  void set_classifier(LpnClassifier classifier) override {
+    ledger_.set_classifier(std::move(classifier));
+  }
   void reset_stats() override;
   Status peek(Lpn lpn, std::span<uint8_t> page) override;
   Nand& nand() override { return nand_; }
@@ -81,23 +82,8 @@ class PdlStore final : public PageStore {
  private:
   PdlStore(Nand& nand, const StoreParams& params);
 
-  // --- cost attribution (pdl_store.cc) ---
-  // For the span of one PageStore call: charges what is pending to `other` on entry, then makes
-  // `bucket` the current one; charges to it on exit (early returns included).
-  class CostScope {
-   public:
-    CostScope(PdlStore& s, FlashCost& bucket);
-    ~CostScope();
-    CostScope(const CostScope&) = delete;
-    CostScope& operator=(const CostScope&) = delete;
-
-   private:
-    PdlStore& s_;
-  };
-  unsigned class_of(Lpn lpn) const;
-  FlashCost& bucket_of(Lpn lpn) { return costs_.cls[class_of(lpn)].flash; }
-  NandCounters take_uncharged();  // counters since charged_; advances charged_
-  void charge(FlashCost& bucket) { bucket.add(take_uncharged()); }
+  // --- cost attribution (cost_ledger.h) ---
+  FlashCost& bucket_of(Lpn lpn) { return ledger_.bucket_of(lpn); }
 
   // --- writing (pdl_store.cc) ---
   Status write_new_base(Lpn lpn, std::span<const uint8_t> page);
@@ -138,10 +124,7 @@ class PdlStore final : public PageStore {
   int64_t gc_victim_ = -1;    // block being collected (its pages are not marked obsolete)
   Status poisoned_;
   StoreStats stats_;
-  CostBreakdown costs_;
-  LpnClassifier classifier_;     // null: every lpn is class 0
-  NandCounters charged_;         // the Nand's counters when work was last charged
-  FlashCost* current_ = &costs_.other;  // bucket of the PageStore call under way
+  CostLedger ledger_;
   std::vector<uint8_t> scratch_base_, scratch_diff_, scratch_runs_, scratch_spare_;
   std::vector<Lpn> gc_orphans_;  // lpns whose last copy on flash the current GC erases
 };

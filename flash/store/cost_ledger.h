@@ -46,6 +46,13 @@ class CostLedger {
     return d;
   }
   void charge(FlashCost& bucket) { bucket.add(take_uncharged()); }
+  // Charges only the work since `before` (the Nand's counters taken inside the current
+  // interval) to `bucket`; what was pending before it stays pending for whoever charges next.
+  // Modular arithmetic: right even across a counter reset by others.
+  void charge_since(FlashCost& bucket, const NandCounters& before) {
+    bucket.add(nand_.counters() - before);
+    charged_ = nand_.counters() - (before - charged_);
+  }
   void charge_current() { charge(*current_); }
   // Forget work that happened while counting was paused elsewhere: re-mark without charging.
   void remark() { charged_ = nand_.counters(); }
