@@ -3,7 +3,10 @@
 //
 //   build/tests/fuzz/volume-crash-fuzz FIRST_SEED COUNT     (env: KEEP=1 go on after a failure,
 //                                                            V=1 print every op, OPS=1 print
-//                                                            the failing seed's ops)
+//                                                            the failing seed's ops,
+//                                                            METHODS=all also draw IPU and
+//                                                            IPL; default PDL/OPU, so that
+//                                                            seeds keep their meaning)
 // Per seed: a random tiny geometry (512/1024-byte pages, 4-8 pages per block, 16-47 blocks),
 // method, obsolete mode, cache size and directory size; six rounds of random file operations
 // (create, byte-range writes, truncates, removes, renames, syncs, closes) against a model, a
@@ -75,13 +78,15 @@ struct Cfg {
   uint32_t max_diff;
   ObsoleteMode ob;
   uint32_t logical;  // 0 default
+  uint32_t log_region = 0;  // IPL
 };
 
 static std::string cfg_str(const Cfg& c) {
   std::ostringstream o;
   o << "page=" << c.page << " ppb=" << c.ppb << " blocks=" << c.blocks << " cache=" << c.cache
     << " max_files=" << c.max_files << " method=" << method_name(c.method) << " max_diff=" << c.max_diff
-    << " obsolete=" << obsolete_name(c.ob) << " logical=" << c.logical;
+    << " obsolete=" << obsolete_name(c.ob) << " logical=" << c.logical
+    << " log_region=" << c.log_region;
   return o.str();
 }
 
@@ -300,7 +305,10 @@ static Status step(Rig& r, Model& m, std::mt19937_64& rng, const Cfg& c) {
     LOG("create %s", n.c_str());
     Volume::FileId fid;
     Status st = v.open_file(n, true, &fid);
-    if (st.is_ok()) {
+    if (g_verbose) fprintf(stderr, "  -> %s\n", st.to_string().c_str());
+    // Cut mid-create: the slot may have reached flash (IPL writes synchronously), so the file
+    // may exist — allowed, not required.
+    if (st.is_ok() || st.is(Errc::kPowerCut)) {
       uint64_t id = m.next++;
       Ident d;
       d.name = n;
@@ -450,6 +458,16 @@ static void run_seed(uint64_t seed, int rounds) {
   c.ob = rng() % 2 ? ObsoleteMode::kSpare : ObsoleteMode::kMemory;
   uint32_t usable = (c.blocks - 6) * c.ppb;
   c.logical = rng() % 3 == 0 ? 0 : usable * (5 + rng() % 6) / 8;
+  if (getenv("METHODS") && std::string(getenv("METHODS")) == "all") {
+    std::mt19937_64 more(seed ^ 0x1b1u);  // a separate stream: PDL/OPU draws stay as they were
+    const unsigned m = unsigned(more() % 4);
+    if (m >= 2) {
+      c.method = m == 2 ? Method::kIpu : Method::kIpl;
+      c.log_region = c.method == Method::kIpl ? c.page * (1 + uint32_t(more() % (c.ppb - 2))) : 0;
+      const uint32_t cap = (c.blocks - 3) * (c.ppb - c.log_region / c.page);
+      c.logical = more() % 3 == 0 ? 0 : cap * (5 + uint32_t(more() % 4)) / 8;
+    }
+  }
   g_cfg = c;
   Geometry g;
   g.page_data = c.page;
@@ -463,6 +481,7 @@ static void run_seed(uint64_t seed, int rounds) {
   sp.max_differential = c.max_diff;
   sp.obsolete = c.ob;
   sp.logical_pages = c.logical;
+  sp.log_region = c.log_region;
   std::unique_ptr<PageStore> store;
   Status st = format_store(*r.nand, sp, &store);
   if (!st.is_ok()) { if (g_verbose) fprintf(stderr, "format_store: %s\n", st.to_string().c_str()); return; }
