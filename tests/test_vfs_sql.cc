@@ -1,7 +1,7 @@
 // test_vfs_sql.cc — SQL through the pdl VFS behaves like SQL anywhere else.
 //
-// Matrix: method {pdl, opu} x journal_mode {DELETE, TRUNCATE, PERSIST, MEMORY, WAL, OFF} x flash
-// page {1024, 2048, 4096, 8192} (URI page=), with SQLite's default 4096-byte pages and, for the
+// Matrix: method {pdl, opu, ipu, ipl} x journal_mode {DELETE, TRUNCATE, PERSIST, MEMORY, WAL, OFF} x flash
+// page {1024, 2048, 4096, 8192} (URI page=; IPU and IPL at 1024 and 8192), with SQLite's default 4096-byte pages and, for the
 // flash pages other than 4096, also SQLite's page_size set equal to the flash page. Behaviours:
 //   * random inserts / updates / deletes (single rows and ranges, committed and rolled back)
 //     agree with an in-memory reference model, before and after close + reopen;
@@ -19,6 +19,15 @@ using namespace pdl::test;
 
 namespace {
 
+// IPL programs each 512-byte log sector on its own: pages over 2 KiB need nop = page / 512.
+// On 1 KiB pages the log region is given explicitly (16 of 64 pages), elsewhere the default.
+std::string method_extra(const std::string& method, uint32_t flash_page) {
+  if (method != "ipl") return "";
+  if (flash_page == 1024) return "&log_region=16K";
+  if (flash_page > 2048) return "&nop=" + std::to_string(flash_page / 512);
+  return "";
+}
+
 struct Config {
   std::string method;
   std::string journal;
@@ -31,7 +40,8 @@ struct Config {
            (sqlite_page ? std::to_string(sqlite_page) : std::string("default"));
   }
   std::string uri(const std::string& path) const {
-    return pdl_uri(path, "size=16M&method=" + method + "&page=" + std::to_string(flash_page));
+    return pdl_uri(path, "size=16M&method=" + method + "&page=" + std::to_string(flash_page) +
+                             method_extra(method, flash_page));
   }
   bool can_rollback() const { return journal != "OFF"; }  // OFF: ROLLBACK is undefined
 };
@@ -42,9 +52,12 @@ const uint32_t kFlashPages[] = {1024, 2048, 4096, 8192};
 // The whole matrix; `sqlite_pages`: also the configurations with SQLite page_size = flash page.
 std::vector<Config> matrix(bool sqlite_pages) {
   std::vector<Config> out;
-  for (const char* m : {"pdl", "opu"})
+  for (const char* m : {"pdl", "opu", "ipu", "ipl"})
     for (const char* j : kJournals)
       for (uint32_t p : kFlashPages) {
+        // IPU/IPL at the extreme flash pages only (1 KiB: explicit log region; 8 KiB: nop=16),
+        // to keep the suite's time (it runs twice in CI, once under sanitizers).
+        if ((m[0] == 'i') && p != 1024 && p != 8192) continue;
         out.push_back({m, j, p, 0});
         if (sqlite_pages && p != 4096) out.push_back({m, j, p, p});
       }
@@ -237,7 +250,7 @@ TEST_CASE("SQL statements agree with an in-memory model before and after reopen"
 
 TEST_CASE("a larger table stays exact through bulk updates, deletes and reopen", "[vfs][sql]") {
   use_pdl_vfs();
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu");
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST",
                                        "MEMORY", "WAL", "OFF");
   const Config cfg{method, journal, 2048, 0};
@@ -418,7 +431,7 @@ TEST_CASE("VACUUM shrinks the database and keeps every row", "[vfs][sql][vacuum]
 TEST_CASE("PRAGMA pdl_stats is JSON describing the image and pdl_stats_reset zeroes it",
           "[vfs][sql][stats]") {
   use_pdl_vfs();
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu");
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "WAL");
   const uint32_t page = GENERATE(1024u, 2048u, 4096u, 8192u);
   const Config cfg{method, journal, page, 0};
@@ -438,6 +451,9 @@ TEST_CASE("PRAGMA pdl_stats is JSON describing the image and pdl_stats_reset zer
   CHECK(json_number(j, "geometry.pages_per_block") == 64);
   CHECK(json_number(j, "geometry.size_bytes") == 16 << 20);
   if (method == "pdl") CHECK(json_number(j, "max_diff") > 0);
+  if (method == "ipl") CHECK(json_number(j, "log_region") > 0);
+  if (method == "ipl") CHECK(json_number(j, "store.log_sectors") > 0);
+  if (method == "ipu" || method == "ipl") CHECK(j.at("obsolete")->str == "none");
   CHECK(json_number(j, "logical_pages") > 0);
   CHECK(json_number(j, "free_blocks") > 0);
   CHECK(json_number(j, "flash.programs") > 0);

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "flash/pdl/record.h"
+#include "flash/ipl/ipl_sector.h"
 #include "tools/commands.h"
 #include "tools/image_open.h"
 #include "tools/page_view.h"
@@ -91,6 +92,44 @@ int dump_lpn(const Command& cmd, Image& img, Lpn lpn) {
   return kExitOk;
 }
 
+// One line per 512-byte log sector of an IPL log page (flash/ipl/ipl_sector.h).
+Status dump_log_page(Nand& nand, Ppa ppa, uint32_t p, uint32_t dpb) {
+  std::vector<uint8_t> data(nand.geometry().page_data);
+  PDL_TRY(nand.read(ppa, data, {}));
+  if (all_ff(data)) {
+    std::printf("  %4u %8u  log page, erased\n", p, ppa);
+    return Status::ok();
+  }
+  std::printf("  %4u %8u  log page\n", p, ppa);
+  for (uint32_t i = 0; i < data.size() / kLogSector; i++) {
+    SectorHeader h;
+    std::span<const uint8_t> payload;
+    const auto sector = std::span<const uint8_t>(data).subspan(size_t(i) * kLogSector, kLogSector);
+    switch (sector_decode(sector, &h, &payload)) {
+      case SectorState::kErased:
+        std::printf("         sector %u: erased\n", i);
+        break;
+      case SectorState::kCorrupt:
+        std::printf("         sector %u: torn (fails its CRC, magic or bounds)\n", i);
+        break;
+      case SectorState::kValid:
+        if (h.flags & kSectorUnmap) {
+          std::printf("         sector %u: unmap (trims), logical block %u, seq %llu, %u/%u,"
+                      " slots", i, h.lbn, (unsigned long long)h.seq, h.idx + 1, h.count);
+          for (uint32_t sl = 0; sl < dpb; sl++)
+            if (unmap_has(payload, sl)) std::printf(" %u", sl);
+          std::printf("\n");
+        } else {
+          std::printf("         sector %u: log of lpn %u (slot %u), seq %llu, %u/%u, %u bytes%s\n",
+                      i, h.lbn * dpb + h.slot, h.slot, (unsigned long long)h.seq, h.idx + 1,
+                      h.count, h.len, h.flags & kSectorReset ? ", reset" : "");
+        }
+        break;
+    }
+  }
+  return Status::ok();
+}
+
 int dump_block(const Command& cmd, Image& img, uint32_t block) {
   auto guard = img.volume->lock();
   PageStore& store = img.volume->store();
@@ -113,7 +152,14 @@ int dump_block(const Command& cmd, Image& img, uint32_t block) {
   std::printf("  %4s %8s  %-12s %10s %10s  %-8s %-9s %s\n", "page", "ppa", "type", "lpn/recs",
               "seq", "data crc", "obsolete", "store");
   PageView v;
+  const bool ipl = store.params().method == Method::kIpl && block >= kSuperblockBlocks;
+  const uint32_t dpb = store.params().data_pages_per_block(g);
   for (uint32_t p = 0; p < ppb; p++) {
+    if (ipl && p >= dpb) {  // an IPL log page: its sectors, not its (erased) spare
+      if (Status st = dump_log_page(nand, first + p, p, dpb); !st.is_ok())
+        return fail_status(cmd, st);
+      continue;
+    }
     if (Status st = read_page_view(nand, first + p, &v); !st.is_ok()) return fail_status(cmd, st);
     if (v.state == SpareState::kErased) {
       uint32_t q = p;
@@ -144,6 +190,12 @@ int dump_block(const Command& cmd, Image& img, uint32_t block) {
       if (refs[p]) live = strf("live (%u differential%s)", refs[p], refs[p] == 1 ? "" : "s");
     } else if (h.type == PageType::kSuperblock) {
       live = "superblock";
+    } else if (h.type == PageType::kIplData) {
+      what = std::to_string(h.lpn);
+      if (base_lpn[p] >= 0) live = "live (data page)";
+    } else if (h.type == PageType::kIplEmpty) {
+      what = strf("lbn %u", h.lpn);
+      live = "empty-merge marker";
     }
     std::printf("  %4u %8u  %-12s %10s %10llu  %-8s %-9s %s\n", p, first + p,
                 page_type_name(h.type), what.c_str(), (unsigned long long)h.seq,

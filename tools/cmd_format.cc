@@ -20,6 +20,7 @@ struct ParamOption {
 };
 constexpr ParamOption kParamOptions[] = {
     {"method", "method"},   {"max-diff", "max_diff"},   {"obsolete", "obsolete"},
+    {"log-region", "log_region"},
     {"page", "page"},       {"pages-per-block", "pages_per_block"},
     {"size", "size"},       {"nop", "nop"},             {"max-files", "max_files"},
 };
@@ -81,17 +82,19 @@ int run_format(const Command& cmd, const Args& a) {
 
 const Command kFormatCommand = {
     "format",
-    "IMAGE [--method pdl|opu] [--max-diff N] [--obsolete spare|memory] [--page N]\n"
-    "       [--pages-per-block N] [--size SIZE] [--nop N] [--max-files N] [--db NAME] [--force]",
+    "IMAGE [--method pdl|opu|ipu|ipl] [--max-diff N] [--obsolete spare|memory]\n"
+    "       [--log-region SIZE] [--page N] [--pages-per-block N] [--size SIZE] [--nop N]\n"
+    "       [--max-files N] [--db NAME] [--force]",
     "create a new, empty image (an emulated NAND chip in a sparse file)",
     "Replaces IMAGE if it is a pdl image no process has open; any other existing file is\n"
     "refused unless --force. Unset parameters take the defaults of the paper's Table 1 and\n"
     "of the VFS (method pdl, max-diff 256, obsolete spare, 2048-byte pages, 64 pages per\n"
     "block, 256M, NOP 4, 256 files). Sizes take K, M, G suffixes (binary).\n",
     {
-        {"method", 0, "pdl|opu", "page-update method (default pdl)"},
+        {"method", 0, "pdl|opu|ipu|ipl", "page-update method (default pdl)"},
         {"max-diff", 0, "N", "Max_Differential_Size in bytes, record header included (pdl)"},
-        {"obsolete", 0, "spare|memory", "how obsolete pages are marked (default spare)"},
+        {"obsolete", 0, "spare|memory", "how obsolete pages are marked (pdl, opu; default spare)"},
+        {"log-region", 0, "SIZE", "log region per erase block (ipl; default 9/64 of the block)"},
         {"page", 0, "N", "page data bytes, a power of two 512..32768 (default 2048)"},
         {"pages-per-block", 0, "N", "pages per erase block (default 64)"},
         {"size", 0, "SIZE", "chip size, data areas, e.g. 8M, 256M, 2G (default 256M)"},

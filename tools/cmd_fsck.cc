@@ -9,10 +9,12 @@
 //                     (a current base page, a differential page some lpn points at) must have
 //                     a valid header of the right type and lpn and a good data CRC; torn and
 //                     stale pages are counted (a crash leaves them; they are not errors);
+//                     IPU/IPL: data pages, and IPL log pages by their sectors' CRCs;
 //   6. volume       — Volume::check(): directory, owner map, every chunk read back.
 // The Volume is opened read-only and mount writes nothing, so the image is never modified.
 // Exit 0 only if every check passed; 1 (each problem on stderr) otherwise, a mount that fails
 // on corrupt data included; 3 if IMAGE is missing or not an image; 4 if it is in use.
+#include "flash/ipl/ipl_sector.h"
 #include "flash/pdl/record.h"
 #include "flash/store/superblock.h"
 #include "tools/commands.h"
@@ -89,7 +91,48 @@ void check_pages(PageStore& store, Report* rep) {
     if (problems++ == 0) first_problem = ppa_str(p, g.pages_per_block) + ": " + m;
   };
   PageView v;
+  // IPU/IPL: data pages are type "data"; IPL log pages keep their spare erased and hold 512-byte
+  // sectors with their own CRCs; locate() names a block's newest used log page as "diff".
+  const bool in_page =
+      store.params().method == Method::kIpu || store.params().method == Method::kIpl;
+  const PageType base_type = in_page ? PageType::kIplData : PageType::kBase;
+  const uint32_t dpb = store.params().data_pages_per_block(g);
+  std::vector<uint8_t> log_data(g.page_data);
+  uint64_t live_logs = 0;
   for (Ppa p = Ppa(kSuperblockBlocks) * g.pages_per_block; p < pages; p++) {
+    if (in_page && p % g.pages_per_block >= dpb) {
+      if (Status st = nand.read(p, log_data, {}); !st.is_ok()) {
+        problem(p, std::string(st.message()));
+        continue;
+      }
+      uint32_t valid = 0, bad = 0;
+      for (uint32_t i = 0; i < g.page_data / kLogSector; i++) {
+        SectorHeader h;
+        std::span<const uint8_t> payload;
+        const SectorState ss = sector_decode(
+            std::span<const uint8_t>(log_data).subspan(size_t(i) * kLogSector, kLogSector), &h,
+            &payload);
+        valid += ss == SectorState::kValid;
+        bad += ss == SectorState::kCorrupt;
+      }
+      if (valid + bad == 0) {
+        erased++;
+        if (diff_live[p]) problem(p, "live log page reads erased");
+        continue;
+      }
+      programmed++;
+      diff++;
+      torn += bad;
+      // Every used log page of a block that holds a logical block is live.
+      if (store.block_info(p / g.pages_per_block).state == BlockInfo::kFree) {
+        stale++;
+        continue;
+      }
+      live_logs++;
+      if (valid == 0) problem(p, "live log page has no valid sector");
+      else live_ok++;
+      continue;
+    }
     if (Status st = read_page_view(nand, p, &v); !st.is_ok()) {
       problem(p, std::string(st.message()));
       continue;
@@ -106,7 +149,7 @@ void check_pages(PageStore& store, Report* rep) {
       if (live) problem(p, "live page has a torn spare header");
       continue;
     }
-    if (v.hdr.type == PageType::kBase) base++;
+    if (v.hdr.type == base_type) base++;
     else if (v.hdr.type == PageType::kDifferential) diff++;
     if (!live) {
       stale++;
@@ -114,7 +157,7 @@ void check_pages(PageStore& store, Report* rep) {
       continue;
     }
     if (base_of[p] != kNoPpa &&
-        (v.hdr.type != PageType::kBase || v.hdr.lpn != base_of[p])) {
+        (v.hdr.type != base_type || v.hdr.lpn != base_of[p])) {
       problem(p, strf("base page of lpn %u holds %s", base_of[p], describe_page(v).c_str()));
     } else if (diff_live[p] && v.hdr.type != PageType::kDifferential) {
       problem(p, "differential page holds " + describe_page(v));
@@ -135,6 +178,7 @@ void check_pages(PageStore& store, Report* rep) {
       live_ok++;
     }
   }
+  if (in_page) live_diff = live_logs;
   const std::string counts =
       strf("programmed %llu (%llu base, %llu differential, %llu torn), erased %llu; "
            "live %llu (%llu base, %llu differential), %llu with a good data CRC; "
@@ -177,7 +221,13 @@ int run_fsck(const Command& cmd, const Args& a) {
                          (unsigned long long)m.live_lpns, (unsigned long long)m.valid_diff_pages,
                          (unsigned long long)m.free_blocks));
     check_superblocks(nand, store.params(), &rep);
-    if (st = store.check(); st.is_ok())
+    const bool in_page =
+        store.params().method == Method::kIpu || store.params().method == Method::kIpl;
+    if (st = store.check(); st.is_ok() && in_page)
+      rep.ok("store tables", strf("slot states of %u lpns, block map and free list of %u blocks",
+                                  store.logical_pages(),
+                                  nand.geometry().blocks - kSuperblockBlocks));
+    else if (st.is_ok())
       rep.ok("store tables", strf("ppmt of %u lpns, reverse map and vdct of %llu pages, "
                                   "valid counts of %u blocks",
                                   store.logical_pages(),

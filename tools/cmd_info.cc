@@ -104,8 +104,16 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
               g.program_us, g.erase_us);
   std::printf("method       %s", method_name(d.sp.method));
   if (d.sp.method == Method::kPdl) std::printf(", max_diff %u B", d.sp.max_differential);
-  std::printf(", obsolete=%s, %u logical pages, GC reserve %u blocks\n",
-              obsolete_name(d.sp.obsolete), d.sp.logical_pages, d.sp.gc_reserve_blocks);
+  if (d.sp.method == Method::kIpl)
+    std::printf(", log region %s (%u of %u pages per block)", format_size(d.sp.log_region).c_str(),
+                d.sp.log_pages(g), g.pages_per_block);
+  if (d.sp.method == Method::kPdl || d.sp.method == Method::kOpu) {
+    std::printf(", obsolete=%s, %u logical pages, GC reserve %u blocks\n",
+                obsolete_name(d.sp.obsolete), d.sp.logical_pages, d.sp.gc_reserve_blocks);
+  } else {
+    std::printf(", %u logical pages, %u spare block%s for merges\n", d.sp.logical_pages,
+                d.sp.gc_reserve_blocks, d.sp.gc_reserve_blocks == 1 ? "" : "s");
+  }
   std::printf("format       uuid %s, %s\n", uuid_str(d.sb.uuid).c_str(),
               time_str(d.sb.format_time).c_str());
   const VolumeLayout& L = d.layout;

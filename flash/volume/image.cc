@@ -59,8 +59,20 @@ Status check_params_match(const ImageParams& p, const Nand& nand, const StorePar
     return clash("method", method_name(*p.method), method_name(sp.method));
   if (p.max_diff && sp.method == Method::kPdl && *p.max_diff != sp.max_differential)
     return clash("max_diff", std::to_string(*p.max_diff), std::to_string(sp.max_differential));
-  if (p.obsolete && *p.obsolete != sp.obsolete)
+  // IPU and IPL have no obsolete marks: the parameter means nothing to them and is ignored.
+  const bool marks = sp.method == Method::kPdl || sp.method == Method::kOpu;
+  if (p.obsolete && marks && *p.obsolete != sp.obsolete)
     return clash("obsolete", obsolete_name(*p.obsolete), obsolete_name(sp.obsolete));
+  if (p.log_region) {  // compared as stored: whole pages
+    const uint64_t asked = (uint64_t(*p.log_region) + g.page_data - 1) / g.page_data * g.page_data;
+    if (sp.method != Method::kIpl)
+      return Status::error(Errc::kInvalidArgument,
+                           "log_region=" + format_size(*p.log_region) +
+                               ": the existing image uses method=" + method_name(sp.method) +
+                               ", which has no log region");
+    if (asked != sp.log_region)
+      return clash("log_region", format_size(asked), format_size(sp.log_region));
+  }
   if (p.page && *p.page != g.page_data)
     return clash("page", std::to_string(*p.page), std::to_string(g.page_data));
   if (p.pages_per_block && *p.pages_per_block != g.pages_per_block)

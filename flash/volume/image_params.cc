@@ -5,7 +5,7 @@
 
 namespace pdl {
 
-const char* const ImageParams::kKeys[] = {"method", "max_diff", "obsolete", "page",
+const char* const ImageParams::kKeys[] = {"method", "max_diff", "obsolete", "log_region", "page",
                                           "pages_per_block", "size", "nop", "max_files",
                                           "cache_chunks", nullptr};
 
@@ -47,7 +47,7 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
   };
   if (key == "method") {
     Method m;
-    if (!parse_method(std::string(value), &m)) return bad("unknown method (pdl, opu)");
+    if (!parse_method(std::string(value), &m)) return bad("unknown method (pdl, opu, ipu, ipl)");
     method = m;
   } else if (key == "obsolete") {
     ObsoleteMode m;
@@ -55,13 +55,15 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     obsolete = m;
   } else if (key == "max_diff") {
     return u32(&max_diff, 1, 32768);
+  } else if (key == "log_region") {
+    return u32(&log_region, 1, 1u << 30);
   } else if (key == "page") {
     PDL_TRY(u32(&page, 512, 32768));
     if ((*page & (*page - 1)) != 0) return bad("must be a power of two");
   } else if (key == "pages_per_block") {
     return u32(&pages_per_block, 2, 1024);
   } else if (key == "nop") {
-    return u32(&nop, 1, 16);
+    return u32(&nop, 1, 255);
   } else if (key == "max_files") {
     return u32(&max_files, 1, 65536);
   } else if (key == "cache_chunks") {  // ("cache" is SQLite's own URI key)
@@ -93,6 +95,7 @@ StoreParams ImageParams::store_params() const {
   if (method) p.method = *method;
   if (max_diff) p.max_differential = *max_diff;
   if (obsolete) p.obsolete = *obsolete;
+  if (log_region) p.log_region = *log_region;
   return p;
 }
 

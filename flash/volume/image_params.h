@@ -21,6 +21,7 @@ struct ImageParams {
   std::optional<Method> method;
   std::optional<uint32_t> max_diff;         // Max_Differential_Size, bytes
   std::optional<ObsoleteMode> obsolete;
+  std::optional<uint32_t> log_region;       // IPL: log region per erase block, bytes
   std::optional<uint32_t> page;             // page data bytes
   std::optional<uint32_t> pages_per_block;
   std::optional<uint64_t> size;             // chip size, bytes (data areas)
