@@ -23,7 +23,7 @@ const char kUsage[] =
     "                      sweeps the paper's six): pdl256, pdl2k, opu, ipu, ipl18k, ipl64k,\n"
     "                      ipl18k-diff, ipl64k-diff\n"
     "  --obsolete M        PDL/OPU obsolete marks for every experiment: spare (the paper's),\n"
-    "                      memory, or both (default: exp 1 both, exp 2-6 spare)\n"
+    "                      memory, or both (default: both; mount: spare)\n"
     "  --sweep-obsolete M  the same for exp 2-6 only\n"
     "  --jobs N            runs in parallel (default: hardware threads); results do not\n"
     "                      depend on it\n"

@@ -31,7 +31,7 @@ struct Options {
   std::string csv_prefix;  // --csv PREFIX: PREFIX + "exp1.csv" ... "exp6.csv"
   // Obsolete modes for PDL and OPU (IPU/IPL run once with "none").
   std::vector<ObsoleteMode> exp1_modes{ObsoleteMode::kSpare, ObsoleteMode::kMemory};
-  std::vector<ObsoleteMode> sweep_modes{ObsoleteMode::kSpare};
+  std::vector<ObsoleteMode> sweep_modes{ObsoleteMode::kSpare, ObsoleteMode::kMemory};
   std::vector<ObsoleteMode> mount_modes{ObsoleteMode::kSpare};  // --obsolete only
   std::vector<MethodSpec> methods;  // --methods; empty = per experiment default
   uint64_t seed = 1;

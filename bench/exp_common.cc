@@ -272,4 +272,48 @@ void print_setup_line(const Options& o, const RunPlan& plan, uint32_t blocks) {
       cfg.seed);
 }
 
+void print_plan_header(const Options& o, const RunPlan& plan) {
+  auto names = [](const std::vector<MethodSpec>& ms) {
+    std::string s;
+    for (const MethodSpec& m : ms) s += (s.empty() ? "" : ", ") + m.label;
+    return s;
+  };
+  auto modes = [](const std::vector<ObsoleteMode>& ms) {
+    std::string s;
+    for (ObsoleteMode m : ms) s += (s.empty() ? "" : "+") + std::string(obsolete_name(m));
+    return s;
+  };
+  const WorkloadConfig& cfg = plan.base();
+  std::printf("pdl-bench: seed 000 experiments");
+  for (int e = 1; e <= 6; e++)
+    if (o.exp[e]) std::printf(" %d", e);
+  std::printf(" (%s scale), %zu distinct runs\n",
+              o.blocks || o.sweep_blocks ? "custom" : o.paper ? "paper" : o.quick ? "quick" : "default",
+              plan.size());
+  if (o.exp[1])
+    std::printf("  Exp. 1: %u-block chip, methods %s; obsolete %s for PDL/OPU\n",
+                o.exp1_chip_blocks(), names(o.exp1_methods()).c_str(),
+                modes(o.exp1_modes).c_str());
+  if (o.exp[2] || o.exp[3] || o.exp[4] || o.exp[5] || o.exp[6])
+    std::printf("  Exp. 2-6: %u-block chip, methods %s; obsolete %s for PDL/OPU\n",
+                o.sweep_chip_blocks(), names(o.sweep_methods()).c_str(),
+                modes(o.sweep_modes).c_str());
+  std::printf(
+      "  data %g%% of the data pages for every method; warm-up until erases since the load "
+      "reach %g x data blocks (GC rounds; reached figure in each record), then a window of ",
+      o.data_pct, cfg.warm_rounds);
+  if (cfg.measure_ops)
+    std::printf("%llu operations per point\n", (unsigned long long)cfg.measure_ops);
+  else
+    std::printf(
+        "~%g GC rounds (at least %llu operations; IPU at least %llu: one block rewrite per "
+        "update, its cost barely varies)\n",
+        cfg.measure_rounds, (unsigned long long)cfg.min_measure_ops,
+        (unsigned long long)std::min(cfg.min_measure_ops, kIpuMinOps));
+  std::printf(
+      "  IPU and IPL have no obsolete marks (obsolete = none); IPL gets every changed run "
+      "through PageStore::note_update, IPL(..)/diff does not (it diffs pages itself)\n");
+  std::fflush(stdout);
+}
+
 }  // namespace pdl::bench

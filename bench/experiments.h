@@ -19,6 +19,9 @@
 
 namespace pdl::bench {
 
+// What the update experiments will run: scale, methods, modes, rules (stdout, before running).
+void print_plan_header(const Options& o, const RunPlan& plan);
+
 void plan_exp1(const Options& o, RunPlan& plan);
 void report_exp1(const Options& o, RunPlan& plan, ExpOutput* out);
 void plan_exp2(const Options& o, RunPlan& plan);  // also Exp. 6's runs

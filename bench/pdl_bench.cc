@@ -57,6 +57,7 @@ int main_impl(int argc, char** argv) {
     if (o.exp[3]) plan_exp3(o, plan);
     if (o.exp[4]) plan_exp4(o, plan);
     if (o.exp[5]) plan_exp5(o, plan);
+    print_plan_header(o, plan);
     plan.execute(o.jobs);
 
     ExpOutput outs[7];

@@ -78,6 +78,7 @@ RunResult RunPlan::run_one(const RunSpec& s) const {
   cfg.update_pct = 100;
   cfg.note_updates = s.method.note_updates;
   cfg.label = s.describe();
+  if (s.method.method == Method::kIpu) cfg.min_measure_ops = std::min(cfg.min_measure_ops, kIpuMinOps);
   const Geometry g = chip(s.blocks, s.t_read, s.t_program, s.t_erase);
   std::unique_ptr<UpdateBench> b;
   r.status = UpdateBench::create(g, s.method.params(logical_pages(s.blocks), s.mode), cfg, &b);

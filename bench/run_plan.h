@@ -26,6 +26,11 @@
 
 namespace pdl::bench {
 
+// IPU's measure window has a lower floor (at least kIpuMinOps operations instead of
+// WorkloadConfig::min_measure_ops): it rewrites one block per update, ~70 ms of simulated time
+// that barely varies, so a few thousand operations fix its mean.
+inline constexpr uint64_t kIpuMinOps = 2000;
+
 struct RunSpec {
   MethodSpec method;
   ObsoleteMode mode = ObsoleteMode::kSpare;  // kSpare for methods without obsolete modes
