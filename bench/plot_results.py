@@ -77,11 +77,24 @@ def us_formatter():
 
 def log_y(ax, unit_label):
     ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(us_formatter())
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_ylabel(unit_label)
     ax.grid(True, which="major", axis="both", alpha=0.3)
+    log_ticks(ax)
+
+
+def log_ticks(ax):
+    """Denser labelled ticks when the data span few decades (call after plotting)."""
+    lo, hi = ax.get_ylim()
+    decades = math.log10(hi / lo) if lo > 0 and hi > lo else 3
+    if decades < 1.2:
+        subs = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0)
+    elif decades < 4:
+        subs = (1.0, 2.0, 5.0)
+    else:
+        subs = (1.0,)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
 
 
 def good(records, exp):
@@ -194,6 +207,7 @@ def plot_vs_n(recs, path, y_field, title, ylabel):
     log_y(ax, ylabel)
     if y_field != "total_us":
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    log_ticks(ax)
     ax.set_title(title, fontsize=11)
     ax.legend(fontsize=8, ncol=2)
     footer(fig, recs)
@@ -228,6 +242,8 @@ def two_panels(recs, path, split_field, split_values, split_name, x_field, xlabe
         log_y(ax, ylabel if ax is axes[0] else "")
         ax.set_title(f"{split_name} = {sv:g}", fontsize=10)
         ax.legend(fontsize=7, ncol=2)
+    for ax in axes:
+        log_ticks(ax)
     fig.suptitle(title, fontsize=11)
     footer(fig, recs)
     fig.tight_layout(rect=(0, 0.03, 1, 0.95))
