@@ -152,7 +152,8 @@ def bar_panel(ax, names, values, title, ylabel, top, stacks=None):
                 bottom += part
         if v > top:
             ax.text(i, top * 0.97, f"{v:,.0f}\n(clipped)", ha="center", va="top", fontsize=7,
-                    rotation=90, color="white" if stacks is None else "black")
+                    rotation=90, color="black",
+                    bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1))
         else:
             ax.text(i, v, f"{v:,.0f}", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(list(xs))
