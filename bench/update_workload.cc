@@ -54,7 +54,8 @@ PageChanger::PageChanger(size_t page_size, double changed_pct, uint32_t change_r
   for (size_t i = 0; i < slots_.size(); i++) slots_[i] = uint32_t(i);
 }
 
-void PageChanger::change(std::span<uint8_t> page, std::mt19937_64& rng) {
+void PageChanger::change(std::span<uint8_t> page, std::mt19937_64& rng,
+                         std::vector<ChangeRun>* runs) {
   // Distinct field slots by a partial Fisher-Yates shuffle of a permutation: any permutation
   // is a valid start, so slots_ is never reset.
   size_t left = total_;
@@ -65,6 +66,7 @@ void PageChanger::change(std::span<uint8_t> page, std::mt19937_64& rng) {
     const size_t off = size_t(slots_[k]) * run_;
     const size_t len = std::min({run_, left, page_size_ - off});
     for (size_t i = 0; i < len; i++) page[off + i] ^= uint8_t(1 + rng() % 255);  // never equal
+    if (runs) runs->push_back({uint32_t(off), uint32_t(len)});
     left -= len;
   }
 }
@@ -96,28 +98,47 @@ OpRunner::OpRunner(PageStore& store, const WorkloadConfig& cfg, std::mt19937_64&
       pick_(0, store.logical_pages() - 1),
       is_update_(std::clamp(cfg.update_pct / 100.0, 0.0, 1.0)) {}
 
+void OpRunner::set_update_pct(double pct) {
+  is_update_ = std::bernoulli_distribution(std::clamp(pct / 100.0, 0.0, 1.0));
+}
+
 Status OpRunner::run_one(OpCost* cost) {
   Nand& nand = store_.nand();
   const Lpn lpn = pick_(rng_);
   const bool update = is_update_(rng_);
-  const uint64_t t0 = nand.counters().sim_us;
+  const NandCounters c0 = nand.counters();
   PDL_TRY(store_.read(lpn, page_));
-  const uint64_t t1 = nand.counters().sim_us;
-  cost->read_us = t1 - t0;
-  cost->write_us = 0;
+  const NandCounters c1 = nand.counters();
+  cost->read = c1 - c0;
+  cost->write = NandCounters{};
   cost->update = update;
   if (!update) return Status::ok();
-  for (uint32_t u = 0; u < cfg_.n_updates; u++) changer_.change(page_, rng_);
+  for (uint32_t u = 0; u < cfg_.n_updates; u++) {
+    if (!cfg_.note_updates) {
+      changer_.change(page_, rng_);
+      continue;
+    }
+    runs_.clear();
+    changer_.change(page_, rng_, &runs_);
+    for (const ChangeRun& r : runs_) store_.note_update(lpn, r.offset, r.len);
+  }
   PDL_TRY(store_.write(lpn, page_));
-  cost->write_us = nand.counters().sim_us - t1;
+  cost->write = nand.counters() - c1;
   return Status::ok();
 }
 
 std::string method_label(const StoreParams& p, uint32_t page_size) {
-  if (p.method == Method::kOpu) return "OPU";
-  const uint32_t md = p.max_differential == 0 ? page_size : p.max_differential;
-  if (md % 1024 == 0) return "PDL(" + std::to_string(md / 1024) + "KB)";
-  return "PDL(" + std::to_string(md) + "B)";
+  auto size = [](uint32_t bytes) {
+    if (bytes % 1024 == 0) return std::to_string(bytes / 1024) + "KB";
+    return std::to_string(bytes) + "B";
+  };
+  switch (p.method) {
+    case Method::kOpu: return "OPU";
+    case Method::kIpu: return "IPU";
+    case Method::kIpl: return "IPL(" + size(p.log_region) + ")";
+    case Method::kPdl: break;
+  }
+  return "PDL(" + size(p.max_differential == 0 ? page_size : p.max_differential) + ")";
 }
 
 StoreStats stats_delta(const StoreStats& a, const StoreStats& b) {
@@ -138,13 +159,38 @@ StoreStats stats_delta(const StoreStats& a, const StoreStats& b) {
   d.gc_base_moves = a.gc_base_moves - b.gc_base_moves;
   d.gc_diff_moves = a.gc_diff_moves - b.gc_diff_moves;
   d.gc_diff_pages = a.gc_diff_pages - b.gc_diff_pages;
+  d.gc_merges = a.gc_merges - b.gc_merges;
   d.tombstones = a.tombstones - b.tombstones;
+  d.log_records = a.log_records - b.log_records;
+  d.log_bytes = a.log_bytes - b.log_bytes;
+  d.log_sectors = a.log_sectors - b.log_sectors;
+  d.merges = a.merges - b.merges;
+  d.merge_pages = a.merge_pages - b.merge_pages;
+  d.hinted_writes = a.hinted_writes - b.hinted_writes;
   return d;
 }
 
-Status run_update_workload(const Geometry& geometry, const StoreParams& params,
-                           const WorkloadConfig& cfg, WorkloadResult* out) {
-  WorkloadResult res;
+namespace {
+
+FlashCost cost_delta(const FlashCost& a, const FlashCost& b) {
+  FlashCost d;
+  d.page_reads = a.page_reads - b.page_reads;
+  d.spare_reads = a.spare_reads - b.spare_reads;
+  d.programs = a.programs - b.programs;
+  d.erases = a.erases - b.erases;
+  d.bytes_read = a.bytes_read - b.bytes_read;
+  d.bytes_programmed = a.bytes_programmed - b.bytes_programmed;
+  d.sim_us = a.sim_us - b.sim_us;
+  return d;
+}
+
+}  // namespace
+
+Status UpdateBench::create(const Geometry& geometry, const StoreParams& params,
+                           const WorkloadConfig& cfg, std::unique_ptr<UpdateBench>* out) {
+  std::unique_ptr<UpdateBench> b(new UpdateBench());
+  b->cfg_ = cfg;
+  SetupInfo& res = b->setup_;
   const Geometry g = geometry.resolved();
   PDL_TRY(g.validate());
   res.geo = g;
@@ -153,28 +199,31 @@ Status run_update_workload(const Geometry& geometry, const StoreParams& params,
   res.method = method_label(res.params, g.page_data);
   res.data_blocks = g.blocks - kSuperblockBlocks;
   Progress prog(cfg.progress, cfg.label.empty() ? res.method : cfg.label);
+  Progress warn(true, cfg.label.empty() ? res.method : cfg.label);
 
   // (a) a fresh chip and store
-  std::unique_ptr<EmulatedNand> nand;
-  PDL_TRY(EmulatedNand::create_ram(g, &nand));
-  std::unique_ptr<PageStore> store;
-  PDL_TRY(format_store(*nand, res.params, &store));
-  res.params = store->params();
-  res.logical_pages = store->logical_pages();
-  std::mt19937_64 rng(cfg.seed);
-  OpRunner runner(*store, cfg, rng);
+  PDL_TRY(EmulatedNand::create_ram(g, &b->nand_));
+  EmulatedNand& nand = *b->nand_;
+  PDL_TRY(format_store(nand, res.params, &b->store_));
+  PageStore& store = *b->store_;
+  res.params = store.params();
+  res.logical_pages = store.logical_pages();
+  b->rng_.seed(cfg.seed);
+  b->runner_ = std::make_unique<OpRunner>(store, b->cfg_, b->rng_);
+  OpRunner& runner = *b->runner_;
+  runner.set_update_pct(100);
   res.bytes_per_change =
       PageChanger(g.page_data, cfg.changed_pct, cfg.change_run).bytes_per_change();
 
   // (b) load
   auto t0 = Clock::now();
   prog.say("load: " + std::to_string(res.logical_pages) + " logical pages (" +
-           store->params().describe() + ")");
-  PDL_TRY(load_store(*store, rng));
+           store.params().describe() + ")");
+  PDL_TRY(load_store(store, b->rng_));
   res.load_wall_s = seconds_since(t0);
 
   // (c) warm up to warm_rounds erases per data block
-  const uint64_t erases0 = nand->counters().erases;
+  const uint64_t erases0 = nand.counters().erases;
   const double target = cfg.warm_rounds * res.data_blocks;
   // The erase rate of the last round of warm-up sizes the measure window.
   const double mark_at = std::max(0.0, target - double(res.data_blocks));
@@ -184,14 +233,14 @@ Status run_update_workload(const Geometry& geometry, const StoreParams& params,
   t0 = Clock::now();
   OpCost cost;
   if (cfg.update_pct > 0) {
-    while (double(nand->counters().erases - erases0) < target) {
+    while (double(nand.counters().erases - erases0) < target) {
       if (res.warm_ops >= warm_cap) {
         res.warm_capped = true;
         break;
       }
       PDL_TRY(runner.run_one(&cost));
       res.warm_ops++;
-      const uint64_t e = nand->counters().erases - erases0;
+      const uint64_t e = nand.counters().erases - erases0;
       if (!marked && double(e) >= mark_at) {
         marked = true;
         mark_ops = res.warm_ops;
@@ -203,14 +252,16 @@ Status run_update_workload(const Geometry& geometry, const StoreParams& params,
       });
     }
   }
-  const uint64_t warm_erases = nand->counters().erases - erases0;
+  const uint64_t warm_erases = nand.counters().erases - erases0;
   res.warm_wall_s = seconds_since(t0);
   res.gc_rounds_reached = double(warm_erases) / res.data_blocks;
   prog.say(fmt("warm-up done: %.0f ops, %.2f gc rounds, %.1f s", double(res.warm_ops),
                res.gc_rounds_reached, res.warm_wall_s));
-  if (res.warm_capped) prog.say("WARNING: warm-up stopped at its operation cap");
+  if (res.warm_capped)
+    warn.say(fmt("WARNING: warm-up stopped at its operation cap (%.2f gc rounds)",
+                 res.gc_rounds_reached));
 
-  // (d) measure
+  // The window: measure_rounds gc rounds at the last warm-up round's erase rate.
   const uint64_t d_ops = res.warm_ops - mark_ops, d_er = warm_erases - mark_erases;
   if (d_ops > 0) res.warm_last_erases_per_op = double(d_er) / double(d_ops);
   uint64_t ops = cfg.measure_ops;
@@ -221,41 +272,80 @@ Status run_update_workload(const Geometry& geometry, const StoreParams& params,
     }
     ops = std::clamp(ops, cfg.min_measure_ops, cfg.max_measure_ops);
   }
-  const NandCounters c0 = nand->counters();
-  const StoreStats s0 = store->stats();
-  uint64_t read_us = 0, write_us = 0;
-  t0 = Clock::now();
+  res.window_ops = ops;
+  *out = std::move(b);
+  return Status::ok();
+}
+
+Status UpdateBench::measure(double update_pct, uint64_t ops, Measurement* out) {
+  Measurement res;
+  res.update_pct = update_pct;
+  if (ops == 0) ops = setup_.window_ops;
+  Progress prog(cfg_.progress, cfg_.label.empty() ? setup_.method : cfg_.label);
+  Progress warn(true, cfg_.label.empty() ? setup_.method : cfg_.label);
+  runner_->set_update_pct(update_pct);
+  EmulatedNand& nand = *nand_;
+  const NandCounters c0 = nand.counters();
+  const StoreStats s0 = store_->stats();
+  const FlashCost gc0 = store_->costs().gc;
+  const auto t0 = Clock::now();
+  OpCost cost;
   for (uint64_t i = 0; i < ops; i++) {
-    PDL_TRY(runner.run_one(&cost));
-    read_us += cost.read_us;
-    write_us += cost.write_us;
+    PDL_TRY(runner_->run_one(&cost));
+    res.read_step.add(cost.read);
+    res.write_step.add(cost.write);
     res.measure_updates += cost.update ? 1 : 0;
     prog.tick(i + 1, [&] { return fmt("measure: %.0f / %.0f ops", double(i + 1), double(ops)); });
   }
   res.wall_s = seconds_since(t0);
   res.measure_ops = ops;
-  res.nand = nand->counters() - c0;
-  res.stats = stats_delta(store->stats(), s0);
+  res.nand = nand.counters() - c0;
+  res.stats = stats_delta(store_->stats(), s0);
+  res.gc = cost_delta(store_->costs().gc, gc0);
   const double n = double(ops);
-  res.read_us = double(read_us) / n;
-  res.write_us = double(write_us) / n;
+  res.read_us = double(res.read_step.sim_us) / n;
+  res.write_us = double(res.write_step.sim_us) / n;
   res.total_us = res.read_us + res.write_us;
+  res.gc_us = res.gc.sim_us / n;
   res.erases_per_op = double(res.nand.erases) / n;
   res.programs_per_op = double(res.nand.programs) / n;
   res.reads_per_op = double(res.nand.page_reads) / n;
   res.spare_reads_per_op = double(res.nand.spare_reads) / n;
-  res.measure_rounds = double(res.nand.erases) / res.data_blocks;
+  res.measure_rounds = double(res.nand.erases) / setup_.data_blocks;
   res.avg_diff_bytes =
       res.stats.diff_records ? double(res.stats.diff_bytes) / double(res.stats.diff_records) : 0;
-  prog.say(fmt("measured %.0f ops in %.1f s: %.1f us/op", n, res.wall_s, res.total_us));
-  if (res.warm_last_erases_per_op > 0 &&
-      std::fabs(res.erases_per_op / res.warm_last_erases_per_op - 1.0) > 0.2)
-    prog.say(
-        fmt("WARNING: not in a steady state: %.4f erases/op measured, %.4f in the last "
-            "gc round of warm-up",
-            res.erases_per_op, res.warm_last_erases_per_op));
+  if (res.read_step.sim_us + res.write_step.sim_us != res.nand.sim_us)
+    warn.say(fmt("WARNING: timed read+write %.0f us != chip time %.0f us",
+                 double(res.read_step.sim_us + res.write_step.sim_us), double(res.nand.sim_us)));
+  prog.say(fmt("measured %.0f ops (%%UpdateOps=%g) in %.1f s: %.1f us/op", n, update_pct,
+               res.wall_s) +
+           fmt(" %.1f", res.total_us));
+  // Compare erase rates per update (read-only operations erase nothing).
+  const double upd = update_pct / 100.0;
+  // Only judged over windows expected to erase at least half a round of blocks: a shorter
+  // window's erase count is mostly noise.
+  const double expected_erases = setup_.warm_last_erases_per_op * double(res.measure_updates);
+  if (upd > 0 && setup_.warm_last_erases_per_op > 0 && res.measure_updates > 0 &&
+      expected_erases >= 0.5 * setup_.data_blocks) {
+    const double per_update = double(res.nand.erases) / double(res.measure_updates);
+    if (std::fabs(per_update / setup_.warm_last_erases_per_op - 1.0) > 0.2) {
+      res.unsteady = true;
+      warn.say(
+          fmt("WARNING: not in a steady state: %.4f erases per update measured, %.4f in the "
+              "last gc round of warm-up",
+              per_update, setup_.warm_last_erases_per_op));
+    }
+  }
   *out = std::move(res);
   return Status::ok();
+}
+
+Status run_update_workload(const Geometry& g, const StoreParams& p, const WorkloadConfig& cfg,
+                           WorkloadResult* out) {
+  std::unique_ptr<UpdateBench> b;
+  PDL_TRY(UpdateBench::create(g, p, cfg, &b));
+  out->setup = b->setup();
+  return b->measure(cfg.update_pct, 0, &out->m);
 }
 
 }  // namespace pdl::bench

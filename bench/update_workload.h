@@ -11,16 +11,26 @@
 // independently, so they may overlap earlier ones, as the paper's N_updates_till_write
 // discussion (Exp. 2) assumes.
 //
-// Procedure (run_update_workload):
+// Update-log hook: with WorkloadConfig::note_updates (the default), every run of every one of
+// the N changes is reported to PageStore::note_update(lpn, offset, len) before the write, as
+// the paper's in-DBMS IPL learnt its update logs from the DBMS. Stores other than IPL ignore
+// it; with note_updates = false IPL must find the changes itself by comparing with the
+// previous version (the DBMS-independent path).
+//
+// Procedure (UpdateBench):
 //   (a) format a fresh RAM EmulatedNand;
 //   (b) load: write every logical page once with random content, then sync;
 //   (c) warm up: update operations until the chip's erases since the load reach
 //       warm_rounds x data blocks ("garbage collection is invoked for each block at least ten
 //       times on the average", seed 000 §5.1);
-//   (d) measure: snapshot NandCounters and StoreStats (nothing is reset), run measure_ops
-//       operations, timing each PageStore::read and PageStore::write call by its sim_us
-//       delta. GC runs inside write, so its cost is amortized into write time, as in the paper.
-// All times are simulated flash microseconds (seed 000 Table 1), not host time.
+//   (d) measure (any number of times, each continuing on the same chip): snapshot
+//       NandCounters, StoreStats and the GC cost bucket (nothing is reset), run the window's
+//       operations, counting each PageStore::read and PageStore::write call's flash operations
+//       and sim_us by delta. GC runs inside write, so its cost is amortized into write time, as
+//       in the paper.
+// All times are simulated flash microseconds (seed 000 Table 1), not host time. The flash
+// operation counts of each step are kept, so the time under any other (T_read, T_write,
+// T_erase) follows exactly (the methods' decisions never depend on timing): see StepCounts.
 #pragma once
 
 #include <cstdint>
@@ -43,21 +53,28 @@ struct WorkloadConfig {
   uint32_t n_updates = 1;     // N_updates_till_write
   double update_pct = 100;    // %UpdateOps; the rest are read-only operations
   uint32_t change_run = 8;    // bytes per changed run (a field)
+  bool note_updates = true;   // report changed runs to PageStore::note_update
   double warm_rounds = 10;    // erases per data block to reach before measuring
   double measure_rounds = 5;  // measure window, in erases per data block (if measure_ops = 0)
   uint64_t measure_ops = 0;   // operations measured; 0 = derived from measure_rounds
   uint64_t min_measure_ops = 20000;  // bounds of the derived window
   uint64_t max_measure_ops = 50000000;
   uint64_t seed = 1;
-  bool progress = true;  // progress lines on stderr
+  bool progress = true;  // periodic progress lines on stderr (warnings are always printed)
   std::string label;     // prefix for progress lines
+};
+
+// One contiguous run of changed bytes.
+struct ChangeRun {
+  uint32_t offset = 0, len = 0;
 };
 
 // Applies one change (cfg.changed_pct of the page) to `page` in place.
 class PageChanger {
  public:
   PageChanger(size_t page_size, double changed_pct, uint32_t change_run);
-  void change(std::span<uint8_t> page, std::mt19937_64& rng);
+  // Changes `page`; if `runs` is not null, appends the runs changed (in the order drawn).
+  void change(std::span<uint8_t> page, std::mt19937_64& rng, std::vector<ChangeRun>* runs = nullptr);
   size_t bytes_per_change() const { return total_; }
 
  private:
@@ -71,9 +88,26 @@ void random_fill(std::span<uint8_t> page, std::mt19937_64& rng);
 // Writes every logical page once with random content, then syncs (step (b)).
 Status load_store(PageStore& store, std::mt19937_64& rng);
 
-// Simulated time spent in one operation.
+// Flash operations of one step (reading or writing) summed over operations.
+struct StepCounts {
+  uint64_t page_reads = 0, spare_reads = 0, programs = 0, erases = 0, sim_us = 0;
+  void add(const NandCounters& d) {
+    page_reads += d.page_reads;
+    spare_reads += d.spare_reads;
+    programs += d.programs;
+    erases += d.erases;
+    sim_us += d.sim_us;
+  }
+  // Simulated time of these operations under other timings (a spare-only read costs t_read).
+  double time_us(double t_read, double t_program, double t_erase) const {
+    return double(page_reads + spare_reads) * t_read + double(programs) * t_program +
+           double(erases) * t_erase;
+  }
+};
+
+// Flash work of one operation, by step.
 struct OpCost {
-  uint64_t read_us = 0, write_us = 0;
+  NandCounters read, write;  // deltas over PageStore::read and PageStore::write
   bool update = false;
 };
 
@@ -82,6 +116,7 @@ class OpRunner {
  public:
   OpRunner(PageStore& store, const WorkloadConfig& cfg, std::mt19937_64& rng);
   Status run_one(OpCost* cost);
+  void set_update_pct(double pct);
 
  private:
   PageStore& store_;
@@ -89,42 +124,76 @@ class OpRunner {
   std::mt19937_64& rng_;
   PageChanger changer_;
   std::vector<uint8_t> page_;
+  std::vector<ChangeRun> runs_;
   std::uniform_int_distribution<uint32_t> pick_;
   std::bernoulli_distribution is_update_;
 };
 
-struct WorkloadResult {
-  std::string method;  // "PDL(256B)", "PDL(2KB)", "OPU"
+// Steps (a)-(c): what the chip looked like when measurement began.
+struct SetupInfo {
+  std::string method;  // method_label
   StoreParams params;  // resolved
   Geometry geo;
   uint32_t data_blocks = 0;
   uint32_t logical_pages = 0;
   size_t bytes_per_change = 0;
-
-  // load and warm-up
   double load_wall_s = 0, warm_wall_s = 0;
   uint64_t warm_ops = 0;
   double gc_rounds_reached = 0;  // erases during warm-up / data blocks
   bool warm_capped = false;      // warm-up stopped at its operation cap before the target
-  // Erases per operation over the last gc round of warm-up (0 if unknown). Far from
-  // erases_per_op means the workload had not reached a steady state.
+  // Erases per operation over the last gc round of warm-up (0 if unknown). Far from the
+  // measured erases per operation means the workload had not reached a steady state.
   double warm_last_erases_per_op = 0;
-
-  // measured phase, per operation (all operations, updates and read-only alike)
-  uint64_t measure_ops = 0, measure_updates = 0;
-  double read_us = 0, write_us = 0, total_us = 0;
-  double erases_per_op = 0, programs_per_op = 0, reads_per_op = 0, spare_reads_per_op = 0;
-  double measure_rounds = 0;  // erases during measurement / data blocks
-  NandCounters nand;          // deltas over the measured phase
-  StoreStats stats;           // deltas over the measured phase
-  double avg_diff_bytes = 0;  // encoded differential record size (header included)
-  double wall_s = 0;          // host seconds of the measured phase
+  uint64_t window_ops = 0;  // the measure window derived from measure_rounds (or measure_ops)
 };
 
-// Display name of a method configuration: "PDL(256B)", "PDL(2KB)", "OPU".
+// Step (d): one measured window, per operation unless named otherwise.
+struct Measurement {
+  double update_pct = 100;
+  uint64_t measure_ops = 0, measure_updates = 0;
+  double read_us = 0, write_us = 0, total_us = 0;
+  double gc_us = 0;        // simulated time of garbage collection (PageStore::costs().gc)
+  double erases_per_op = 0, programs_per_op = 0, reads_per_op = 0, spare_reads_per_op = 0;
+  double measure_rounds = 0;  // erases during measurement / data blocks
+  StepCounts read_step, write_step;  // totals over the window
+  FlashCost gc;                      // GC work over the window (totals)
+  NandCounters nand;                 // deltas over the window
+  StoreStats stats;                  // deltas over the window
+  double avg_diff_bytes = 0;         // encoded differential record size (header included)
+  bool unsteady = false;             // erases/op off the last warm-up round's by > 20 %
+  double wall_s = 0;                 // host seconds of the window
+};
+
+// A store on a fresh chip, loaded and warmed up; then any number of measured windows.
+class UpdateBench {
+ public:
+  // Steps (a)-(c). The warm-up runs cfg.n_updates / changed_pct updates at %UpdateOps = 100
+  // if cfg.update_pct > 0 (read-only operations do not change the flash state).
+  static Status create(const Geometry& g, const StoreParams& p, const WorkloadConfig& cfg,
+                       std::unique_ptr<UpdateBench>* out);
+  // Step (d): `ops` operations (0 = setup().window_ops) at %UpdateOps = update_pct.
+  Status measure(double update_pct, uint64_t ops, Measurement* out);
+  const SetupInfo& setup() const { return setup_; }
+
+ private:
+  UpdateBench() = default;
+  WorkloadConfig cfg_;
+  SetupInfo setup_;
+  std::unique_ptr<EmulatedNand> nand_;
+  std::unique_ptr<PageStore> store_;
+  std::mt19937_64 rng_;
+  std::unique_ptr<OpRunner> runner_;
+};
+
+struct WorkloadResult {
+  SetupInfo setup;
+  Measurement m;
+};
+
+// Display name of a method configuration: "PDL(256B)", "PDL(2KB)", "OPU", "IPU", "IPL(18KB)".
 std::string method_label(const StoreParams& p, uint32_t page_size);
 
-// Steps (a)-(d) on a fresh RAM chip of geometry `g` with store parameters `p`.
+// Steps (a)-(d) once, at cfg.update_pct, on a fresh RAM chip of geometry `g`.
 Status run_update_workload(const Geometry& g, const StoreParams& p, const WorkloadConfig& cfg,
                            WorkloadResult* out);
 
