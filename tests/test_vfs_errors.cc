@@ -83,6 +83,11 @@ TEST_CASE("a bad URI parameter fails the open, names the parameter and creates n
       {"size=8M&nop=1&obsolete=spare", "obsolete"},     // spare marks need NOP >= 2
       {"size=8M&max_files=0", "max_files"},
       {"size=8M&cache_chunks=0", "cache_chunks"},
+      {"size=8M&method=ipu&log_region=18K", "log_region"},       // ipu has none
+      {"size=8M&method=pdl&log_region=18K", "log_region"},       // only ipl has one
+      {"size=8M&method=ipl&log_region=128K", "log_region"},      // the whole 64-page block
+      {"size=8M&method=ipl&log_region=lots", "log_region"},
+      {"size=8M&method=ipl&page=8192", "nop"},                   // 16 sectors, NOP 4
   }));
   const std::string path = temp_path("bad.db");
   INFO("URI parameters: " << bad.params);
@@ -125,6 +130,9 @@ TEST_CASE("a parameter contradicting an existing image fails the open and names 
       {"method=pdl&max_diff=256", "max_diff=512", "max_diff"},
       {"obsolete=spare", "obsolete=memory", "obsolete"},
       {"nop=4", "nop=2", "nop"},
+      {"method=ipl&log_region=18K", "log_region=64K", "log_region"},
+      {"method=ipl", "method=ipu", "method"},
+      {"method=ipu", "log_region=18K", "log_region"},
   }));
   const bool still_open = GENERATE(false, true);  // the image closed, or open in this process
   INFO("created with " << clash.created << ", reopened with " << clash.reopened

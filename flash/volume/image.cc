@@ -68,8 +68,8 @@ Status check_params_match(const ImageParams& p, const Nand& nand, const StorePar
     if (sp.method != Method::kIpl)
       return Status::error(Errc::kInvalidArgument,
                            "log_region=" + format_size(*p.log_region) +
-                               ": the existing image uses method=" + method_name(sp.method) +
-                               ", which has no log region");
+                               " contradicts the existing image, which has method=" +
+                               method_name(sp.method) + " (no log region)");
     if (asked != sp.log_region)
       return clash("log_region", format_size(asked), format_size(sp.log_region));
   }
