@@ -8,18 +8,13 @@
 #include <random>
 
 #include "bench/experiments.h"
+#include "bench/wall_clock.h"
 #include "flash/common/crc32c.h"
 #include "flash/common/json.h"
 #include "flash/device/emulated_nand.h"
 
 namespace pdl::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 std::string mib(uint64_t bytes) {
   char buf[32];

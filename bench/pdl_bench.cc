@@ -21,18 +21,13 @@
 #include <vector>
 
 #include "bench/bench_options.h"
+#include "bench/wall_clock.h"
 #include "bench/codec_bench.h"
 #include "bench/experiments.h"
 #include "bench/run_plan.h"
 
 namespace pdl::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 int main_impl(int argc, char** argv) {
   Options o;

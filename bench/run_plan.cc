@@ -1,5 +1,6 @@
 // run_plan.cc — deduplicated update-workload runs, probed and run on a pool of threads.
 #include "bench/run_plan.h"
+#include "bench/wall_clock.h"
 
 #include <algorithm>
 #include <atomic>
@@ -14,12 +15,6 @@
 
 namespace pdl::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 std::string num(double v) {
   char buf[32];

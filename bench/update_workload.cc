@@ -1,5 +1,6 @@
 // update_workload.cc — the seed 000 §5.1 update workload: load, warm up, measure.
 #include "bench/update_workload.h"
+#include "bench/wall_clock.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,12 +10,6 @@
 
 namespace pdl::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // Prints a progress line on stderr at most every 2 s of wall time.
 class Progress {

@@ -3,6 +3,7 @@
 #include "flash/ipl/ipl_store.h"
 
 #include <algorithm>
+#include <utility>
 #include <cstring>
 #include <string>
 
@@ -59,12 +60,7 @@ void IplStore::reset_stats() {
   ledger_.reset();
 }
 
-Status IplStore::fail(Status st) {
-  if (st.is_ok() || st.is(Errc::kCorrupt) || st.is(Errc::kFull) || st.is(Errc::kNotFound))
-    return st;
-  if (poisoned_.is_ok()) poisoned_ = st;  // device error: nothing more is trusted until remount
-  return st;
-}
+Status IplStore::fail(Status st) { return poison_on_device_error(std::move(st), &poisoned_); }
 
 Status IplStore::check_args(Lpn lpn, size_t size) const {
   if (!poisoned_.is_ok()) return poisoned_;

@@ -2,6 +2,7 @@
 #include "flash/pdl/pdl_store.h"
 
 #include <algorithm>
+#include <utility>
 #include <cassert>
 #include <cstring>
 
@@ -43,12 +44,7 @@ void PdlStore::reset_stats() {
   ledger_.reset();
 }
 
-Status PdlStore::fail(Status st) {
-  if (st.is_ok() || st.is(Errc::kCorrupt) || st.is(Errc::kFull) || st.is(Errc::kNotFound))
-    return st;
-  if (poisoned_.is_ok()) poisoned_ = st;  // device error: nothing more is trusted until remount
-  return st;
-}
+Status PdlStore::fail(Status st) { return poison_on_device_error(std::move(st), &poisoned_); }
 
 Status PdlStore::check(Lpn lpn) const {
   if (!poisoned_.is_ok()) return poisoned_;

@@ -165,6 +165,15 @@ class PageStore {
   virtual BlockInfo block_info(uint32_t block) const = 0;
 };
 
+// The poisoning rule above, for engines: returns `st`; if it is a device error (not ok, not
+// corrupt data, not kFull, not kNotFound) it becomes *poisoned unless one is there already.
+inline Status poison_on_device_error(Status st, Status* poisoned) {
+  if (st.is_ok() || st.is(Errc::kCorrupt) || st.is(Errc::kFull) || st.is(Errc::kNotFound))
+    return st;
+  if (poisoned->is_ok()) *poisoned = st;  // nothing more is trusted until remount
+  return st;
+}
+
 // Write a superblock for `params` and return an empty store. Destroys what the chip held.
 Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out);
 // Recover the store on `nand` by scanning it (crash recovery, seed 000 Fig. 7).
