@@ -44,7 +44,7 @@ TEST_CASE("in rollback-journal mode one writer excludes another and readers see 
           "[vfs][concurrency]") {
   use_pdl_vfs();
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST");
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu");
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
   INFO("journal_mode " << journal << ", method " << method);
   const std::string path = temp_path("rb.db");
   const std::string uri = pdl_uri(path, "size=8M&method=" + method);
@@ -110,7 +110,7 @@ TEST_CASE("in WAL mode readers keep their snapshot while a writer commits, and a
           "completes once they finish",
           "[vfs][concurrency][wal]") {
   use_pdl_vfs();
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu");
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
   INFO("method " << method);
   const std::string path = temp_path("wal.db");
   const std::string uri = pdl_uri(path, "size=8M&method=" + method);
@@ -168,7 +168,7 @@ TEST_CASE("threads with their own connections commit concurrently and every comm
   use_pdl_vfs();
   REQUIRE(sqlite3_threadsafe() != 0);
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "WAL");
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu");
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
   INFO("journal_mode " << journal << ", method " << method);
   const std::string path = temp_path("threads.db");
   const std::string uri = pdl_uri(path, "size=8M&method=" + method);

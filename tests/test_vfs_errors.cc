@@ -289,7 +289,7 @@ int fill(Conn& c, int64_t* next, size_t n, std::set<int64_t>* committed) {
 TEST_CASE("a full chip refuses inserts with SQLITE_FULL and loses no committed row",
           "[vfs][errors][full]") {
   use_pdl_vfs();
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu");
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST",
                                        "MEMORY");
   const size_t n = GENERATE(size_t(300), size_t(1500));
