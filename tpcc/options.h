@@ -1,0 +1,37 @@
+// options.h — pdl-tpcc's command line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tpcc/methods.h"
+
+namespace pdl::tpcc {
+
+struct Options {
+  int warehouses = 1;
+  double scale = 1.0;
+  std::vector<MethodSpec> methods = default_methods();
+  std::vector<std::string> journals{"delete", "wal", "memory"};
+  uint64_t transactions = 5000;  // measured, per method
+  double duration_s = 0;         // > 0: instead of `transactions`
+  double cache_pct = 1.0;
+  uint64_t chip_bytes = 0;       // 0: auto
+  uint32_t page = 2048;
+  uint64_t warmup = 0;           // 0: until GC is active (gc_rounds)
+  double gc_rounds = 1.0;
+  uint64_t warmup_max = 0;       // 0: 20 x transactions (at least 20,000)
+  bool unix_reference = true;
+  uint64_t seed = 1;
+  std::string json, csv, image_dir, work_dir, uri_extra;
+  bool sweep = false;
+  std::vector<double> sweep_cache{0.1, 0.2, 0.5, 1, 2, 5, 10};
+  bool quick = false;
+  bool progress = true;
+};
+
+// Parses argv; on --help prints usage and exits 0, on a bad argument prints why and exits 2.
+Options parse_options(int argc, char** argv);
+
+}  // namespace pdl::tpcc

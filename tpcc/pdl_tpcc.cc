@@ -1,0 +1,246 @@
+// pdl_tpcc.cc — pdl-tpcc: a TPC-C-like workload on SQLite comparing page-update methods in one
+// run (seed 000 Exp. 7), the project's main job (`./run demo` = pdl-tpcc --quick).
+//
+// 1. Load the database once on the unix VFS (loader.h), page size = flash page.
+// 2. Per journal mode: clone it into a fresh emulated chip per method (Fleet), warm up until
+//    garbage collection is active on every chip, run the same transactions on each, check
+//    the TPC-C consistency conditions, integrity_check and that every method ended with the
+//    same content; print the comparison (report.h).
+// 3. --sweep: Exp. 7, I/O per transaction as SQLite's cache varies from 0.1% to 10% of the
+//    database (one warm-up, then the cache sizes in turn on the same fleet).
+// Exit status: 0 ok, 1 a run or a check failed (message on stderr), 2 bad arguments.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "flash/volume/image_params.h"
+#include "tpcc/loader.h"
+#include "tpcc/options.h"
+#include "tpcc/report.h"
+#include "vfs/pdl_vfs.h"
+
+using namespace pdl;
+using namespace pdl::tpcc;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string default_work_dir() {
+  struct stat st;
+  return stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
+}
+
+bool make_dir(const std::string& d) {
+  struct stat st;
+  if (stat(d.c_str(), &st) == 0) return S_ISDIR(st.st_mode);
+  return mkdir(d.c_str(), 0755) == 0;
+}
+
+std::string absolute(const std::string& p) {
+  char buf[4096];
+  return realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
+
+// A progress bar on a terminal, a line per table otherwise.
+class LoadBar {
+ public:
+  LoadBar(uint64_t total, bool on) : total_(total), on_(on), tty_(isatty(2)) {}
+  void update(const char* table, uint64_t done, uint64_t table_total) {
+    if (!on_) return;
+    done_[table] = done;
+    uint64_t all = 0;
+    for (auto& [t, n] : done_) all += n;
+    const double frac = total_ ? std::min(1.0, double(all) / double(total_)) : 1.0;
+    if (tty_) {
+      char bar[41];
+      const int fill = int(frac * 40);
+      for (int i = 0; i < 40; i++) bar[i] = i < fill ? '#' : '.';
+      bar[40] = 0;
+      std::fprintf(stderr, "\rloading [%s] %3.0f%%  %-10s %9llu rows ", bar, frac * 100, table,
+                   (unsigned long long)done);
+    } else if (done == table_total) {
+      std::fprintf(stderr, "loading: %-10s %9llu rows (%3.0f%% of all)\n", table,
+                   (unsigned long long)done, frac * 100);
+    }
+  }
+  void finish() {
+    if (on_ && tty_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  uint64_t total_;
+  bool on_, tty_;
+  std::map<std::string, uint64_t> done_;
+};
+
+Status load_source(const Options& o, const Scale& scale, const std::string& path, double* secs,
+                   uint64_t* pages) {
+  const auto t0 = Clock::now();
+  Db db;
+  PDL_TRY(db.open("file:" + path + "?vfs=unix"));
+  PDL_TRY(db.exec("PRAGMA page_size=" + std::to_string(o.page) +
+                  "; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536"));
+  LoadBar bar(scale.total_rows(), o.progress);
+  PDL_TRY(load(db, scale, o.seed, [&](const char* t, uint64_t d, uint64_t n) { bar.update(t, d, n); }));
+  bar.finish();
+  int64_t n = 0;
+  PDL_TRY(db.query_int("PRAGMA page_count", &n));
+  *pages = uint64_t(n);
+  *secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  return db.close();
+}
+
+// One comparison (or, with `sweep`, the Exp. 7 points) in one journal mode.
+Status run_journal(const Options& o, const FleetConfig& cfg, const std::string& source,
+                   bool sweep, std::vector<RunResult>* out) {
+  Fleet fleet(cfg, o.methods);
+  if (o.progress) fleet.progress = [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); };
+  PDL_TRY(fleet.open(source));
+  const std::vector<double> caches = sweep ? o.sweep_cache : std::vector<double>{o.cache_pct};
+  PDL_TRY(fleet.set_cache_pct(caches.front()));
+  WarmupReport wu;
+  if (o.progress) std::fprintf(stderr, "warm-up (%s) ...\n", cfg.journal.c_str());
+  PDL_TRY(fleet.warm_up(o.gc_rounds, o.warmup_max, o.warmup, &wu));
+  for (size_t i = 0; i < caches.size(); i++) {
+    RunResult r;
+    r.journal = cfg.journal;
+    r.cache_pct = caches[i];
+    r.chip_bytes = cfg.chip_bytes;
+    r.page = cfg.page;
+    r.warmup = wu;
+    if (i > 0) {
+      // A new cache size: refill the cache with a tenth of a measurement, unmeasured.
+      PDL_TRY(fleet.set_cache_pct(caches[i]));
+      PDL_TRY(fleet.advance(std::max<uint64_t>(1, o.transactions / 10)));
+    }
+    if (o.progress)
+      std::fprintf(stderr, "measuring (%s, cache %g%%) ...\n", cfg.journal.c_str(), caches[i]);
+    PDL_TRY(fleet.measure(o.duration_s > 0 && i == 0 ? 0 : o.transactions,
+                          i == 0 ? o.duration_s : 0, &r.members));
+    if (i + 1 == caches.size()) {
+      if (o.progress) std::fprintf(stderr, "checking (%s) ...\n", cfg.journal.c_str());
+      PDL_TRY(fleet.check(&r.checks));
+    }
+    out->push_back(std::move(r));
+  }
+  return fleet.close();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = parse_options(argc, argv);
+  const Scale scale = Scale::make(o.warehouses, o.scale);
+  if (o.work_dir.empty()) o.work_dir = default_work_dir();
+  char tmpl[4096];
+  std::snprintf(tmpl, sizeof tmpl, "%s/pdl-tpcc-XXXXXX", o.work_dir.c_str());
+  if (!mkdtemp(tmpl)) {
+    std::fprintf(stderr, "pdl-tpcc: cannot create a directory in %s: %s\n", o.work_dir.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  const std::string work = absolute(tmpl);
+  std::string image_root = work;
+  if (!o.image_dir.empty()) {
+    if (!make_dir(o.image_dir)) {
+      std::fprintf(stderr, "pdl-tpcc: cannot use --image-dir %s\n", o.image_dir.c_str());
+      rmdir(work.c_str());
+      return 2;
+    }
+    image_root = absolute(o.image_dir);
+  }
+  int status = 0;
+  std::vector<RunResult> runs, sweep;
+  ReportContext ctx;
+  ctx.scale = scale;
+  ctx.seed = o.seed;
+  std::vector<std::string> dirs;
+  const std::string source = work + "/load.db";
+  Status st = load_source(o, scale, source, &ctx.load_s, &ctx.loaded_pages);
+  uint64_t chip = o.chip_bytes;
+  if (st.is_ok() && chip == 0) {
+    // Room for the database's growth (about 1 KiB per transaction) over the measured run and
+    // a warm-up that programs the chip `gc_rounds` times at a conservative 16 KiB per
+    // transaction (auto_chip_bytes adds the journal or WAL).
+    const uint64_t db = ctx.loaded_pages * o.page;
+    auto chip_for = [&](uint64_t txns) {
+      return auto_chip_bytes(db, 1024 * txns, o.page, o.methods);
+    };
+    uint64_t txns = o.transactions * (o.sweep ? 1 + o.sweep_cache.size() : 1);
+    chip = chip_for(txns + (o.warmup ? o.warmup : 0));
+    if (o.warmup == 0)
+      chip = chip_for(txns + std::min<uint64_t>(o.warmup_max,
+                                                uint64_t(o.gc_rounds * double(chip) / 16384)));
+  }
+  for (size_t j = 0; st.is_ok() && j < o.journals.size(); j++) {
+    FleetConfig cfg;
+    cfg.scale = scale;
+    cfg.seed = o.seed;
+    cfg.journal = o.journals[j];
+    cfg.page = o.page;
+    cfg.chip_bytes = chip;
+    cfg.dir = o.journals.size() > 1 ? image_root + "/" + cfg.journal : image_root;
+    cfg.unix_reference = o.unix_reference;
+    cfg.uri_extra = o.uri_extra;
+    if (!make_dir(cfg.dir)) {
+      st = Status::error(Errc::kIoError, "cannot create " + cfg.dir);
+      break;
+    }
+    dirs.push_back(cfg.dir);
+    if (o.sweep) {
+      st = run_journal(o, cfg, source, true, &sweep);
+    } else {
+      st = run_journal(o, cfg, source, false, &runs);
+      if (st.is_ok()) print_run(stdout, ctx, runs.back());
+    }
+    std::fflush(stdout);
+  }
+  if (!st.is_ok()) {
+    std::fprintf(stderr, "pdl-tpcc: %s\n", st.to_string().c_str());
+    if (st.is(Errc::kFull))
+      std::fprintf(stderr, "pdl-tpcc: the chip (%s) is too small for this run: give a larger "
+                           "--chip-size, or leave it out (auto)\n", format_size(chip).c_str());
+    status = 1;
+  }
+  if (runs.size() > 1) print_summary(stdout, runs);
+  if (!sweep.empty()) print_sweep(stdout, sweep);
+  std::string why;
+  if (status == 0 && (!checks_ok(runs, &why) || !checks_ok(sweep, &why))) {
+    std::fprintf(stderr, "pdl-tpcc: check failed: %s\n", why.c_str());
+    status = 1;
+  }
+  if (!o.json.empty() || !o.csv.empty()) {
+    for (const auto& [file, text] : {std::pair{o.json, json_report(ctx, runs, sweep)},
+                                     std::pair{o.csv, csv_report(runs, sweep)}}) {
+      if (file.empty()) continue;
+      FILE* f = std::fopen(file.c_str(), "w");
+      if (!f || std::fputs(text.c_str(), f) < 0 || std::fclose(f) != 0) {
+        std::fprintf(stderr, "pdl-tpcc: cannot write %s\n", file.c_str());
+        status = 1;
+      }
+    }
+  }
+  // Clean up: the loaded database always; the images unless --image-dir.
+  unlink(source.c_str());
+  if (o.image_dir.empty()) {
+    for (const std::string& d : dirs) {
+      for (const MethodSpec& m : o.methods)
+        for (const char* sfx : {"", "-journal", "-wal", "-shm"})
+          unlink((d + "/" + m.key + ".db" + sfx).c_str());
+      for (const char* sfx : {"", "-journal", "-wal", "-shm"})
+        unlink((d + "/unix.db" + sfx).c_str());
+      if (d != work) rmdir(d.c_str());
+    }
+  } else if (status == 0) {
+    std::printf("\nimages kept in %s (open with file:%s/pdl.db?vfs=pdl)\n", image_root.c_str(),
+                dirs.empty() ? image_root.c_str() : dirs.front().c_str());
+  }
+  rmdir(work.c_str());
+  return status;
+}

@@ -1,0 +1,370 @@
+// report.cc — see report.h.
+#include "tpcc/report.h"
+
+#include <cinttypes>
+
+#include "flash/common/json.h"
+#include "flash/volume/image_params.h"
+#include "tpcc/figures.h"
+
+namespace pdl::tpcc {
+namespace {
+
+// A member's figures per transaction.
+struct Derived {
+  CostSplit per_txn;  // divided by transactions
+  double nopm = 0, tps = 0;
+};
+
+Derived derive(const Measurement& m) {
+  Derived d;
+  const double n = m.txns ? double(m.txns) : 1.0;
+  if (m.has_flash) {
+    d.per_txn = split_costs(m.flash);
+    for (Part* p : {&d.per_txn.database, &d.per_txn.journal, &d.per_txn.directory,
+                    &d.per_txn.total})
+      *p /= n;
+    d.per_txn.gc_sim_us /= n;
+  }
+  if (m.wall_s > 0) {
+    d.tps = double(m.txns) / m.wall_s;
+    d.nopm = double(m.new_orders) / (m.wall_s / 60.0);
+  }
+  return d;
+}
+
+// The reference for ratios: PDL(256B) if present, else the first member with flash.
+const Measurement* reference(const RunResult& r) {
+  for (const Measurement& m : r.members)
+    if (m.key == "pdl") return &m;
+  for (const Measurement& m : r.members)
+    if (m.has_flash) return &m;
+  return nullptr;
+}
+
+const Measurement* unix_member(const RunResult& r) {
+  for (const Measurement& m : r.members)
+    if (!m.has_flash) return &m;
+  return nullptr;
+}
+
+double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+std::string latency_cell(const TypeFigures& t) {
+  if (t.wall_us.empty()) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f/%.2f/%.2f", percentile(t.wall_us, 50) / 1000,
+                percentile(t.wall_us, 95) / 1000, percentile(t.wall_us, 99) / 1000);
+  return buf;
+}
+
+std::string part_json(const Part& p) {
+  JsonObj o;
+  o.n("sim_ms", p.sim_us / 1000).n("reads", p.reads).n("programs", p.programs)
+      .n("erases", p.erases).n("bytes_programmed", p.bytes_programmed)
+      .n("sqlite_bytes_written", p.sqlite_bytes).n("write_amplification", p.write_amplification());
+  return o.str();
+}
+
+std::string run_json(const RunResult& r) {
+  const Measurement* ref = reference(r);
+  const Measurement* ux = unix_member(r);
+  const Derived dref = ref ? derive(*ref) : Derived{};
+  const Derived dux = ux ? derive(*ux) : Derived{};
+  std::vector<std::string> members;
+  for (size_t i = 0; i < r.members.size(); i++) {
+    const Measurement& m = r.members[i];
+    const Derived d = derive(m);
+    JsonObj o;
+    o.s("key", m.key).s("label", m.label).s("vfs", m.has_flash ? "pdl" : "unix")
+        .u("first_transaction", m.first_txn).u("transactions", m.txns).n("wall_s", m.wall_s)
+        .u("new_orders", m.new_orders).n("nopm", d.nopm).n("transactions_per_s", d.tps);
+    if (ux) o.n("wall_speed_vs_unix", ratio(d.tps, dux.tps));
+    std::vector<std::string> types;
+    for (int t = 0; t < kTxnTypes; t++) {
+      const TypeFigures& tf = m.types[size_t(t)];
+      JsonObj to;
+      to.s("type", txn_name(TxnType(t))).u("count", tf.count).u("rolled_back", tf.rolled_back)
+          .n("p50_ms", percentile(tf.wall_us, 50) / 1000)
+          .n("p95_ms", percentile(tf.wall_us, 95) / 1000)
+          .n("p99_ms", percentile(tf.wall_us, 99) / 1000);
+      if (m.has_flash) to.n("sim_ms_per_txn", tf.count ? tf.sim_us / double(tf.count) / 1000 : 0);
+      types.push_back(to.str());
+    }
+    o.a("latency", types);
+    if (m.has_flash) {
+      JsonObj pt;
+      pt.raw("total", part_json(d.per_txn.total)).raw("database", part_json(d.per_txn.database))
+          .raw("journal", part_json(d.per_txn.journal))
+          .raw("directory", part_json(d.per_txn.directory))
+          .n("gc_sim_ms", d.per_txn.gc_sim_us / 1000);
+      o.o("per_transaction", pt);
+      const StoreStats& ss = m.flash.store;
+      JsonObj so;
+      so.u("reads", ss.reads).u("writes", ss.writes).u("trims", ss.trims).u("syncs", ss.syncs)
+          .u("case1", ss.case1).u("case2", ss.case2).u("case3", ss.case3)
+          .u("diff_records", ss.diff_records).u("diff_bytes", ss.diff_bytes)
+          .u("base_pages_written", ss.base_pages_written)
+          .u("diff_pages_written", ss.diff_pages_written).u("obsolete_marks", ss.obsolete_marks)
+          .u("gc_runs", ss.gc_runs).u("gc_base_moves", ss.gc_base_moves)
+          .u("gc_diff_moves", ss.gc_diff_moves).u("log_sectors", ss.log_sectors)
+          .u("merges", ss.merges).u("merge_pages", ss.merge_pages);
+      o.o("store", so).u("free_blocks_after", m.flash.free_blocks);
+      const KindStats& kd = m.flash.volume.kind[unsigned(FileKind::kDatabase)];
+      o.u("db_chunks_read", kd.chunks_read).u("db_chunks_written", kd.chunks_written)
+          .u("db_bytes_changed", kd.bytes_changed);
+      if (ref) {
+        o.n("ratio_to_pdl_database", ratio(d.per_txn.database.sim_us, dref.per_txn.database.sim_us))
+            .n("ratio_to_pdl_total", ratio(d.per_txn.total.sim_us, dref.per_txn.total.sim_us));
+      }
+    }
+    if (i < r.warmup.gc_rounds.size()) o.n("warmup_gc_rounds", r.warmup.gc_rounds[i]);
+    if (i < r.checks.size()) {
+      const CheckReport& c = r.checks[i];
+      std::vector<std::string> conds;
+      for (const ConditionResult& cr : c.conditions) {
+        JsonObj co;
+        co.u("condition", uint64_t(cr.number)).s("what", cr.what)
+            .u("violations", uint64_t(cr.violations));
+        conds.push_back(co.str());
+      }
+      char sum[24];
+      std::snprintf(sum, sizeof sum, "%016" PRIx64, c.checksum);
+      JsonObj ch;
+      ch.b("ok", c.ok()).a("conditions", conds).s("integrity_check", c.integrity).s("checksum", sum);
+      o.o("check", ch);
+    }
+    members.push_back(o.str());
+  }
+  JsonObj o;
+  o.s("journal_mode", r.journal).b("crash_safe", crash_safe(r.journal))
+      .n("cache_pct", r.cache_pct).u("chip_bytes", r.chip_bytes).u("page_bytes", r.page)
+      .u("cache_pages", r.members.empty() ? 0 : r.members[0].cache_pages)
+      .u("db_pages", r.members.empty() ? 0 : r.members[0].db_pages)
+      .u("warmup_transactions", r.warmup.transactions).b("warmup_fixed", r.warmup.fixed)
+      .n("warmup_gc_rounds_target", r.warmup.target).b("warmup_reached", r.warmup.reached)
+      .s("reference", ref ? ref->key : "").a("methods", members);
+  return o.str();
+}
+
+}  // namespace
+
+bool crash_safe(const std::string& journal) { return journal != "memory" && journal != "off"; }
+
+void print_run(FILE* f, const ReportContext& ctx, const RunResult& r) {
+  const Measurement* ref = reference(r);
+  const Measurement* ux = unix_member(r);
+  const Derived dref = ref ? derive(*ref) : Derived{};
+  const Derived dux = ux ? derive(*ux) : Derived{};
+  const Measurement& m0 = r.members.front();
+  std::fprintf(f, "\n== journal_mode=%s%s | SQLite cache %g%% of %" PRIu64 " pages = %u pages "
+                  "| chip %s, %u-byte pages | %s ==\n",
+               r.journal.c_str(), crash_safe(r.journal) ? "" : " (NOT crash-safe on a power cut)",
+               r.cache_pct, m0.db_pages, m0.cache_pages, format_size(r.chip_bytes).c_str(), r.page,
+               ctx.scale.describe().c_str());
+  char why[160];
+  if (r.warmup.fixed)
+    std::snprintf(why, sizeof why, "a fixed number");
+  else if (r.warmup.reached)
+    std::snprintf(why, sizeof why, "until every chip had erased its blocks %g times on average",
+                  r.warmup.target);
+  else
+    std::snprintf(why, sizeof why, "STOPPED AT THE CAP before every chip erased its blocks %g "
+                                   "times: not all at steady state", r.warmup.target);
+  std::fprintf(f, "warm-up: %" PRIu64 " transactions on every method (%s); GC rounds "
+                  "(erases / data blocks):", r.warmup.transactions, why);
+  for (size_t i = 0; i < r.members.size() && i < r.warmup.gc_rounds.size(); i++)
+    if (r.members[i].has_flash)
+      std::fprintf(f, " %s %.2f", r.members[i].key.c_str(), r.warmup.gc_rounds[i]);
+  std::fprintf(f, "\nmeasured: transactions %" PRIu64 "..%" PRIu64 ", the same on every method\n",
+               m0.first_txn, m0.first_txn + m0.txns - 1);
+
+  std::fprintf(f, "\nSimulated flash I/O per transaction, ms (seed 000 Table 1 timing; GC "
+                  "apportioned by bytes programmed)\n");
+  std::fprintf(f, "%-10s %9s %9s %9s %8s %8s %9s %9s\n", "method", "total", "database",
+               "jrnl/wal", "dir", "(gc)", "db/PDL", "total/PDL");
+  for (const Measurement& m : r.members) {
+    if (!m.has_flash) continue;
+    const Derived d = derive(m);
+    const CostSplit& c = d.per_txn;
+    std::fprintf(f, "%-10s %9.2f %9.2f %9.2f %8.2f %8.2f %9.2f %9.2f\n", m.label.c_str(),
+                 c.total.sim_us / 1000, c.database.sim_us / 1000, c.journal.sim_us / 1000,
+                 c.directory.sim_us / 1000, c.gc_sim_us / 1000,
+                 ratio(c.database.sim_us, dref.per_txn.database.sim_us),
+                 ratio(c.total.sim_us, dref.per_txn.total.sim_us));
+  }
+  std::fprintf(f, "\nFlash operations per transaction: database pages | journal/WAL | total "
+                  "(KiB programmed, KiB SQLite wrote, write amplification)\n");
+  std::fprintf(f, "%-10s %6s %6s %6s %7s %7s %5s | %6s %6s %6s %7s %7s %5s | %6s %6s %6s %7s %5s\n",
+               "method", "reads", "progs", "erases", "KiBpgm", "KiBsql", "WA", "reads", "progs",
+               "erases", "KiBpgm", "KiBsql", "WA", "reads", "progs", "erases", "KiBpgm", "WA");
+  for (const Measurement& m : r.members) {
+    if (!m.has_flash) continue;
+    const CostSplit c = derive(m).per_txn;
+    auto cols = [&](const Part& p, bool sql) {
+      std::fprintf(f, "%6.1f %6.2f %6.3f %7.1f ", p.reads, p.programs, p.erases,
+                   p.bytes_programmed / 1024);
+      if (sql) std::fprintf(f, "%7.1f ", p.sqlite_bytes / 1024);
+      std::fprintf(f, "%5.2f", p.write_amplification());
+    };
+    std::fprintf(f, "%-10s ", m.label.c_str());
+    cols(c.database, true);
+    std::fprintf(f, " | ");
+    cols(c.journal, true);
+    std::fprintf(f, " | ");
+    cols(c.total, false);
+    std::fprintf(f, "\n");
+  }
+  std::fprintf(f, "\nWall clock (host; flash time is simulated, never slept): NOPM = committed "
+                  "New-Orders per minute (not tpmC); latency ms p50/p95/p99\n");
+  std::fprintf(f, "%-10s %8s %8s %7s", "method", "NOPM", "txn/s", "x unix");
+  for (int t = 0; t < kTxnTypes; t++) std::fprintf(f, " %17s", txn_name(TxnType(t)));
+  std::fprintf(f, "\n");
+  for (const Measurement& m : r.members) {
+    const Derived d = derive(m);
+    std::fprintf(f, "%-10s %8.0f %8.1f %7.2f", m.label.c_str(), d.nopm, d.tps,
+                 ux ? ratio(d.tps, dux.tps) : 0.0);
+    for (int t = 0; t < kTxnTypes; t++)
+      std::fprintf(f, " %17s", latency_cell(m.types[size_t(t)]).c_str());
+    std::fprintf(f, "\n");
+  }
+  if (!r.checks.empty()) {
+    std::fprintf(f, "\nChecks after the run (TPC-C §3.3.2 consistency, PRAGMA integrity_check, "
+                    "content checksum):\n");
+    bool same = true;
+    for (size_t i = 0; i < r.checks.size() && i < r.members.size(); i++) {
+      std::fprintf(f, "  %-10s %s; checksum %016" PRIx64 "\n", r.members[i].label.c_str(),
+                   r.checks[i].summary().c_str(), r.checks[i].checksum);
+      same = same && r.checks[i].checksum == r.checks[0].checksum;
+    }
+    std::fprintf(f, "  same database content on every method: %s\n", same ? "yes" : "NO");
+  }
+}
+
+void print_summary(FILE* f, const std::vector<RunResult>& runs) {
+  if (runs.empty()) return;
+  std::fprintf(f, "\n== Summary: simulated flash I/O per transaction, ms (x PDL(256B)); wall "
+                  "speed vs the unix VFS ==\n%-10s", "method");
+  for (const RunResult& r : runs)
+    std::fprintf(f, " | %-35s", (r.journal + (crash_safe(r.journal) ? "" : " (not crash-safe)")).c_str());
+  std::fprintf(f, "\n%-10s", "");
+  for (size_t i = 0; i < runs.size(); i++)
+    std::fprintf(f, " | %-14s %-14s %5s", "database", "total", "wall");
+  std::fprintf(f, "\n");
+  for (const Measurement& m0 : runs.front().members) {
+    std::fprintf(f, "%-10s", m0.label.c_str());
+    for (const RunResult& r : runs) {
+      const Measurement* ref = reference(r);
+      const Measurement* ux = unix_member(r);
+      const Measurement* m = nullptr;
+      for (const Measurement& x : r.members)
+        if (x.key == m0.key) m = &x;
+      if (!m || !m->has_flash) {
+        std::fprintf(f, " | %-14s %-14s %5s", "-", "-", "1.00");
+        continue;
+      }
+      const Derived d = derive(*m), dr = ref ? derive(*ref) : d;
+      char db[32], tot[32];
+      std::snprintf(db, sizeof db, "%.1f (%.2f)", d.per_txn.database.sim_us / 1000,
+                    ratio(d.per_txn.database.sim_us, dr.per_txn.database.sim_us));
+      std::snprintf(tot, sizeof tot, "%.1f (%.2f)", d.per_txn.total.sim_us / 1000,
+                    ratio(d.per_txn.total.sim_us, dr.per_txn.total.sim_us));
+      std::fprintf(f, " | %-14s %-14s %5.2f", db, tot, ux ? ratio(d.tps, derive(*ux).tps) : 0.0);
+    }
+    std::fprintf(f, "\n");
+  }
+}
+
+void print_sweep(FILE* f, const std::vector<RunResult>& points) {
+  std::string journal;
+  for (const RunResult& r : points) {
+    if (r.journal != journal) {
+      journal = r.journal;
+      std::fprintf(f, "\n== Exp. 7: simulated flash I/O per transaction (ms) vs SQLite cache, "
+                      "journal_mode=%s ==\n", journal.c_str());
+      std::fprintf(f, "%-8s %7s  %-10s %9s %9s %9s %9s\n", "cache%", "pages", "method",
+                   "database", "total", "db/PDL", "total/PDL");
+    }
+    const Measurement* ref = reference(r);
+    const Derived dref = ref ? derive(*ref) : Derived{};
+    for (const Measurement& m : r.members) {
+      if (!m.has_flash) continue;
+      const CostSplit c = derive(m).per_txn;
+      std::fprintf(f, "%-8g %7u  %-10s %9.2f %9.2f %9.2f %9.2f\n", r.cache_pct, m.cache_pages,
+                   m.label.c_str(), c.database.sim_us / 1000, c.total.sim_us / 1000,
+                   ratio(c.database.sim_us, dref.per_txn.database.sim_us),
+                   ratio(c.total.sim_us, dref.per_txn.total.sim_us));
+    }
+  }
+}
+
+bool checks_ok(const std::vector<RunResult>& runs, std::string* why) {
+  for (const RunResult& r : runs)
+    for (size_t i = 0; i < r.checks.size(); i++) {
+      const std::string who = r.members[i].label + " (" + r.journal + ")";
+      if (!r.checks[i].ok()) {
+        *why = who + ": " + r.checks[i].summary();
+        return false;
+      }
+      if (r.checks[i].checksum != r.checks[0].checksum) {
+        *why = who + ": database content differs from " + r.members[0].label + "'s";
+        return false;
+      }
+    }
+  return true;
+}
+
+std::string json_report(const ReportContext& ctx, const std::vector<RunResult>& runs,
+                        const std::vector<RunResult>& sweep) {
+  std::vector<std::string> rj, sj;
+  for (const RunResult& r : runs) rj.push_back(run_json(r));
+  for (const RunResult& r : sweep) sj.push_back(run_json(r));
+  JsonObj o;
+  o.s("tool", "pdl-tpcc").u("warehouses", uint64_t(ctx.scale.warehouses))
+      .n("scale", ctx.scale.factor).u("items", uint64_t(ctx.scale.items))
+      .u("customers_per_district", uint64_t(ctx.scale.customers)).u("seed", ctx.seed)
+      .n("load_wall_s", ctx.load_s).u("loaded_db_pages", ctx.loaded_pages)
+      .s("timing", "seed 000 Table 1: read 110 us, program 1010 us, erase 1500 us (simulated)")
+      .a("runs", rj).a("sweep", sj);
+  return o.str() + "\n";
+}
+
+std::string csv_report(const std::vector<RunResult>& runs, const std::vector<RunResult>& sweep) {
+  std::string out =
+      "phase,journal_mode,cache_pct,cache_pages,db_pages,method,label,transactions,nopm,"
+      "transactions_per_s,sim_ms_total,sim_ms_database,sim_ms_journal,sim_ms_directory,"
+      "sim_ms_gc,reads,programs,erases,bytes_programmed,sqlite_bytes_written,"
+      "write_amplification,db_reads,db_programs,db_erases,db_bytes_programmed,"
+      "db_sqlite_bytes_written,db_write_amplification,ratio_to_pdl_database,ratio_to_pdl_total\n";
+  auto rows = [&](const char* phase, const std::vector<RunResult>& rs) {
+    for (const RunResult& r : rs) {
+      const Measurement* ref = reference(r);
+      const Derived dref = ref ? derive(*ref) : Derived{};
+      for (const Measurement& m : r.members) {
+        const Derived d = derive(m);
+        const CostSplit& c = d.per_txn;
+        char buf[1024];
+        std::snprintf(buf, sizeof buf,
+                      "%s,%s,%g,%u,%" PRIu64 ",%s,\"%s\",%" PRIu64 ",%.1f,%.2f,%.4f,%.4f,%.4f,"
+                      "%.4f,%.4f,%.3f,%.3f,%.5f,%.1f,%.1f,%.4f,%.3f,%.3f,%.5f,%.1f,%.1f,%.4f,"
+                      "%.4f,%.4f\n",
+                      phase, r.journal.c_str(), r.cache_pct, m.cache_pages, m.db_pages,
+                      m.key.c_str(), m.label.c_str(), m.txns, d.nopm, d.tps,
+                      c.total.sim_us / 1000, c.database.sim_us / 1000, c.journal.sim_us / 1000,
+                      c.directory.sim_us / 1000, c.gc_sim_us / 1000, c.total.reads,
+                      c.total.programs, c.total.erases, c.total.bytes_programmed,
+                      c.total.sqlite_bytes, c.total.write_amplification(), c.database.reads,
+                      c.database.programs, c.database.erases, c.database.bytes_programmed,
+                      c.database.sqlite_bytes, c.database.write_amplification(),
+                      m.has_flash ? ratio(c.database.sim_us, dref.per_txn.database.sim_us) : 0,
+                      m.has_flash ? ratio(c.total.sim_us, dref.per_txn.total.sim_us) : 0);
+        out += buf;
+      }
+    }
+  };
+  rows("comparison", runs);
+  rows("sweep", sweep);
+  return out;
+}
+
+}  // namespace pdl::tpcc
