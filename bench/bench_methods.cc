@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "flash/common/split.h"
+
 namespace pdl::bench {
 
 StoreParams MethodSpec::params(uint32_t logical_pages, ObsoleteMode mode) const {
@@ -50,29 +52,7 @@ std::vector<MethodSpec> paper_methods() {
 }
 
 bool parse_methods(const std::string& list, std::vector<MethodSpec>* out, std::string* err) {
-  std::vector<MethodSpec> v;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    size_t comma = list.find(',', pos);
-    if (comma == std::string::npos) comma = list.size();
-    const std::string key = list.substr(pos, comma - pos);
-    pos = comma + 1;
-    if (key.empty()) continue;
-    const auto& all = all_methods();
-    auto it = std::find_if(all.begin(), all.end(), [&](const MethodSpec& m) { return m.key == key; });
-    if (it == all.end()) {
-      *err = "unknown method '" + key + "' (known: " + method_keys() + ")";
-      return false;
-    }
-    if (std::none_of(v.begin(), v.end(), [&](const MethodSpec& m) { return m.key == key; }))
-      v.push_back(*it);
-  }
-  if (v.empty()) {
-    *err = "no method given";
-    return false;
-  }
-  *out = std::move(v);
-  return true;
+  return pick_keys(list, all_methods(), "method", method_keys(), out, err);
 }
 
 std::string method_keys() {

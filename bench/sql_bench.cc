@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "flash/common/split.h"
 #include "flash/common/json.h"
 #include "flash/volume/image.h"
 #include "vfs/pdl_vfs.h"
@@ -51,17 +52,6 @@ struct Options {
   uint64_t seed = 1;
 };
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t a = 0;
-  while (a <= s.size()) {
-    size_t b = s.find(',', a);
-    if (b == std::string::npos) b = s.size();
-    if (b > a) out.push_back(s.substr(a, b - a));
-    a = b + 1;
-  }
-  return out;
-}
 
 struct Fail {
   std::string msg;
@@ -199,8 +189,8 @@ int main(int argc, char** argv) {
       return argv[++i];
     };
     if (a == "--rows") o.rows = std::atoi(val().c_str());
-    else if (a == "--methods") o.methods = split(val());
-    else if (a == "--journal") o.journals = split(val());
+    else if (a == "--methods") o.methods = pdl::split_list(val());
+    else if (a == "--journal") o.journals = pdl::split_list(val());
     else if (a == "--dir") o.dir = val();
     else if (a == "--size") o.size = val();
     else if (a == "--uri-extra") o.extra = val();

@@ -18,52 +18,17 @@
 #include <optional>
 
 #include "flash/store/page_store.h"
+#include "cut_at_nand.h"
 #include "test_util.h"
 
 using namespace pdl;
+using pdl::test::CutAt;
 
 namespace {
 
 using Page = std::vector<uint8_t>;
 using Value = std::optional<Page>;
 
-// A Nand that interrupts the operation of the EmulatedNand beneath it that a predicate picks
-// (is_erase, ppa or block), with the given tear.
-class CutAt final : public Nand {
- public:
-  explicit CutAt(EmulatedNand& n) : n_(n) {}
-  std::function<bool(bool, uint32_t)> when;
-  Tear tear = Tear::kNone;
-  uint64_t tear_seed = 0;
-  bool fired = false;
-
-  const Geometry& geometry() const override { return n_.geometry(); }
-  Status read(Ppa p, std::span<uint8_t> d, std::span<uint8_t> s) override { return n_.read(p, d, s); }
-  Status program(Ppa p, std::span<const uint8_t> d, std::span<const uint8_t> s, uint32_t doff,
-                 uint32_t soff) override {
-    arm(false, p);
-    return n_.program(p, d, s, doff, soff);
-  }
-  Status erase(uint32_t b) override {
-    arm(true, b);
-    return n_.erase(b);
-  }
-  Status flush() override { return n_.flush(); }
-  const NandCounters& counters() const override { return n_.counters(); }
-  void reset_counters() override { n_.reset_counters(); }
-  void set_counting(bool on) override { n_.set_counting(on); }
-  uint32_t erase_count(uint32_t b) const override { return n_.erase_count(b); }
-
- private:
-  void arm(bool erase, uint32_t where) {
-    if (!n_.frozen() && when && when(erase, where)) {
-      n_.cut_power_after(0, tear, tear_seed);
-      when = nullptr;
-      fired = true;
-    }
-  }
-  EmulatedNand& n_;
-};
 
 // A tear seed whose interrupted erase erases exactly the pages `erased` names (the emulator
 // erases page p when the p-th draw of mt19937_64(seed) is odd).
@@ -122,7 +87,7 @@ TEST_CASE("IPL review: an empty merge's marker outranks the old block when its e
   for (Lpn l = 0; l < 3; l++) REQUIRE(s->trim(l).is_ok());
   nand.tear = Tear::kRandomBits;
   nand.tear_seed = erase_pattern_seed({false, false, false, true});
-  nand.when = [&](bool erase, uint32_t b) { return erase && b == old; };
+  nand.when = [&](bool erase, bool, uint32_t b) { return erase && b == old; };
   REQUIRE(s->sync().is(Errc::kPowerCut));
   REQUIRE(nand.fired);
   s.reset();
@@ -167,7 +132,7 @@ TEST_CASE("IPU review: an empty merge's marker keeps an older stale block from c
   const uint32_t stale = block_of(*s, 0);
   nand.tear = Tear::kRandomBits;
   nand.tear_seed = erase_pattern_seed({false, false, false, false});
-  nand.when = [&](bool erase, uint32_t b) { return erase && b == stale; };
+  nand.when = [&](bool erase, bool, uint32_t b) { return erase && b == stale; };
   REQUIRE(s->write(0, filled(psz, 0x05)).is(Errc::kPowerCut));
   REQUIRE(nand.fired);
   remount();
@@ -212,7 +177,7 @@ TEST_CASE("IPL review: a log write cut after j of its k sectors leaves the page 
   uint32_t programs = 0;
   nand.tear = tear;
   nand.tear_seed = 7 + j;
-  nand.when = [&](bool erase, uint32_t) { return !erase && programs++ == j; };
+  nand.when = [&](bool erase, bool, uint32_t) { return !erase && programs++ == j; };
   REQUIRE(s->write(0, v2).is(Errc::kPowerCut));
   REQUIRE(s->stats().log_sectors == before + j);
   s.reset();
@@ -268,7 +233,7 @@ TEST_CASE("IPU/IPL review: writes to a torn data slot never program the torn pag
   // The first write of lpn 1 (slot 1 of the same block) is torn.
   nand.tear = tear;
   nand.tear_seed = 3;
-  nand.when = [&](bool erase, uint32_t) { return !erase; };
+  nand.when = [&](bool erase, bool, uint32_t) { return !erase; };
   REQUIRE(s->write(1, pdl::test::random_page(rng, psz)).is(Errc::kPowerCut));
   s.reset();
   emu->restore_power();

@@ -398,6 +398,22 @@ struct FleetRun {
   WarmupReport warmup;
 };
 
+// A loaded source database (unix VFS) in a fresh temporary file; returns its path.
+std::string loaded_source(const char* stem, const Scale& s, uint64_t seed) {
+  const std::string path = test::temp_path(stem);
+  Db db;
+  load_unix(db, path, s, seed);
+  return path;
+}
+
+std::vector<MethodSpec> methods_of(const std::string& list) {
+  std::vector<MethodSpec> m;
+  std::string err;
+  INFO(err);
+  REQUIRE(parse_methods(list, &m, &err));
+  return m;
+}
+
 FleetRun run_fleet(const std::string& source, const Scale& s, uint64_t seed,
                    const std::string& journal, const std::vector<MethodSpec>& methods,
                    uint64_t chip, double gc_rounds, uint64_t warmup, uint64_t txns) {
@@ -427,11 +443,7 @@ TEST_CASE("a short run on every method and journal mode keeps TPC-C consistent a
   const std::string journal = GENERATE(as<std::string>{}, "delete", "wal", "memory");
   INFO("journal_mode=" << journal);
   const Scale s = Scale::make(1, 0.001);
-  const std::string src = test::temp_path("src.db");
-  {
-    Db db;
-    load_unix(db, src, s, 21);
-  }
+  const std::string src = loaded_source("src.db", s, 21);
   const std::vector<MethodSpec> methods = all_methods();
   const uint64_t chip = chip_for(src, methods);
   // 40 transactions of warm-up, then 150 measured: on this chip of about 50 blocks, OPU and
@@ -465,14 +477,8 @@ TEST_CASE("a short run on every method and journal mode keeps TPC-C consistent a
 TEST_CASE("warm-up runs every method until its chip has erased its blocks as often as asked",
           "[tpcc][fleet][warmup]") {
   const Scale s = Scale::make(1, 0.001);
-  const std::string src = test::temp_path("warm.db");
-  {
-    Db db;
-    load_unix(db, src, s, 5);
-  }
-  std::vector<MethodSpec> methods;
-  std::string err;
-  REQUIRE(parse_methods("pdl,opu,ipl64k", &methods, &err));
+  const std::string src = loaded_source("warm.db", s, 5);
+  const std::vector<MethodSpec> methods = methods_of("pdl,opu,ipl64k");
   const FleetRun r = run_fleet(src, s, 5, "delete", methods, chip_for(src, methods), 0.3, 0, 10);
   CHECK(r.warmup.reached);
   CHECK(r.warmup.transactions % 50 == 0);  // whole lockstep rounds
@@ -488,14 +494,8 @@ TEST_CASE("warm-up runs every method until its chip has erased its blocks as oft
 TEST_CASE("determinism: the same seed gives the same database on every method, run after run",
           "[tpcc][fleet][determinism]") {
   const Scale s = Scale::make(1, 0.001);
-  const std::string src = test::temp_path("det.db");
-  {
-    Db db;
-    load_unix(db, src, s, 33);
-  }
-  std::vector<MethodSpec> methods;
-  std::string err;
-  REQUIRE(parse_methods("pdl,opu,ipl", &methods, &err));
+  const std::string src = loaded_source("det.db", s, 33);
+  const std::vector<MethodSpec> methods = methods_of("pdl,opu,ipl");
   const uint64_t chip = chip_for(src, methods);
   const FleetRun a = run_fleet(src, s, 33, "delete", methods, chip, 0, 40, 120);
   const FleetRun b = run_fleet(src, s, 33, "wal", methods, chip, 0, 40, 120);

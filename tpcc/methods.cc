@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "flash/common/split.h"
+
 namespace pdl::tpcc {
 
 std::vector<MethodSpec> all_methods() {
@@ -32,31 +34,12 @@ bool parse_methods(const std::string& list, std::vector<MethodSpec>* out, std::s
     *out = all_methods();
     return true;
   }
-  const std::vector<MethodSpec> all = all_methods();
-  std::vector<MethodSpec> v;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    size_t comma = list.find(',', pos);
-    if (comma == std::string::npos) comma = list.size();
-    std::string key = list.substr(pos, comma - pos);
-    pos = comma + 1;
-    if (key.empty()) continue;
-    if (key == "pdl256") key = "pdl";
-    if (key == "ipl18k") key = "ipl";
-    auto it = std::find_if(all.begin(), all.end(), [&](const MethodSpec& m) { return m.key == key; });
-    if (it == all.end()) {
-      *err = "unknown method '" + key + "' (known: pdl, pdl2k, opu, ipu, ipl, ipl64k, all)";
-      return false;
-    }
-    if (std::none_of(v.begin(), v.end(), [&](const MethodSpec& m) { return m.key == key; }))
-      v.push_back(*it);
-  }
-  if (v.empty()) {
-    *err = "no method given";
-    return false;
-  }
-  *out = std::move(v);
-  return true;
+  // Aliases: the pdl-bench names of the paper's two defaults.
+  std::string keys;
+  for (const std::string& k : split_list(list))
+    keys += (keys.empty() ? "" : ",") + (k == "pdl256" ? "pdl" : k == "ipl18k" ? "ipl" : k);
+  return pick_keys(keys, all_methods(), "method", "pdl, pdl2k, opu, ipu, ipl, ipl64k, all", out,
+                   err);
 }
 
 }  // namespace pdl::tpcc

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "flash/common/split.h"
 #include "flash/volume/image_params.h"
 
 namespace pdl::tpcc {
@@ -51,17 +52,6 @@ const char kUsage[] =
   std::exit(2);
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t a = 0;
-  while (a <= s.size()) {
-    size_t b = s.find(',', a);
-    if (b == std::string::npos) b = s.size();
-    if (b > a) out.push_back(s.substr(a, b - a));
-    a = b + 1;
-  }
-  return out;
-}
 
 double number(const std::string& opt, const std::string& v, double lo, double hi) {
   char* end = nullptr;
@@ -105,7 +95,7 @@ Options parse_options(int argc, char** argv) {
       if (!parse_methods(val(), &o.methods, &err)) usage_error("--methods: " + err);
       methods_set = true;
     } else if (a == "--journal-mode") {
-      o.journals = split(val());
+      o.journals = split_list(val());
       for (const std::string& j : o.journals)
         if (j != "delete" && j != "truncate" && j != "persist" && j != "memory" && j != "wal" &&
             j != "off")
@@ -145,7 +135,7 @@ Options parse_options(int argc, char** argv) {
       o.sweep = true;
     } else if (a == "--sweep-cache") {
       o.sweep_cache.clear();
-      for (const std::string& v : split(val())) o.sweep_cache.push_back(number(a, v, 1e-6, 1000));
+      for (const std::string& v : split_list(val())) o.sweep_cache.push_back(number(a, v, 1e-6, 1000));
       if (o.sweep_cache.empty()) usage_error("--sweep-cache: no size given");
     } else if (a == "--json") {
       o.json = val();

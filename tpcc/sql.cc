@@ -68,24 +68,30 @@ Status Db::exec(std::string_view sql) {
   return st;
 }
 
-Status Db::query_int(std::string_view sql, int64_t* out) {
+namespace {
+
+// Runs `sql` and calls read(stmt) on its first row, if any.
+template <typename Read>
+Status first_row(sqlite3* db, std::string_view sql, Read read) {
   Stmt s;
-  PDL_TRY(s.prepare(db_, sql));
+  PDL_TRY(s.prepare(db, sql));
   bool row = false;
   PDL_TRY(s.step(&row));
-  *out = row ? s.i64(0) : 0;
+  if (row) read(s);
   s.reset();
   return Status::ok();
 }
 
+}  // namespace
+
+Status Db::query_int(std::string_view sql, int64_t* out) {
+  *out = 0;
+  return first_row(db_, sql, [&](const Stmt& s) { *out = s.i64(0); });
+}
+
 Status Db::query_text(std::string_view sql, std::string* out) {
-  Stmt s;
-  PDL_TRY(s.prepare(db_, sql));
-  bool row = false;
-  PDL_TRY(s.step(&row));
-  *out = row ? s.text(0) : "";
-  s.reset();
-  return Status::ok();
+  out->clear();
+  return first_row(db_, sql, [&](const Stmt& s) { *out = s.text(0); });
 }
 
 Status Stmt::prepare(sqlite3* db, std::string_view sql) {
