@@ -163,6 +163,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> dirs;
   const std::string source = work + "/load.db";
   Status st = load_source(o, scale, source, &ctx.load_s, &ctx.loaded_pages);
+  if (st.is_ok())
+    std::printf("pdl-tpcc: %s, seed %llu: loaded about %llu rows (%llu pages of %u bytes) in %.1f s on "
+                "the unix VFS\n", scale.describe().c_str(), (unsigned long long)o.seed,
+                (unsigned long long)scale.total_rows(), (unsigned long long)ctx.loaded_pages,
+                o.page, ctx.load_s);
   uint64_t chip = o.chip_bytes;
   if (st.is_ok() && chip == 0) {
     // Room for the database's growth (about 1 KiB per transaction) over the measured run and
