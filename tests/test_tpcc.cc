@@ -430,6 +430,7 @@ FleetRun run_fleet(const std::string& source, const Scale& s, uint64_t seed,
   require_ok(f.open(source));
   require_ok(f.set_cache_pct(5));
   require_ok(f.warm_up(gc_rounds, 5000, warmup, &r.warmup));
+  require_ok(f.set_cache_pct(5));  // from the database's size after the warm-up
   require_ok(f.measure(txns, 0, &r.measured));
   require_ok(f.check(&r.checks));
   require_ok(f.close());
@@ -459,6 +460,7 @@ TEST_CASE("a short run on every method and journal mode keeps TPC-C consistent a
     CHECK(r.checks[i].checksum == r.checks[0].checksum);
     CHECK(m.txns == 150);
     CHECK(m.first_txn == r.measured[0].first_txn);
+    CHECK(m.cache_pages == std::max<int64_t>(1, std::llround(double(m.db_pages) * 5 / 100)));
     if (!m.has_flash) continue;
     // The measured phase did flash work, and the split accounts for all of it.
     const CostSplit c = split_costs(m.flash);

@@ -107,6 +107,8 @@ Status run_journal(const Options& o, const FleetConfig& cfg, const std::string& 
   WarmupReport wu;
   if (o.progress) std::fprintf(stderr, "warm-up (%s) ...\n", cfg.journal.c_str());
   PDL_TRY(fleet.warm_up(o.gc_rounds, o.warmup_max, o.warmup, &wu));
+  // The database grew during the warm-up: size the cache again from its pages now.
+  PDL_TRY(fleet.set_cache_pct(caches.front()));
   for (size_t i = 0; i < caches.size(); i++) {
     RunResult r;
     r.journal = cfg.journal;
