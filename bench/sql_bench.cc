@@ -26,6 +26,7 @@
 
 #include "flash/common/split.h"
 #include "flash/common/json.h"
+#include "flash/common/scratch_dir.h"
 #include "flash/volume/image.h"
 #include "vfs/pdl_vfs.h"
 
@@ -170,11 +171,6 @@ std::vector<Phase> run(const Options& o, const std::string& uri, const std::stri
   return out;
 }
 
-std::string default_dir() {
-  struct stat st;
-  return stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -208,15 +204,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pdl-sqlbench: --rows must be positive\n");
     return 2;
   }
-  if (o.dir.empty()) o.dir = default_dir();
-  char tmpl[4096];
-  std::snprintf(tmpl, sizeof tmpl, "%s/pdl-sqlbench-XXXXXX", o.dir.c_str());
-  if (!mkdtemp(tmpl)) {
-    std::fprintf(stderr, "pdl-sqlbench: cannot create a directory in %s: %s\n", o.dir.c_str(),
-                 std::strerror(errno));
+  if (o.dir.empty()) o.dir = pdl::default_scratch_root();
+  std::string work;
+  if (pdl::Status st = pdl::make_scratch_dir(o.dir, "pdl-sqlbench", &work); !st.is_ok()) {
+    std::fprintf(stderr, "pdl-sqlbench: %s\n", std::string(st.message()).c_str());
     return 1;
   }
-  const std::string work = tmpl;
   if (pdl::vfs::register_vfs() != SQLITE_OK) {
     std::fprintf(stderr, "pdl-sqlbench: cannot register the pdl VFS\n");
     return 1;

@@ -152,7 +152,8 @@ Status Fleet::open(const std::string& source) {
     if (st.is_ok()) st = m->db.query_text("PRAGMA journal_mode=" + cfg_.journal, &mode);
     if (st.is_ok() && mode != cfg_.journal)
       st = Status::error(Errc::kInvalidArgument,
-                         "journal_mode " + cfg_.journal + " not accepted (SQLite says " + mode + ")");
+                         "journal_mode " + cfg_.journal + " not accepted (SQLite says " + mode +
+                             ")");
     if (st.is_ok()) {
       m->term = std::make_unique<Terminal>(m->db, cfg_.scale);
       st = m->term->prepare();
@@ -186,8 +187,7 @@ Status Fleet::set_cache_pct(double pct) {
 
 uint64_t Fleet::next_txn() const { return members_.empty() ? 0 : members_[0]->next; }
 
-Status Fleet::run_one(Member& m, TxnOutcome* outcome) {
-  const TxnInput in = workload_.input(m.next);
+Status Fleet::run_one(Member& m, const TxnInput& in, TxnOutcome* outcome) {
   Status st = m.term->run(in, outcome);
   if (!st.is_ok())
     return m.fail(Status::error(st.code(), "transaction " + std::to_string(m.next) + " (" +
@@ -200,7 +200,7 @@ Status Fleet::run_one(Member& m, TxnOutcome* outcome) {
 Status Fleet::advance(uint64_t n) {
   TxnOutcome o;
   for (auto& m : members_)
-    for (uint64_t i = 0; i < n; i++) PDL_TRY(run_one(*m, &o));
+    for (uint64_t i = 0; i < n; i++) PDL_TRY(run_one(*m, workload_.input(m->next), &o));
   return Status::ok();
 }
 
@@ -266,16 +266,16 @@ Status Fleet::measure(uint64_t n, double duration_s, std::vector<Measurement>* o
       if (n > 0 ? i >= n
                 : std::chrono::duration<double>(Clock::now() - t0).count() >= duration_s)
         break;
-      const TxnType type = workload_.input(m.next).type;
+      const TxnInput in = workload_.input(m.next);
       const uint64_t sim0 = m.image ? m.sim_us() : 0;
       const auto a = Clock::now();
-      PDL_TRY(run_one(m, &o));
-      TypeFigures& tf = r.types[size_t(type)];
+      PDL_TRY(run_one(m, in, &o));
+      TypeFigures& tf = r.types[size_t(in.type)];
       tf.wall_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
       if (m.image) tf.sim_us += double(m.sim_us() - sim0);
       tf.count++;
       if (o.rolled_back) tf.rolled_back++;
-      else if (type == TxnType::kNewOrder) r.new_orders++;
+      else if (in.type == TxnType::kNewOrder) r.new_orders++;
     }
     r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
     r.txns = m.next - r.first_txn;

@@ -101,7 +101,8 @@ class Fleet {
 
  private:
   struct Member;
-  Status run_one(Member& m, TxnOutcome* outcome);
+  // Runs `in` (transaction m.next of the workload) on member m.
+  Status run_one(Member& m, const TxnInput& in, TxnOutcome* outcome);
   FleetConfig cfg_;
   std::vector<MethodSpec> methods_;
   Workload workload_;

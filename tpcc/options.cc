@@ -135,7 +135,8 @@ Options parse_options(int argc, char** argv) {
       o.sweep = true;
     } else if (a == "--sweep-cache") {
       o.sweep_cache.clear();
-      for (const std::string& v : split_list(val())) o.sweep_cache.push_back(number(a, v, 1e-6, 1000));
+      for (const std::string& v : split_list(val()))
+        o.sweep_cache.push_back(number(a, v, 1e-6, 1000));
       if (o.sweep_cache.empty()) usage_error("--sweep-cache: no size given");
     } else if (a == "--json") {
       o.json = val();

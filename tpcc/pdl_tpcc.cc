@@ -18,6 +18,7 @@
 #include <map>
 #include <string>
 
+#include "flash/common/scratch_dir.h"
 #include "flash/volume/image_params.h"
 #include "tpcc/loader.h"
 #include "tpcc/options.h"
@@ -30,11 +31,6 @@ using namespace pdl::tpcc;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string default_work_dir() {
-  struct stat st;
-  return stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
-}
 
 bool make_dir(const std::string& d) {
   struct stat st;
@@ -87,7 +83,8 @@ Status load_source(const Options& o, const Scale& scale, const std::string& path
   PDL_TRY(db.exec("PRAGMA page_size=" + std::to_string(o.page) +
                   "; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536"));
   LoadBar bar(scale.total_rows(), o.progress);
-  PDL_TRY(load(db, scale, o.seed, [&](const char* t, uint64_t d, uint64_t n) { bar.update(t, d, n); }));
+  PDL_TRY(load(db, scale, o.seed,
+               [&](const char* t, uint64_t d, uint64_t n) { bar.update(t, d, n); }));
   bar.finish();
   int64_t n = 0;
   PDL_TRY(db.query_int("PRAGMA page_count", &n));
@@ -100,7 +97,8 @@ Status load_source(const Options& o, const Scale& scale, const std::string& path
 Status run_journal(const Options& o, const FleetConfig& cfg, const std::string& source,
                    bool sweep, std::vector<RunResult>* out) {
   Fleet fleet(cfg, o.methods);
-  if (o.progress) fleet.progress = [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); };
+  if (o.progress)
+    fleet.progress = [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); };
   PDL_TRY(fleet.open(source));
   const std::vector<double> caches = sweep ? o.sweep_cache : std::vector<double>{o.cache_pct};
   PDL_TRY(fleet.set_cache_pct(caches.front()));
@@ -139,15 +137,12 @@ Status run_journal(const Options& o, const FleetConfig& cfg, const std::string& 
 int main(int argc, char** argv) {
   Options o = parse_options(argc, argv);
   const Scale scale = Scale::make(o.warehouses, o.scale);
-  if (o.work_dir.empty()) o.work_dir = default_work_dir();
-  char tmpl[4096];
-  std::snprintf(tmpl, sizeof tmpl, "%s/pdl-tpcc-XXXXXX", o.work_dir.c_str());
-  if (!mkdtemp(tmpl)) {
-    std::fprintf(stderr, "pdl-tpcc: cannot create a directory in %s: %s\n", o.work_dir.c_str(),
-                 std::strerror(errno));
+  std::string scratch;
+  if (Status st = make_scratch_dir(o.work_dir, "pdl-tpcc", &scratch); !st.is_ok()) {
+    std::fprintf(stderr, "pdl-tpcc: %s\n", std::string(st.message()).c_str());
     return 1;
   }
-  const std::string work = absolute(tmpl);
+  const std::string work = absolute(scratch);
   std::string image_root = work;
   if (!o.image_dir.empty()) {
     if (!make_dir(o.image_dir)) {
@@ -166,8 +161,8 @@ int main(int argc, char** argv) {
   const std::string source = work + "/load.db";
   Status st = load_source(o, scale, source, &ctx.load_s, &ctx.loaded_pages);
   if (st.is_ok())
-    std::printf("pdl-tpcc: %s, seed %llu: loaded about %llu rows (%llu pages of %u bytes) in %.1f s on "
-                "the unix VFS\n", scale.describe().c_str(), (unsigned long long)o.seed,
+    std::printf("pdl-tpcc: %s, seed %llu: loaded about %llu rows (%llu pages of %u bytes) in "
+                "%.1f s on the unix VFS\n", scale.describe().c_str(), (unsigned long long)o.seed,
                 (unsigned long long)scale.total_rows(), (unsigned long long)ctx.loaded_pages,
                 o.page, ctx.load_s);
   uint64_t chip = o.chip_bytes;

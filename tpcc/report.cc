@@ -5,6 +5,7 @@
 
 #include "flash/common/json.h"
 #include "flash/volume/image_params.h"
+#include "flash/volume/stats_json.h"
 #include "tpcc/figures.h"
 
 namespace pdl::tpcc {
@@ -99,17 +100,7 @@ std::string run_json(const RunResult& r) {
           .raw("directory", part_json(d.per_txn.directory))
           .n("gc_sim_ms", d.per_txn.gc_sim_us / 1000);
       o.o("per_transaction", pt);
-      const StoreStats& ss = m.flash.store;
-      JsonObj so;
-      so.u("reads", ss.reads).u("writes", ss.writes).u("trims", ss.trims).u("syncs", ss.syncs)
-          .u("case1", ss.case1).u("case2", ss.case2).u("case3", ss.case3)
-          .u("diff_records", ss.diff_records).u("diff_bytes", ss.diff_bytes)
-          .u("base_pages_written", ss.base_pages_written)
-          .u("diff_pages_written", ss.diff_pages_written).u("obsolete_marks", ss.obsolete_marks)
-          .u("gc_runs", ss.gc_runs).u("gc_base_moves", ss.gc_base_moves)
-          .u("gc_diff_moves", ss.gc_diff_moves).u("log_sectors", ss.log_sectors)
-          .u("merges", ss.merges).u("merge_pages", ss.merge_pages);
-      o.o("store", so).u("free_blocks_after", m.flash.free_blocks);
+      o.o("store", store_stats_json(m.flash.store)).u("free_blocks_after", m.flash.free_blocks);
       const KindStats& kd = m.flash.volume.kind[unsigned(FileKind::kDatabase)];
       o.u("db_chunks_read", kd.chunks_read).u("db_chunks_written", kd.chunks_written)
           .u("db_bytes_changed", kd.bytes_changed);
@@ -131,7 +122,8 @@ std::string run_json(const RunResult& r) {
       char sum[24];
       std::snprintf(sum, sizeof sum, "%016" PRIx64, c.checksum);
       JsonObj ch;
-      ch.b("ok", c.ok()).a("conditions", conds).s("integrity_check", c.integrity).s("checksum", sum);
+      ch.b("ok", c.ok()).a("conditions", conds).s("integrity_check", c.integrity)
+          .s("checksum", sum);
       o.o("check", ch);
     }
     members.push_back(o.str());
@@ -246,7 +238,8 @@ void print_summary(FILE* f, const std::vector<RunResult>& runs) {
   std::fprintf(f, "\n== Summary: simulated flash I/O per transaction, ms (x PDL(256B)); wall "
                   "speed vs the unix VFS ==\n%-10s", "method");
   for (const RunResult& r : runs)
-    std::fprintf(f, " | %-35s", (r.journal + (crash_safe(r.journal) ? "" : " (not crash-safe)")).c_str());
+    std::fprintf(f, " | %-35s",
+                 (r.journal + (crash_safe(r.journal) ? "" : " (not crash-safe)")).c_str());
   std::fprintf(f, "\n%-10s", "");
   for (size_t i = 0; i < runs.size(); i++)
     std::fprintf(f, " | %-14s %-14s %5s", "database", "total", "wall");

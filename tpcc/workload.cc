@@ -50,7 +50,8 @@ TxnInput Workload::input(uint64_t index) const {
       OrderLineInput l;
       l.i_id = nurand(r, 8191, 1, scale_.items, c_.ol_i_id);
       l.supply_w_id = t.w_id;
-      if (scale_.warehouses > 1 && r.uniform(1, 100) == 1) l.supply_w_id = other_warehouse(r, t.w_id);
+      if (scale_.warehouses > 1 && r.uniform(1, 100) == 1)
+        l.supply_w_id = other_warehouse(r, t.w_id);
       l.quantity = r.uniform(1, 10);
       t.lines.push_back(l);
     }

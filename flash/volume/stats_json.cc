@@ -17,6 +17,36 @@ JsonObj flash_json(const FlashCost& c) {
 }
 }  // namespace
 
+JsonObj store_stats_json(const StoreStats& ss) {
+  JsonObj o;
+  o.u("reads", ss.reads)
+      .u("writes", ss.writes)
+      .u("trims", ss.trims)
+      .u("syncs", ss.syncs)
+      .u("base_pages_written", ss.base_pages_written)
+      .u("diff_pages_written", ss.diff_pages_written)
+      .u("diff_records", ss.diff_records)
+      .u("diff_bytes", ss.diff_bytes)
+      .n("avg_diff_bytes", ss.diff_records ? double(ss.diff_bytes) / double(ss.diff_records) : 0)
+      .u("case1", ss.case1)
+      .u("case2", ss.case2)
+      .u("case3", ss.case3)
+      .u("obsolete_marks", ss.obsolete_marks)
+      .u("tombstones", ss.tombstones)
+      .u("gc_runs", ss.gc_runs)
+      .u("gc_base_moves", ss.gc_base_moves)
+      .u("gc_diff_moves", ss.gc_diff_moves)
+      .u("gc_diff_pages", ss.gc_diff_pages)
+      .u("gc_merges", ss.gc_merges)
+      .u("log_records", ss.log_records)
+      .u("log_bytes", ss.log_bytes)
+      .u("log_sectors", ss.log_sectors)
+      .u("merges", ss.merges)
+      .u("merge_pages", ss.merge_pages)
+      .u("hinted_writes", ss.hinted_writes);
+  return o;
+}
+
 std::string image_stats_json(Image& image) {
   Volume& vol = *image.volume;
   const std::vector<FileInfo> files = vol.list();
@@ -89,33 +119,7 @@ std::string image_stats_json(Image& image) {
                       .u("bytes_read", nc.bytes_read)
                       .u("bytes_programmed", nc.bytes_programmed)
                       .u("sim_us", nc.sim_us))
-      .o("store", JsonObj()
-                      .u("reads", ss.reads)
-                      .u("writes", ss.writes)
-                      .u("trims", ss.trims)
-                      .u("syncs", ss.syncs)
-                      .u("base_pages_written", ss.base_pages_written)
-                      .u("diff_pages_written", ss.diff_pages_written)
-                      .u("diff_records", ss.diff_records)
-                      .u("diff_bytes", ss.diff_bytes)
-                      .n("avg_diff_bytes",
-                         ss.diff_records ? double(ss.diff_bytes) / double(ss.diff_records) : 0)
-                      .u("case1", ss.case1)
-                      .u("case2", ss.case2)
-                      .u("case3", ss.case3)
-                      .u("obsolete_marks", ss.obsolete_marks)
-                      .u("tombstones", ss.tombstones)
-                      .u("gc_runs", ss.gc_runs)
-                      .u("gc_base_moves", ss.gc_base_moves)
-                      .u("gc_diff_moves", ss.gc_diff_moves)
-                      .u("gc_diff_pages", ss.gc_diff_pages)
-                      .u("gc_merges", ss.gc_merges)
-                      .u("log_records", ss.log_records)
-                      .u("log_bytes", ss.log_bytes)
-                      .u("log_sectors", ss.log_sectors)
-                      .u("merges", ss.merges)
-                      .u("merge_pages", ss.merge_pages)
-                      .u("hinted_writes", ss.hinted_writes))
+      .o("store", store_stats_json(ss))
       .u("free_blocks", store.free_blocks())
       .o("by_kind", by_kind)
       .o("gc", flash_json(cb.gc))

@@ -18,6 +18,8 @@
 namespace pdl {
 
 std::string image_stats_json(Image& image);
+// The "store" member: the PageStore's counters (StoreStats), also used by pdl-tpcc's reports.
+JsonObj store_stats_json(const StoreStats& s);
 // The "mount" member: what mounting the store found and cost.
 JsonObj mount_json(const MountReport& m);
 
