@@ -402,9 +402,9 @@ TEST_CASE("names are checked and a read-only volume refuses changes", "[volume]"
   REQUIRE(r.vol->create("", &id).is(Errc::kInvalidArgument));
   REQUIRE(r.vol->create("a/b", &id).is(Errc::kInvalidArgument));
   REQUIRE(r.vol->create("..", &id).is(Errc::kInvalidArgument));
-  REQUIRE(r.vol->create(std::string(kMaxNameBytes + 1, 'n'), &id).is(Errc::kInvalidArgument));
+  REQUIRE(r.vol->create(std::string(kMaxNameBytes + 1, 'n'), &id).is(Errc::kNameTooLong));
   REQUIRE(r.vol->create(std::string(kMaxNameBytes, 'n'), &id).is_ok());
-  REQUIRE(r.vol->create(std::string(kMaxNameBytes, 'n'), &id).is(Errc::kInvalidArgument));
+  REQUIRE(r.vol->create(std::string(kMaxNameBytes, 'n'), &id).is(Errc::kExists));
   Bytes d(100, 1);
   REQUIRE(r.vol->write(id, 0, d).is_ok());
   REQUIRE(r.vol->close().is_ok());
@@ -412,8 +412,8 @@ TEST_CASE("names are checked and a read-only volume refuses changes", "[volume]"
   ro.read_only = true;
   REQUIRE(remount(r, ro).is_ok());
   REQUIRE(r.vol->lookup(std::string(kMaxNameBytes, 'n'), &id).is_ok());
-  REQUIRE(!r.vol->write(id, 0, d).is_ok());
-  REQUIRE(!r.vol->remove(std::string(kMaxNameBytes, 'n')).is_ok());
+  REQUIRE(r.vol->write(id, 0, d).is(Errc::kReadOnly));
+  REQUIRE(r.vol->remove(std::string(kMaxNameBytes, 'n')).is(Errc::kReadOnly));
   REQUIRE(read_all(*r.vol, std::string(kMaxNameBytes, 'n')) == d);
 }
 

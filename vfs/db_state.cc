@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <map>
 #include <vector>
 
@@ -34,6 +35,25 @@ std::map<std::string, std::shared_ptr<DbState>>& registry() {
     it = r.erase(it);
   }
   return r;
+}
+
+// The only non-journal file of `vol`, else the only one whose first bytes are SQLite's file
+// header, else `fallback`.
+std::string only_database(Volume& vol, const std::string& fallback) {
+  static constexpr char kMagic[] = "SQLite format 3";  // 16 bytes with its NUL
+  std::vector<std::string> files, sqlite;
+  for (const FileInfo& f : vol.list())
+    if (f.kind == FileKind::kDatabase) files.push_back(f.name);
+  if (files.size() == 1) return files[0];
+  for (const std::string& name : files) {
+    Volume::FileId id;
+    uint8_t head[sizeof kMagic];
+    size_t got = 0;
+    if (vol.lookup(name, &id).is_ok() && vol.read(id, 0, head, &got).is_ok() &&
+        got == sizeof head && std::memcmp(head, kMagic, sizeof head) == 0)
+      sqlite.push_back(name);
+  }
+  return sqlite.size() == 1 ? sqlite[0] : fallback;
 }
 
 std::string basename_of(const std::string& path) {
@@ -69,19 +89,10 @@ Status acquire_db(const std::string& path, const ImageParams& params, const std:
   s->vol = s->image->volume.get();
   // Which file inside the Volume is the database: db=, else the one recorded at creation,
   // else (an image formatted by `pdl format` or filled through FUSE) the only non-journal
-  // file, else the image's own name.
+  // file, or the only one starting with SQLite's header, else the image's own name.
   s->db_name = db;
   if (s->db_name.empty()) s->db_name = s->vol->main_name();
-  if (s->db_name.empty()) {
-    std::string only;
-    int n = 0;
-    for (const FileInfo& f : s->vol->list())
-      if (f.kind == FileKind::kDatabase) {
-        only = f.name;
-        n++;
-      }
-    s->db_name = n == 1 ? only : basename_of(path);
-  }
+  if (s->db_name.empty()) s->db_name = only_database(*s->vol, basename_of(path));
   PDL_TRY(check_name(s->db_name));
   s->refs = 1;
   registry().emplace(path, s);

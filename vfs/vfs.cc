@@ -264,8 +264,7 @@ int to_sqlite(const Status& st, int io_code) {
     case Errc::kFull: return SQLITE_FULL;
     case Errc::kBusy: return SQLITE_BUSY;
     case Errc::kCorrupt: return SQLITE_IOERR_DATA;
-    case Errc::kInvalidArgument: return st.message() == "volume is read-only" ? SQLITE_READONLY
-                                                                             : io_code;
+    case Errc::kReadOnly: return SQLITE_READONLY;
     default: return io_code;
   }
 }

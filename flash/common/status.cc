@@ -15,6 +15,9 @@ const char* errc_name(Errc c) {
     case Errc::kInvalidArgument: return "invalid argument";
     case Errc::kBusy: return "busy";
     case Errc::kUnsupported: return "unsupported";
+    case Errc::kReadOnly: return "read-only";
+    case Errc::kExists: return "exists";
+    case Errc::kNameTooLong: return "name too long";
   }
   return "unknown";
 }

@@ -26,6 +26,9 @@ enum class Errc : unsigned char {
   kInvalidArgument,  // a parameter is out of range or contradicts the image
   kBusy,             // the image is held by another process
   kUnsupported,      // the image or request uses a feature this build does not have
+  kReadOnly,         // a change was asked of something opened read-only
+  kExists,           // a name to be created is taken
+  kNameTooLong,      // a file name is longer than the volume allows
 };
 
 class [[nodiscard]] Status {

@@ -105,7 +105,7 @@ Status Volume::open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
 }
 
 Status Volume::writable() const {
-  if (opts_.read_only) return Status::error(Errc::kInvalidArgument, "volume is read-only");
+  if (opts_.read_only) return Status::error(Errc::kReadOnly, "volume is read-only");
   return Status::ok();
 }
 
@@ -144,7 +144,7 @@ Status Volume::create_locked(std::string_view name, FileId* id) {
   PDL_TRY(writable());
   PDL_TRY(check_name(name));
   if (names_.count(name))
-    return Status::error(Errc::kInvalidArgument, "file '" + std::string(name) + "' exists");
+    return Status::error(Errc::kExists, "file '" + std::string(name) + "' exists");
   if (vacated_.count(name)) PDL_TRY(commit_meta());  // see rename()
   auto free_slot = std::find(slot_ids_.begin(), slot_ids_.end(), 0u);
   if (free_slot == slot_ids_.end())
@@ -585,12 +585,12 @@ Status Volume::write_meta_page(uint32_t lpn, std::span<const uint8_t> page) {
   return store_->write(lpn, page);
 }
 
-// Store every dirty cached chunk. kFull for a chunk that needs a fresh lpn does not stop the
-// others; it is returned at the end (other errors at once).
-Status Volume::flush_cache() {
+// Store every dirty cached chunk (of file `only`, if not 0). kFull for a chunk that needs a
+// fresh lpn does not stop the others; it is returned at the end (other errors at once).
+Status Volume::flush_cache(FileId only) {
   Status full;
   for (CachedChunk& e : cache_) {
-    if (!e.dirty) continue;
+    if (!e.dirty || (only != 0 && e.id != only)) continue;
     File* f;
     PDL_TRY(file(e.id, &f));
     Status st = store_chunk(*f, e.chunk, e.data);
@@ -666,6 +666,14 @@ Status Volume::sync_locked() {
   if (!data.is_ok() && !data.is(Errc::kFull)) return data;
   PDL_TRY(commit_meta());
   return data;
+}
+
+Status Volume::flush(FileId id) {
+  std::lock_guard<std::mutex> g(mu_);
+  File* f;
+  PDL_TRY(file(id, &f));
+  if (opts_.read_only) return Status::ok();
+  return flush_cache(id);
 }
 
 Status Volume::sync() {

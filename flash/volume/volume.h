@@ -118,6 +118,9 @@ class Volume {
   Status stat(std::string_view name, FileInfo* info);
   std::vector<FileInfo> list();
 
+  // Store the file's dirty cached chunks (write-back, not durability: no sync). Surfaces a
+  // kFull for this file's bytes now rather than at a later sync (FUSE's flush on close).
+  Status flush(FileId id);
   // Everything durable (see the contract above).
   Status sync();
   // sync(), persist lazy mtimes, and make the releases' trims durable. The Volume stays usable.
@@ -175,7 +178,7 @@ class Volume {
   Status evict_one();
   void drop_cache(FileId id, uint32_t first_chunk);
   Status sync_locked();
-  Status flush_cache();
+  Status flush_cache(FileId only = 0);  // 0: every file
   Status commit_meta();
   Status zero_tail(File& f);
   Status unclaim_released(File& f, uint64_t new_size);

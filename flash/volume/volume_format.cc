@@ -127,8 +127,9 @@ Status check_name(std::string_view name) {
   auto bad = [](const std::string& m) { return Status::error(Errc::kInvalidArgument, m); };
   if (name.empty()) return bad("empty file name");
   if (name.size() > kMaxNameBytes)
-    return bad("file name too long (" + std::to_string(name.size()) + " bytes; at most " +
-               std::to_string(kMaxNameBytes) + ")");
+    return Status::error(Errc::kNameTooLong, "file name too long (" +
+                                                 std::to_string(name.size()) + " bytes; at most " +
+                                                 std::to_string(kMaxNameBytes) + ")");
   if (name == "." || name == "..") return bad("file name '" + std::string(name) + "' reserved");
   if (name.find('/') != std::string_view::npos || name.find('\0') != std::string_view::npos)
     return bad("file name contains '/' or NUL");
