@@ -1,0 +1,115 @@
+// options.cc — pdl-fuse's command line (see options.h).
+#include "fuse/options.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace pdl::fuse {
+
+namespace {
+
+enum Key { kHelp, kVersion, kForeground, kDebug, kSingle, kReadOnly };
+
+const struct fuse_opt kOpts[] = {
+    FUSE_OPT_KEY("-h", kHelp),       FUSE_OPT_KEY("--help", kHelp),
+    FUSE_OPT_KEY("-V", kVersion),    FUSE_OPT_KEY("--version", kVersion),
+    FUSE_OPT_KEY("-f", kForeground), FUSE_OPT_KEY("-d", kDebug),
+    FUSE_OPT_KEY("debug", kDebug),   FUSE_OPT_KEY("-s", kSingle),
+    FUSE_OPT_KEY("ro", kReadOnly),   FUSE_OPT_END,
+};
+
+struct Parse {
+  MountOptions* out;
+  std::string error;
+  int positional = 0;
+};
+
+// fuse_opt's callback: 0 = consumed, 1 = keep for libfuse, -1 = error.
+int on_option(void* data, const char* arg, int key, struct fuse_args*) {
+  Parse& p = *static_cast<Parse*>(data);
+  MountOptions& o = *p.out;
+  switch (key) {
+    case kHelp: o.help = true; return 0;
+    case kVersion: o.version = true; return 0;
+    case kForeground: o.foreground = true; return 0;
+    case kDebug: o.debug = o.foreground = true; return 1;  // libfuse prints every request
+    case kSingle: o.single_thread = true; return 0;
+    case kReadOnly: o.read_only = true; return 1;  // the kernel mounts read-only too
+    case FUSE_OPT_KEY_NONOPT:
+      if (p.positional == 0) o.image = arg;
+      else if (p.positional == 1) o.mountpoint = arg;
+      else {
+        p.error = std::string("unexpected argument '") + arg + "'";
+        return -1;
+      }
+      p.positional++;
+      return 0;
+    case FUSE_OPT_KEY_OPT: {
+      const char* eq = std::strchr(arg, '=');
+      if (!eq) return 1;
+      const std::string k(arg, size_t(eq - arg));
+      const Status st = o.params.set(k, eq + 1);
+      if (st.is(Errc::kNotFound)) return 1;  // not ours: libfuse's (or unknown: it refuses)
+      if (!st.is_ok()) {
+        p.error = std::string(st.message());
+        return -1;
+      }
+      return 0;
+    }
+    default: return 1;
+  }
+}
+
+}  // namespace
+
+bool parse_options(int argc, char** argv, MountOptions* out, std::string* error) {
+  Parse p{out, "", 0};
+  fuse_opt_free_args(&out->fuse);
+  out->fuse = FUSE_ARGS_INIT(argc, argv);
+  if (fuse_opt_parse(&out->fuse, &p, kOpts, on_option) != 0) {
+    *error = p.error.empty() ? "bad options" : p.error;
+    return false;
+  }
+  if (out->help || out->version) return true;
+  if (p.positional < 2) {
+    *error = p.positional == 0 ? "IMAGE and MOUNTPOINT are required"
+                               : "MOUNTPOINT is required";
+    return false;
+  }
+  return true;
+}
+
+void print_usage(FILE* out) {
+  std::fprintf(out,
+      "usage: pdl-fuse [options] IMAGE MOUNTPOINT\n"
+      "       pdl-fuse --help | --version\n\n"
+      "Mount a pdl image (an emulated NAND chip holding a page-differential-logging store)\n"
+      "so that any program can use its files. IMAGE is created if it does not exist.\n"
+      "Unmount with 'fusermount3 -u MOUNTPOINT'; pdl-fuse then writes everything to the\n"
+      "image and exits ('flock IMAGE true' waits for that).\n\n"
+      "options:\n"
+      "  -h, --help            this text, then libfuse's options\n"
+      "  -V, --version         versions of pdl-fuse and libfuse\n"
+      "  -f                    stay in the foreground\n"
+      "  -d, -o debug          print every FUSE request (implies -f)\n"
+      "  -s                    one thread (default: libfuse's multi-threaded loop)\n"
+      "  -o ro                 read-only: the image is not modified (it must exist)\n"
+      "  -o method=M           new image: pdl, opu, ipu or ipl (default pdl)\n"
+      "  -o max_diff=N         new image, pdl: Max_Differential_Size in bytes (default 256)\n"
+      "  -o obsolete=spare|memory   new image, pdl/opu: where obsolete marks live\n"
+      "  -o log_region=N       new image, ipl: log region per erase block, bytes\n"
+      "  -o page=N             new image: flash page data bytes (default 2048)\n"
+      "  -o pages_per_block=N  new image: pages per erase block (default 64)\n"
+      "  -o size=S             new image: chip size, e.g. 64M, 1G (default 256M)\n"
+      "  -o nop=N              new image: partial programs per page (default 4)\n"
+      "  -o max_files=N        new image: directory slots\n"
+      "  -o cache_chunks=N     write-back cache of the volume, chunks (any mount)\n\n"
+      "The mount is one flat directory of regular files; /.pdl/ holds read-only views\n"
+      "of the store: stats.json, config, blocks, map. '*-shm' files (SQLite's WAL-index)\n"
+      "are kept in memory, never on flash. fsync makes the whole store durable.\n\n"
+      "exit status: 0 ok, 1 mount failed or the image could not be written at unmount,\n"
+      "2 usage error, 3 image error (not a pdl image, corrupt, missing), 4 image in use by\n"
+      "another process.\n");
+}
+
+}  // namespace pdl::fuse
