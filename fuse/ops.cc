@@ -13,7 +13,12 @@ namespace {
 
 Fs& fs() { return *static_cast<FsSlot*>(fuse_get_context()->private_data)->fs; }
 
-void* op_init(struct fuse_conn_info*, struct fuse_config* cfg) {
+// Every change to the files comes through this mount (the image is owned exclusively), and
+// the kernel keeps its page cache coherent with its own writes and truncates. So cached pages
+// stay valid across opens (keep_cache) and across a changed mtime (no auto_inval_data):
+// without that, each transaction of SQLite re-read its header and first pages from flash.
+void* op_init(struct fuse_conn_info* conn, struct fuse_config* cfg) {
+  conn->want &= ~unsigned(FUSE_CAP_AUTO_INVAL_DATA);
   cfg->attr_timeout = 1.0;
   cfg->entry_timeout = 1.0;
   cfg->negative_timeout = 0;
@@ -65,6 +70,7 @@ int op_create(const char* path, mode_t, struct fuse_file_info* fi) {
   Fs::Handle fh;
   if (int rc = fs().create(path, fi->flags, &fh)) return rc;
   fi->fh = fh;
+  fi->keep_cache = 1;
   return 0;
 }
 int op_open(const char* path, struct fuse_file_info* fi) {
@@ -73,6 +79,7 @@ int op_open(const char* path, struct fuse_file_info* fi) {
   if (int rc = fs().open(path, fi->flags, &fh, &direct)) return rc;
   fi->fh = fh;
   fi->direct_io = direct;
+  fi->keep_cache = !direct;
   return 0;
 }
 int op_read(const char*, char* buf, size_t size, off_t off, struct fuse_file_info* fi) {
