@@ -162,17 +162,21 @@ class Bench:
         if rc != 0:
             raise BenchError("pdl-fuse exited %d after unmounting: %s" % (rc, tail(log)))
 
+    def release(self, mnt, p):
+        """Unmount (lazily if busy) and reap pdl-fuse, killing it if it does not exit."""
+        if os.path.ismount(mnt) and self.fusermount:
+            r = subprocess.run([self.fusermount, "-u", mnt], capture_output=True)
+            if r.returncode != 0:
+                subprocess.run([self.fusermount, "-u", "-z", mnt], capture_output=True)
+        try:
+            p.wait(timeout=EXIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
     def cleanup(self):
         for mnt, p in list(self.mounts):
-            if os.path.ismount(mnt) and self.fusermount:
-                r = subprocess.run([self.fusermount, "-u", mnt], capture_output=True)
-                if r.returncode != 0:
-                    subprocess.run([self.fusermount, "-u", "-z", mnt], capture_output=True)
-            try:
-                p.wait(timeout=EXIT_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            self.release(mnt, p)
         self.mounts.clear()
         if self.root:
             shutil.rmtree(self.root, ignore_errors=True)
@@ -205,13 +209,7 @@ class Bench:
     def cleanup_mounts_under(self, d):
         for mnt, p in list(self.mounts):
             if mnt.startswith(d + os.sep):
-                if os.path.ismount(mnt):
-                    subprocess.run([self.fusermount, "-u", "-z", mnt], capture_output=True)
-                try:
-                    p.wait(timeout=EXIT_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+                self.release(mnt, p)
                 self.mounts.remove((mnt, p))
 
     def startup(self, config, rep):

@@ -31,12 +31,13 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+from sanitizer_env import sqlite_env
 
 FUSE, TOOL, MODULE = sys.argv[1], sys.argv[2], sys.argv[3]
 SQLITE = sys.argv[4] if len(sys.argv) > 4 else ""
@@ -54,15 +55,6 @@ def check(cond, what):
 def skip(reason):
     print("skipped: " + reason)
     sys.exit(77)
-
-
-def sqlite_env():
-    env = dict(os.environ)
-    preload = os.environ.get("PDL_SANITIZER_PRELOAD", "").split()
-    if preload:
-        env["LD_PRELOAD"] = " ".join(preload + env.get("LD_PRELOAD", "").split())
-        env["ASAN_OPTIONS"] = "detect_leaks=0"
-    return env
 
 
 def stock_sql(db, script):

@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 
+from sanitizer_env import sqlite_env
+
 TOOL, MODULE, SQLITE = sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else ""
 if not SQLITE or not os.path.exists(SQLITE):
     print("no sqlite3 shell: skipped")
@@ -39,15 +41,6 @@ def check(cond, what):
     else:
         print("FAIL", what)
         failures.append(what)
-
-
-def sqlite_env():
-    env = dict(os.environ)
-    preload = os.environ.get("PDL_SANITIZER_PRELOAD", "").split()
-    if preload:
-        env["LD_PRELOAD"] = " ".join(preload + env.get("LD_PRELOAD", "").split())
-        env["ASAN_OPTIONS"] = "detect_leaks=0"
-    return env
 
 
 def pdl(*args, stdout=subprocess.PIPE):
