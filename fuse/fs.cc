@@ -28,6 +28,7 @@ int errno_of(const Status& st) {
     case Errc::kIoError:
     case Errc::kPowerCut:
     case Errc::kNandRule:
+    case Errc::kBadBlock:
     case Errc::kCorrupt: return EIO;  // never wrong bytes: the read fails
   }
   return EIO;

@@ -18,6 +18,7 @@ const char* errc_name(Errc c) {
     case Errc::kReadOnly: return "read-only";
     case Errc::kExists: return "exists";
     case Errc::kNameTooLong: return "name too long";
+    case Errc::kBadBlock: return "bad block";
   }
   return "unknown";
 }

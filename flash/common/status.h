@@ -29,6 +29,7 @@ enum class Errc : unsigned char {
   kReadOnly,         // a change was asked of something opened read-only
   kExists,           // a name to be created is taken
   kNameTooLong,      // a file name is longer than the volume allows
+  kBadBlock,         // the chip failed a program or erase: the block must be retired
 };
 
 class [[nodiscard]] Status {

@@ -215,7 +215,8 @@ EmulatedNand::EmulatedNand(const Geometry& g, std::unique_ptr<NandMedia> media)
       media_(std::move(media)),
       nop_used_(size_t(g.total_pages()), 0),
       known_erased_(size_t(g.total_pages()), 0),
-      raw_scratch_(g.raw_page()) {}
+      raw_scratch_(g.raw_page()),
+      failing_(g.blocks, 0) {}
 
 EmulatedNand::~EmulatedNand() = default;
 
@@ -317,6 +318,10 @@ bool EmulatedNand::admit_mutation(bool* tear_this) {
   *tear_this = false;
   if (frozen_) return false;
   mutating_ops_++;
+  if (fail_armed_ && mutating_ops_ == fail_at_) {
+    fail_armed_ = false;
+    fail_next_ = true;  // the caller's block_fails() picks it up
+  }
   if (cut_armed_ && mutating_ops_ == cut_at_) {
     frozen_ = true;
     cut_armed_ = false;
@@ -336,6 +341,86 @@ void EmulatedNand::cut_power_after(uint64_t ops, Tear tear, uint64_t seed) {
 void EmulatedNand::restore_power() {
   frozen_ = false;
   cut_armed_ = false;
+}
+
+void EmulatedNand::fail_at(uint64_t n, uint64_t seed) {
+  fail_armed_ = true;
+  fail_at_ = mutating_ops_ + n + 1;
+  fail_rng_.seed(seed);
+}
+
+void EmulatedNand::fail_block(uint32_t block) {
+  if (block < geo_.blocks) failing_[block] = 1;
+}
+
+bool EmulatedNand::block_fails(uint32_t block) {
+  if (fail_next_) {
+    fail_next_ = false;
+    failing_[block] = 1;
+  }
+  return failing_[block] != 0;
+}
+
+Status EmulatedNand::mark_bad(uint32_t block) {
+  if (block >= geo_.blocks)
+    return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
+  if (read_only_) return Status::error(Errc::kIoError, "image opened read-only");
+  if (frozen_) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  const uint8_t marked = 0xFF;  // stored inverted: flash byte 0x00
+  const Ppa first = block * geo_.pages_per_block;
+  PDL_TRY(media_->write(uint64_t(first) * geo_.raw_page() + geo_.page_data, &marked, 1));
+  known_erased_[first] = 0;
+  failing_[block] = 1;
+  return Status::ok();
+}
+
+bool EmulatedNand::is_bad(uint32_t block) {
+  if (block >= geo_.blocks) return true;
+  return failing_[block] != 0 || marked_bad(block);
+}
+
+bool EmulatedNand::marked_bad(uint32_t block) {
+  uint8_t stored = 0;
+  const Ppa first = block * geo_.pages_per_block;
+  if (!media_->read(uint64_t(first) * geo_.raw_page() + geo_.page_data, &stored, 1).is_ok())
+    return true;
+  return stored != 0;  // flash byte != 0xFF
+}
+
+void EmulatedNand::set_bit_flips(const BitFlips& f) {
+  flips_ = f;
+  if (flips_.sector_bytes == 0) flips_.sector_bytes = 512;
+  if (flips_.max_flips < flips_.min_flips) flips_.max_flips = flips_.min_flips;
+  flip_rng_.seed(f.seed);
+}
+
+// Draw the flips of one read, sector by sector (the data area in sector_bytes pieces, the
+// spare as one more): corrected ones are only counted; a sector beyond the ECC's strength
+// gets its flips in the returned bytes and fails the read (unless `miscorrect`).
+void EmulatedNand::flip_bits(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare,
+                             Status* st) {
+  std::uniform_real_distribution<double> chance(0.0, 1.0);
+  std::uniform_int_distribution<uint32_t> count(flips_.min_flips, flips_.max_flips);
+  auto sector = [&](std::span<uint8_t> bytes) {
+    if (bytes.empty() || chance(flip_rng_) >= flips_.sector_rate) return;
+    const uint32_t n = count(flip_rng_);
+    if (n <= flips_.ecc_strength) {
+      ctr_.ecc_corrected_bits += n;
+      return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+      const uint64_t bit = flip_rng_() % (uint64_t(bytes.size()) * 8);
+      bytes[bit / 8] ^= uint8_t(1u << (bit % 8));
+    }
+    ctr_.ecc_uncorrectable++;
+    if (!flips_.miscorrect && st->is_ok())
+      *st = Status::error(Errc::kCorrupt, "uncorrectable ECC error reading page " +
+                                              std::to_string(ppa) + " (" + std::to_string(n) +
+                                              " bit flips in a sector)");
+  };
+  for (size_t at = 0; at < data.size(); at += flips_.sector_bytes)
+    sector(data.subspan(at, std::min<size_t>(flips_.sector_bytes, data.size() - at)));
+  sector(spare);
 }
 
 uint32_t EmulatedNand::erase_count(uint32_t block) const {
@@ -396,11 +481,13 @@ Status EmulatedNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> s
     PDL_TRY(media_->read(off + geo_.page_data, spare.data(), spare.size()));
     invert(spare.data(), spare.size());
   }
-  if (!counting_) return Status::ok();
+  Status st;
+  if (flips_.sector_rate > 0) flip_bits(ppa, data, spare, &st);
+  if (!counting_) return st;
   if (data.empty()) ctr_.spare_reads++; else ctr_.page_reads++;
   ctr_.bytes_read += data.size() + spare.size();
   ctr_.sim_us += geo_.read_us;
-  return Status::ok();
+  return st;
 }
 
 Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
@@ -454,26 +541,32 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
                                (i == 0 ? "data" : "spare") + " offset " +
                                std::to_string((i == 0 ? data_off : spare_off) + k) + ")");
   }
+  // Apply part of an interrupted or failed program: data and spare torn independently (a
+  // prefix of each, or a random subset of each one's 1->0 bit changes).
+  auto apply_part = [&](Tear how, std::mt19937_64& rng) {
+    for (const Part& p : parts) {
+      const size_t prefix = size_t(rng() % (p.src.size() + 1));
+      for (size_t k = 0; k < p.src.size(); k++) {
+        const uint8_t want = uint8_t(~p.src[k]);  // stored bits to set
+        raw[p.rel + k] |= how == Tear::kPrefix ? (k < prefix ? want : 0) : want & uint8_t(rng());
+      }
+    }
+    (void)media_io(true);
+    known_erased_[ppa] = 0;
+  };
   bool tear = false;
   if (!admit_mutation(&tear)) {
-    if (tear && tear_ != Tear::kNone) {
-      // Apply part of the interrupted program, in column order (data, then spare).
-      const size_t total = data.size() + spare.size();
-      const size_t prefix = size_t(tear_rng_() % (total + 1));
-      size_t pos = 0;
-      for (const Part& p : parts) {
-        for (size_t k = 0; k < p.src.size(); k++, pos++) {
-          const uint8_t want = uint8_t(~p.src[k]);  // stored bits to set
-          uint8_t apply = 0;
-          if (tear_ == Tear::kPrefix) apply = pos < prefix ? want : 0;
-          else apply = want & uint8_t(tear_rng_());
-          raw[p.rel + k] |= apply;
-        }
-      }
-      (void)media_io(true);
-      known_erased_[ppa] = 0;
-    }
+    if (tear && tear_ != Tear::kNone) apply_part(tear_, tear_rng_);
     return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  }
+  const uint32_t block = ppa / geo_.pages_per_block;
+  const bool marker_only = data.empty() && spare_off == 0 && spare.size() == 1;
+  if (!marker_only && block_fails(block)) {
+    apply_part(Tear::kRandomBits, fail_rng_);
+    nop_used_[ppa]++;
+    ctr_.program_failures++;
+    return Status::error(Errc::kBadBlock, "program of page " + std::to_string(ppa) +
+                                              " failed (bad block " + std::to_string(block) + ")");
   }
   for (const Part& p : parts) program_bits(raw + p.rel, p.src.data(), p.src.size());
   PDL_TRY(media_io(true));
@@ -491,21 +584,32 @@ Status EmulatedNand::erase(uint32_t block) {
     return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
   if (read_only_) return Status::error(Errc::kIoError, "image opened read-only");
   const uint32_t count = media_->erase_count(block);
-  if (geo_.erase_limit && count >= geo_.erase_limit)
-    return Status::error(Errc::kIoError, "block " + std::to_string(block) + " is worn out");
+  if (geo_.erase_limit && count >= geo_.erase_limit) {
+    failing_[block] = 1;
+    ctr_.erase_failures++;
+    return Status::error(Errc::kBadBlock, "block " + std::to_string(block) + " is worn out (" +
+                                              std::to_string(count) + " erases)");
+  }
   const uint64_t ppb = geo_.pages_per_block, raw = geo_.raw_page();
   const uint64_t off = uint64_t(block) * ppb * raw;
+  auto erase_some = [&](std::mt19937_64& rng) {  // a random subset of the pages erased
+    for (uint64_t p = 0; p < ppb; p++)
+      if (rng() & 1) {
+        (void)media_->zero(off + p * raw, raw);
+        nop_used_[block * ppb + p] = 0;
+        known_erased_[block * ppb + p] = 1;
+      }
+  };
   bool tear = false;
   if (!admit_mutation(&tear)) {
-    if (tear && tear_ != Tear::kNone) {  // interrupted erase: a random subset of pages erased
-      for (uint64_t p = 0; p < ppb; p++)
-        if (tear_rng_() & 1) {
-          (void)media_->zero(off + p * raw, raw);
-          nop_used_[block * ppb + p] = 0;
-          known_erased_[block * ppb + p] = 1;
-        }
-    }
+    if (tear && tear_ != Tear::kNone) erase_some(tear_rng_);  // an interrupted erase
     return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  }
+  if (block_fails(block)) {
+    erase_some(fail_rng_);
+    ctr_.erase_failures++;
+    return Status::error(Errc::kBadBlock,
+                         "erase of block " + std::to_string(block) + " failed (bad block)");
   }
   const auto first = known_erased_.begin() + std::ptrdiff_t(block * ppb);
   if (!std::all_of(first, first + std::ptrdiff_t(ppb), [](uint8_t k) { return k != 0; }))

@@ -12,6 +12,21 @@
 // RAM images are lazily-zeroed anonymous memory, and image files keep erased pages as holes —
 // a 2 GiB chip costs nothing until written. Image file layout: docs/format.md §1.
 //
+// Media faults (RELIABILITY.md's matrix; each off by default):
+//   * bit flips on reads (set_bit_flips): each ECC sector read (the data area in sectors of
+//     `sector_bytes`, the spare as one more) carries flips with a probability; up to the ECC
+//     strength t they are corrected and counted, beyond it the read fails with kCorrupt — or,
+//     with `miscorrect`, returns the wrong bytes as if fine (an ECC miscorrection: only the
+//     engine's CRCs can catch it). Flips are transient: the media is never changed, so a
+//     retry draws again (read disturb);
+//   * bad blocks: mark_bad() programs a block's bad-block marker (byte 0 of the spare of its
+//     first page), as a factory marks one, and makes the block fail; so do fail_block() and a
+//     scheduled failure (fail_at: a "grown" bad block). Programs and erases of a failing block
+//     fail with kBadBlock (except programming the marker itself): the program leaves a random
+//     subset of its bits, the erase a random subset of pages erased. Failing is a property of
+//     this object: a reopened image keeps the markers (the engine must honour them) but not
+//     the failures — tests that reopen call fail_block() again;
+//   * wear-out: Geometry::erase_limit, after which erases fail with kBadBlock.
 // Per-page program counts (for NOP) live in memory only; reopening an image resets them, which
 // can only make the emulator more permissive, never wrong about data.
 //
@@ -81,6 +96,29 @@ class EmulatedNand final : public Nand {
   // Flush an image file to the host (fsync). A no-op for RAM.
   Status flush() override;
 
+  // ---- media faults (see the file comment) ----
+  struct BitFlips {
+    double sector_rate = 0;     // probability that one ECC sector of a read carries flips
+    uint32_t min_flips = 1;     // flips in such a sector, uniform in [min_flips, max_flips]
+    uint32_t max_flips = 1;
+    uint32_t ecc_strength = 4;  // t: flips per sector the ECC corrects
+    uint32_t sector_bytes = 512;
+    bool miscorrect = false;    // beyond t: wrong bytes and Ok instead of kCorrupt
+    uint64_t seed = 1;
+  };
+  void set_bit_flips(const BitFlips& f);
+  // Bad-block markers (nand.h): programming one bypasses NOP and the failure rules and is not
+  // counted; is_bad() is true for a marked block or one failing (grown bad, not yet marked).
+  Status mark_bad(uint32_t block) override;
+  bool is_bad(uint32_t block) override;
+  bool marked_bad(uint32_t block);  // the marker alone (reads one byte; not counted)
+  // The `n`-th mutating operation from now (0 = the next) fails with kBadBlock, and its block
+  // fails every later program and erase (until the object is destroyed; a reopened image
+  // keeps only what the failure left on the media).
+  void fail_at(uint64_t n, uint64_t seed = 0);
+  // Make `block` fail every later program and erase from now on (a grown bad block).
+  void fail_block(uint32_t block);
+
  private:
   EmulatedNand(const Geometry& g, std::unique_ptr<detail::NandMedia> media);
   Status check_ppa(Ppa ppa) const;
@@ -104,6 +142,17 @@ class EmulatedNand final : public Nand {
   Tear tear_ = Tear::kNone;
   std::mt19937_64 tear_rng_;
   bool frozen_ = false;
+
+  // Media faults.
+  bool block_fails(uint32_t block);
+  void flip_bits(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare, Status* st);
+  BitFlips flips_;
+  std::mt19937_64 flip_rng_;
+  std::vector<uint8_t> failing_;  // per block: 1 = programs and erases fail (grown bad)
+  bool fail_armed_ = false;
+  bool fail_next_ = false;  // the operation being admitted is the scheduled failure
+  uint64_t fail_at_ = 0;  // mutating_ops_ value of the scheduled failure
+  std::mt19937_64 fail_rng_;
 };
 
 }  // namespace pdl

@@ -8,7 +8,12 @@
 //   * at most Geometry::partial_programs programs per page between erases (data and spare
 //     programs each count one; a program touching both counts one);
 //   * addresses must be in range.
-// Reads of the data area return exactly what was programmed (no ECC modelled here).
+// Reads return what was programmed, or an error: bit flips within the ECC's strength are
+// corrected (and counted), more make the read fail with Errc::kCorrupt ("uncorrectable"; a
+// retry may succeed: read disturb is transient). A program or erase the chip reports as failed
+// returns Errc::kBadBlock: the block is unreliable and must be retired (its spare byte 0, the
+// bad-block marker, is the only thing still worth programming). Byte 0 of the spare of a
+// block's first page is 0xFF on a good block; anything else marks it bad (factory or grown).
 //
 // Thread-safety: none. One owner drives a device.
 #pragma once
@@ -31,12 +36,24 @@ struct NandCounters {
   uint64_t bytes_read = 0;        // data + spare bytes returned
   uint64_t bytes_programmed = 0;  // data + spare bytes handed to program
   uint64_t sim_us = 0;            // simulated device time, microseconds
+  // Media faults (reliability, not cost: no simulated time of their own).
+  uint64_t ecc_corrected_bits = 0;  // bit flips the ECC corrected in reads
+  uint64_t ecc_uncorrectable = 0;   // reads that failed with more flips than the ECC corrects
+  uint64_t program_failures = 0;    // programs the chip reported as failed (bad block)
+  uint64_t erase_failures = 0;      // erases the chip reported as failed (bad or worn block)
 
   NandCounters operator-(const NandCounters& o) const {
-    return {page_reads - o.page_reads,   spare_reads - o.spare_reads,
-            programs - o.programs,       erases - o.erases,
-            bytes_read - o.bytes_read,   bytes_programmed - o.bytes_programmed,
-            sim_us - o.sim_us};
+    return {page_reads - o.page_reads,
+            spare_reads - o.spare_reads,
+            programs - o.programs,
+            erases - o.erases,
+            bytes_read - o.bytes_read,
+            bytes_programmed - o.bytes_programmed,
+            sim_us - o.sim_us,
+            ecc_corrected_bits - o.ecc_corrected_bits,
+            ecc_uncorrectable - o.ecc_uncorrectable,
+            program_failures - o.program_failures,
+            erase_failures - o.erase_failures};
   }
 };
 
@@ -72,6 +89,11 @@ class Nand {
   virtual void set_counting(bool on) = 0;
   // Erases block `block` has endured over the chip's life (persisted by image files).
   virtual uint32_t erase_count(uint32_t block) const = 0;
+
+  // Bad blocks (MTD: MEMSETBADBLOCK / MEMGETBADBLOCK). The default programs and reads the
+  // marker through program()/read(): byte 0 of the spare of the block's first page.
+  virtual Status mark_bad(uint32_t block);
+  virtual bool is_bad(uint32_t block);
 };
 
 }  // namespace pdl
