@@ -225,7 +225,8 @@ int main(int argc, char** argv) {
       for (const std::string& m : o.methods) {
         const std::string img = work + "/" + m + "-" + j + ".db";
         std::fprintf(stderr, "pdl %s %s ...\n", m.c_str(), j.c_str());
-        r = run(o, "file:" + img + "?vfs=pdl&method=" + m + "&size=" + o.size + o.extra, "pdl",
+        r = run(o, "file:" + img + "?vfs=pdl&method=" + m + "&size=" + o.size + "&clock=logical" +
+                       o.extra, "pdl",
                 m, j, img);
         all.insert(all.end(), r.begin(), r.end());
         unlink(img.c_str());

@@ -145,7 +145,7 @@ Status Fleet::open(const std::string& source) {
       m->uri += "?vfs=unix";
     else
       m->uri += "?vfs=pdl&" + spec.uri_params(cfg_.page) + "&page=" + std::to_string(cfg_.page) +
-                "&size=" + std::to_string(cfg_.chip_bytes) + cfg_.uri_extra;
+                "&size=" + std::to_string(cfg_.chip_bytes) + "&clock=logical" + cfg_.uri_extra;
     Status st = m->db.open(m->uri);
     if (st.is_ok()) st = clone_into(src.get(), m->db);
     std::string mode;

@@ -11,7 +11,7 @@
 //   the default VFS: the one deciding a multi-image commit must be readable while only one of
 //   the images is open, which a file inside another image would not be.
 //   URI parameters at creation: method, max_diff, obsolete, page, pages_per_block, size, nop,
-//   max_files; at any open: cache_chunks, db (the database file inside the image). A set parameter
+//   max_files; at any open: cache_chunks, clock, db (the database file inside the image). A set parameter
 //   that contradicts an existing image, or an unknown one, fails the open with a message.
 // NOTES
 //   * A path that exists but is not a pdl image is refused and never written.

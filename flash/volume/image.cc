@@ -91,6 +91,7 @@ static VolumeOptions volume_options(const ImageParams& p, bool read_only) {
   VolumeOptions o;
   o.read_only = read_only;
   if (p.cache_chunks) o.cache_chunks = *p.cache_chunks;
+  if (p.logical_clock) o.logical_clock = *p.logical_clock;
   return o;
 }
 

@@ -7,7 +7,7 @@ namespace pdl {
 
 const char* const ImageParams::kKeys[] = {"method", "max_diff", "obsolete", "log_region", "page",
                                           "pages_per_block", "size", "nop", "max_files",
-                                          "cache_chunks", nullptr};
+                                          "cache_chunks", "clock", nullptr};
 
 bool parse_size(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
@@ -68,6 +68,10 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     return u32(&max_files, 1, 65536);
   } else if (key == "cache_chunks") {  // ("cache" is SQLite's own URI key)
     return u32(&cache_chunks, 1, 4096);
+  } else if (key == "clock") {
+    if (value == "wall") logical_clock = false;
+    else if (value == "logical") logical_clock = true;
+    else return bad("wall or logical");
   } else if (key == "size") {
     uint64_t v;
     if (!parse_size(value, &v)) return bad("not a size (e.g. 256M, 2G)");

@@ -28,6 +28,7 @@ struct ImageParams {
   std::optional<uint32_t> nop;              // partial programs per page
   std::optional<uint32_t> max_files;        // directory slots
   std::optional<uint32_t> cache_chunks;     // Volume write-back cache, chunks (not stored)
+  std::optional<bool> logical_clock;        // mtimes from a counter, not the wall (not stored)
 
   // Set one parameter from its text form. Unknown key: kNotFound (callers decide whether
   // foreign keys are allowed). Bad value: kInvalidArgument "<key>=<value>: <why>".

@@ -12,11 +12,12 @@ namespace {
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
-uint64_t now_ns() {
+uint64_t wall_ns() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::system_clock::now().time_since_epoch())
                       .count());
 }
+constexpr uint64_t kLogicalEpochNs = 1767225600ull * 1000000000ull;  // 2026-01-01T00:00:00Z
 // Bytes that differ between a and b (b empty: bytes of a that are not zero), 8 at a time.
 size_t count_changed(std::span<const uint8_t> a, std::span<const uint8_t> b) {
   constexpr uint64_t k7f = 0x7F7F7F7F7F7F7F7Full;
@@ -305,6 +306,15 @@ Status Volume::size(FileId id, uint64_t* size) {
   PDL_TRY(file(id, &f));
   *size = f->meta.size;
   return Status::ok();
+}
+
+uint64_t Volume::now_ns() {
+  if (!opts_.logical_clock) return wall_ns();
+  if (logical_ns_ == 0) {
+    logical_ns_ = kLogicalEpochNs;
+    for (const auto& [id, f] : files_) logical_ns_ = std::max(logical_ns_, f.meta.mtime_ns);
+  }
+  return logical_ns_ += 1000000;
 }
 
 Status Volume::set_mtime(FileId id, uint64_t mtime_ns) {

@@ -86,6 +86,10 @@ struct VolumeOptions {
   bool read_only = false;     // no writes; mount does no clean-up
   uint32_t cache_chunks = 16; // write-back cache capacity, chunks
   bool track_changes = true;  // measure bytes_changed (one uncounted read per chunk written)
+  // Modification times from a counter — 1 ms past the newest mtime on the volume (at least
+  // 2026-01-01) per change — instead of the wall clock: the bytes written, and so every flash
+  // figure, become a pure function of the operations (benchmarks, repeatable runs).
+  bool logical_clock = false;
 };
 
 class Volume {
@@ -194,6 +198,8 @@ class Volume {
   VolumeHeader hdr_;
   const uint32_t chunk_;
   bool header_dirty_ = false;
+  uint64_t now_ns();  // the wall clock, or the logical one (VolumeOptions::logical_clock)
+  uint64_t logical_ns_ = 0;  // last logical time handed out; 0 = not started
   std::unordered_map<FileId, File> files_;
   std::map<std::string, FileId, std::less<>> names_;
   std::vector<FileId> slot_ids_;        // slot -> file id (0: empty, kStaleSlot: see rename)
