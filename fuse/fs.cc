@@ -37,6 +37,7 @@ int errno_of(const Status& st) {
 namespace {
 
 constexpr const char* kShmSuffix = "-shm";
+constexpr std::string_view kHiddenPrefix = ".fuse_hidden";  // libfuse's unlinked-but-open files
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -436,7 +437,24 @@ int Fs::rename(const char* from, const char* to, unsigned flags) {
     if (vol_.lookup(b.name, &id).is_ok()) return -EEXIST;
   }
   if (Status st = vol_.rename(a.name, b.name); !st.is_ok()) return -errno_of(st);
+  // A journal leaving its name is a commit point too: libfuse renames a file unlinked while
+  // still open (its RELEASE not yet processed — SQLite closes the journal just before it
+  // deletes it, and FUSE's release is asynchronous) to ".fuse_hiddenN" instead of unlinking
+  // it, and unlinks that at release.
+  if (kind_of(a.name) == FileKind::kJournal)
+    if (Status st = vol_.sync(); !st.is_ok()) return -errno_of(st);
   return 0;
+}
+
+Status Fs::remove_hidden_leftovers() {
+  if (opts_.read_only) return Status::ok();
+  bool removed = false;
+  for (const FileInfo& f : vol_.list())
+    if (f.name.starts_with(kHiddenPrefix)) {
+      PDL_TRY(vol_.remove(f.name));
+      removed = true;
+    }
+  return removed ? vol_.sync() : Status::ok();
 }
 
 int Fs::flush(Handle fh) {

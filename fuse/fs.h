@@ -62,6 +62,10 @@ class Fs {
   Fs(const Fs&) = delete;
   Fs& operator=(const Fs&) = delete;
 
+  // Remove the ".fuse_hidden*" files a crash left: libfuse's names for files unlinked while
+  // open, garbage once their mount is gone. Called once before mounting (not read-only).
+  Status remove_hidden_leftovers();
+
   int getattr(const char* path, struct stat* st);
   // Names in directory `path` ("/" or "/.pdl"), without "." and "..".
   int readdir(const char* path, std::vector<std::string>* names);

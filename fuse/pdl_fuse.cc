@@ -151,6 +151,13 @@ int serve(MountOptions& o, int* parent_fd) {
   fo.gid = getgid();
   fs = std::make_unique<Fs>(std::move(img), fo);
   slot.fs = fs.get();
+  if (Status h = fs->remove_hidden_leftovers(); !h.is_ok()) {
+    report(image_path + ": " + std::string(h.message()));
+    Status c = fs->close();
+    (void)c;
+    fuse_destroy(f);
+    return kImage;
+  }
   if (fuse_mount(f, mountpoint.c_str()) != 0) {
     report(mountpoint + ": cannot mount (see the message above)");
     Status c = fs->close();

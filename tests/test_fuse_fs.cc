@@ -1276,6 +1276,25 @@ TEST_CASE("unlink of a rollback journal is durable at once, without an fsync", "
     CHECK(getattr_rc(*m, "/plain") == 0);
     CHECK(read_all(*m, "/x.db-journal") == journal);
   }
+  SECTION("a journal renamed away (libfuse hiding it while open) is durable at once too") {
+    // The kernel's RELEASE of the journal can reach libfuse after its UNLINK: libfuse then
+    // renames it to .fuse_hiddenN and unlinks that at release. A crash in between must not
+    // bring the journal back (it would be hot, and roll back a committed transaction).
+    REQUIRE(m->rename("/x.db-journal", "/.fuse_hidden0000000100000001", 0) == 0);
+    m.cut_power_after(0);
+    m.crash_and_remount();
+    CHECK(getattr_rc(*m, "/x.db-journal") == -ENOENT);
+    CHECK(read_all(*m, "/x.db") == db);
+    // What is left under the hidden name is removed at the next mount.
+    if (getattr_rc(*m, "/.fuse_hidden0000000100000001") == 0) {
+      REQUIRE(m->remove_hidden_leftovers().is_ok());
+      CHECK(getattr_rc(*m, "/.fuse_hidden0000000100000001") == -ENOENT);
+      m.cut_power_after(0);
+      m.crash_and_remount();
+      CHECK(getattr_rc(*m, "/.fuse_hidden0000000100000001") == -ENOENT);
+    }
+    CHECK(read_all(*m, "/plain") == pattern(10, 122));
+  }
   SECTION("a super-journal's unlink is durable at once too") {
     put(*m, "/x.db-mj01234567", pattern(100, 123));
     REQUIRE(m->fsyncdir() == 0);
