@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "flash/ipl/ipl_store.h"
+#include "flash/store/reread.h"
 
 namespace pdl {
 
@@ -12,7 +13,26 @@ Status IplStore::read_log_pages(uint32_t lbn) {
   for (uint32_t p = 0; p < pages; p++) {
     const std::span<uint8_t> dst =
         std::span<uint8_t>(log_buf_).subspan(size_t(p) * geo_.page_data, geo_.page_data);
-    PDL_TRY(fail(nand_.read(lb.block * geo_.pages_per_block + dpb_ + p, dst, {})));
+    const uint32_t first = p * sectors_per_page_;
+    const uint32_t end = std::min(first + sectors_per_page_, lb.used_sectors);
+    bool passed;
+    PDL_TRY(fail(read_with_retries(
+        nand_, lb.block * geo_.pages_per_block + dpb_ + p, dst, {},
+        [&] {
+          for (uint32_t i = first; i < end; i++) {
+            if (std::find(lb.garbage.begin(), lb.garbage.end(), i) != lb.garbage.end()) continue;
+            SectorHeader h;
+            std::span<const uint8_t> payload;
+            if (sector_decode(dst.subspan(size_t(i - first) * kLogSector, kLogSector), &h,
+                              &payload) != SectorState::kValid)
+              return false;
+          }
+          return true;
+        },
+        &passed)));
+    if (!passed)
+      return Status::error(Errc::kCorrupt, "log page " + std::to_string(p) + " of block " +
+                                               std::to_string(lb.block) + " fails its checks");
   }
   return Status::ok();
 }
@@ -111,6 +131,7 @@ Status IplStore::merge(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page) {
 
   lb.block = nb;
   lb.used_sectors = 0;
+  lb.garbage.clear();
   owner_[nb] = lbn;
   for (uint32_t s = 0; s < n; s++) {
     LpnState& st = lpns_[first + s];

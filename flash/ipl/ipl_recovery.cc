@@ -17,6 +17,7 @@
 
 #include "flash/common/crc32c.h"
 #include "flash/ipl/ipl_store.h"
+#include "flash/store/reread.h"
 
 namespace pdl {
 namespace {
@@ -28,6 +29,7 @@ struct BlockScan {
   uint64_t merge_seq = 0;   // sequence number of its merge pages (0: none)
   uint32_t merge_count = 0, merge_found = 0;
   uint32_t used_sectors = 0;
+  std::vector<uint32_t> invalid;  // sectors not valid, below the last used one
 };
 
 }  // namespace
@@ -69,11 +71,21 @@ Status IplStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
     for (uint32_t p = 0; p < ppb; p++) {
       const std::span<uint8_t> data =
           std::span<uint8_t>(block_buf).subspan(size_t(p) * g.page_data, g.page_data);
-      PDL_TRY(nand.read(b * ppb + p, data, spare));
+      SpareHeader h;
+      SpareState ss;
+      bool passed;  // an erased page, a log page, or a data page passing its CRC
+      PDL_TRY(read_with_retries(
+          nand, b * ppb + p, data, spare,
+          [&] {
+            ss = spare_decode(spare, &h);
+            if (ss == SpareState::kErased) return all_ff(data) || p >= dpb;
+            if (p >= dpb) return log_page_decodes(data);  // torn sectors fail every attempt
+            return ss == SpareState::kValid && crc32c(data.data(), data.size()) == h.data_crc;
+          },
+          &passed));
+      (void)passed;  // a page never passing is torn (below)
       rep.pages_scanned++;
       const bool data_ff = all_ff(data);
-      SpareHeader h;
-      const SpareState ss = spare_decode(spare, &h);
       if (ss == SpareState::kErased && data_ff) continue;
       if (p >= dpb) continue;  // log page: its sectors are parsed below
       Slot& slot = slots[size_t(b) * dpb + p];
@@ -114,6 +126,7 @@ Status IplStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
       std::span<const uint8_t> payload;
       const SectorState st =
           sector_decode(log.subspan(size_t(i) * kLogSector, kLogSector), &h, &payload);
+      if (st != SectorState::kValid) sc.invalid.push_back(i);
       if (st == SectorState::kErased) continue;
       sc.used_sectors = i + 1;
       if (st == SectorState::kCorrupt) continue;
@@ -154,6 +167,8 @@ Status IplStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
     LBlock& lb = s->lblocks_[lbn];
     lb.block = b;
     lb.used_sectors = scans[b].used_sectors;
+    for (uint32_t i : scans[b].invalid)
+      if (i < lb.used_sectors) lb.garbage.push_back(i);
     s->owner_[b] = lbn;
     if (lb.used_sectors > 0) rep.valid_diff_pages += s->used_log_pages(lb);
     for (uint32_t sl = 0; sl < s->lpns_in(lbn); sl++) {

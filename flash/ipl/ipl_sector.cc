@@ -79,6 +79,16 @@ Status log_apply(std::span<const uint8_t> records, std::span<uint8_t> page) {
   return Status::ok();
 }
 
+bool log_page_decodes(std::span<const uint8_t> page) {
+  for (size_t at = 0; at + kLogSector <= page.size(); at += kLogSector) {
+    SectorHeader h;
+    std::span<const uint8_t> payload;
+    if (sector_decode(page.subspan(at, kLogSector), &h, &payload) == SectorState::kCorrupt)
+      return false;
+  }
+  return true;
+}
+
 Status walk_log(std::span<const uint8_t> log, uint32_t used, uint32_t lbn, const LogWriteFn& fn) {
   auto sector = [&](uint32_t i) { return log.subspan(size_t(i) * kLogSector, kLogSector); };
   std::span<const uint8_t> parts[256];

@@ -55,6 +55,8 @@ void sector_encode(SectorHeader h, std::span<const uint8_t> payload, std::span<u
 // Classify and decode one sector; on kValid *payload points into `sector`.
 SectorState sector_decode(std::span<const uint8_t> sector, SectorHeader* h,
                           std::span<const uint8_t>* payload);
+// True if no sector of a log page (its data area) is corrupt: each is erased or valid.
+bool log_page_decodes(std::span<const uint8_t> page);
 
 // Apply log records in order to `page`. Hostile input (truncated run, out of bounds, zero
 // length) is Errc::kCorrupt.

@@ -9,6 +9,7 @@
 
 #include "flash/common/crc32c.h"
 #include "flash/pdl/differential.h"
+#include "flash/store/reread.h"
 
 namespace pdl {
 
@@ -95,10 +96,17 @@ Status IplStore::peek(Lpn lpn, std::span<uint8_t> page) {
 
 Status IplStore::read_data(uint32_t block, uint32_t slot, Lpn lpn, std::span<uint8_t> page) {
   const Ppa ppa = data_ppa(block, slot);
-  PDL_TRY(fail(nand_.read(ppa, page, spare_buf_)));
   SpareHeader h;
-  if (spare_decode(spare_buf_, &h) != SpareState::kValid || h.type != PageType::kIplData ||
-      h.lpn != lpn || crc32c(page.data(), page.size()) != h.data_crc)
+  bool passed;
+  PDL_TRY(fail(read_with_retries(
+      nand_, ppa, page, spare_buf_,
+      [&] {
+        return spare_decode(spare_buf_, &h) == SpareState::kValid &&
+               h.type == PageType::kIplData && h.lpn == lpn &&
+               crc32c(page.data(), page.size()) == h.data_crc;
+      },
+      &passed)));
+  if (!passed)
     return Status::error(Errc::kCorrupt, "data page " + std::to_string(ppa) + " of logical page " +
                                              std::to_string(lpn) + " fails its checks");
   return Status::ok();
@@ -167,6 +175,7 @@ Status IplStore::write(Lpn lpn, std::span<const uint8_t> page) {
     PDL_TRY(allocate_block(&b));
     lb.block = b;
     lb.used_sectors = 0;
+    lb.garbage.clear();
     owner_[b] = lbn;
   }
   if (st.slot == Slot::kErased) {  // a first write: the slot takes the page, no erase

@@ -105,6 +105,10 @@ class IplStore final : public PageStore {
   struct LBlock {
     uint32_t block = kNoBlock;  // erase block holding this logical block
     uint32_t used_sectors = 0;  // log sectors used (programmed or torn), in order
+    // Sectors below used_sectors that were not valid at mount (torn, or left erased by a cut):
+    // every other used sector must decode, so a read that cannot decode one is retried and
+    // then fails instead of silently skipping a write (a miscorrected read; reread.h).
+    std::vector<uint32_t> garbage;
   };
 
   uint32_t lbn_of(Lpn lpn) const { return lpn / dpb_; }

@@ -24,6 +24,7 @@
 
 #include "flash/common/crc32c.h"
 #include "flash/pdl/pdl_store.h"
+#include "flash/store/reread.h"
 
 namespace pdl {
 
@@ -51,8 +52,14 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
     const Ppa first = b * ppb;
     int last = -1;
     for (uint32_t p = 0; p < ppb; p++) {
-      PDL_TRY(nand.read(first + p, {}, s->scratch_spare_));
-      state[p] = spare_decode(s->scratch_spare_, &hdr[p]);
+      bool passed;
+      PDL_TRY(read_with_retries(
+          nand, first + p, {}, s->scratch_spare_,
+          [&] {
+            state[p] = spare_decode(s->scratch_spare_, &hdr[p]);
+            return state[p] != SpareState::kCorrupt;
+          },
+          &passed));
       if (state[p] != SpareState::kErased) last = int(p);
       rep.pages_scanned++;
     }
@@ -68,8 +75,11 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
       if (state[p] == SpareState::kValid) newest[b] = std::max(newest[b], hdr[p].seq);
     // The last programmed page may be torn: check its data (differential pages are read below).
     if (state[last] == SpareState::kValid && hdr[last].type == PageType::kBase) {
-      PDL_TRY(nand.read(first + Ppa(last), data, {}));
-      if (crc32c(data.data(), data.size()) != hdr[last].data_crc) state[last] = SpareState::kCorrupt;
+      bool passed;
+      PDL_TRY(read_with_retries(
+          nand, first + Ppa(last), data, {},
+          [&] { return crc32c(data.data(), data.size()) == hdr[last].data_crc; }, &passed));
+      if (!passed) state[last] = SpareState::kCorrupt;
     }
     // A block ending in a torn page is never appended to: at a later mount that page would no
     // longer be the last one, and its data would go unchecked.
@@ -104,8 +114,11 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
         continue;
       }
       // Case 2: r is a differential page.
-      PDL_TRY(nand.read(r, data, {}));
-      if (crc32c(data.data(), data.size()) != h.data_crc || h.aux > g.page_data) {
+      bool passed;
+      PDL_TRY(read_with_retries(
+          nand, r, data, {}, [&] { return crc32c(data.data(), data.size()) == h.data_crc; },
+          &passed));
+      if (!passed || h.aux > g.page_data) {
         rep.torn_pages++;
         continue;
       }
@@ -159,8 +172,8 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
     if (heads == 2) break;
     bool erased = true;
     for (uint32_t p = last_programmed[b] + 1; p < ppb && erased; p++) {
-      PDL_TRY(nand.read(b * ppb + p, data, {}));
-      erased = all_ff(data);
+      PDL_TRY(
+          read_with_retries(nand, b * ppb + p, data, {}, [&] { return all_ff(data); }, &erased));
     }
     if (!erased) continue;
     s->blocks_.add_open(heads == 0 ? BlockManager::Head::kUser : BlockManager::Head::kGc, b,

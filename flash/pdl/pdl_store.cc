@@ -8,6 +8,7 @@
 
 #include "flash/common/crc32c.h"
 #include "flash/pdl/differential.h"
+#include "flash/store/reread.h"
 
 namespace pdl {
 
@@ -56,10 +57,16 @@ Status PdlStore::check(Lpn lpn) const {
 
 Status PdlStore::read_checked(Ppa ppa, std::span<uint8_t> data, SpareHeader* hdr) {
   SpareHeader h;
-  Status st = nand_.read(ppa, data, scratch_spare_);
+  bool passed;
+  Status st = read_with_retries(
+      nand_, ppa, data, scratch_spare_,
+      [&] {
+        return spare_decode(scratch_spare_, &h) == SpareState::kValid &&
+               h.data_crc == crc32c(data.data(), data.size());
+      },
+      &passed);
   if (!st.is_ok()) return fail(st);
-  if (spare_decode(scratch_spare_, &h) != SpareState::kValid ||
-      h.data_crc != crc32c(data.data(), data.size()))
+  if (!passed)
     return Status::error(Errc::kCorrupt, "page " + std::to_string(ppa) + " fails its checksum");
   if (hdr) *hdr = h;
   return Status::ok();

@@ -6,6 +6,7 @@
 
 #include "flash/common/crc32c.h"
 #include "flash/common/le.h"
+#include "flash/store/reread.h"
 #include "flash/store/spare.h"
 
 namespace pdl {
@@ -88,11 +89,16 @@ Status read_superblock(Nand& nand, Superblock* sb) {
   std::vector<uint8_t> data(g.page_data), spare(g.page_spare);
   Status last = Status::error(Errc::kCorrupt, "no pdl superblock (not a formatted pdl store)");
   for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
-    PDL_TRY(nand.read(b * g.pages_per_block, data, spare));
     SpareHeader h;
-    if (spare_decode(spare, &h) != SpareState::kValid || h.type != PageType::kSuperblock ||
-        h.data_crc != crc32c(data.data(), data.size()))
-      continue;
+    bool passed;
+    PDL_TRY(read_with_retries(
+        nand, b * g.pages_per_block, data, spare,
+        [&] {
+          return spare_decode(spare, &h) == SpareState::kValid &&
+                 h.type == PageType::kSuperblock && h.data_crc == crc32c(data.data(), data.size());
+        },
+        &passed));
+    if (!passed) continue;
     last = decode(data, g, sb);
     if (last.is_ok()) return last;
   }

@@ -1,0 +1,173 @@
+// test_bit_flips.cc — every page-update method reading through bit flips (RELIABILITY.md I5:
+// a read returns the right bytes or an error, never wrong bytes).
+//
+// For each store configuration (store_matrix.h), a store filled with random pages and updates
+// (so that base pages, differentials, log sectors and GC copies all exist) is read with the
+// emulator's bit flips on (emulated_nand.h):
+//   1. flips within the ECC strength t, on half of all sectors read, during reads and further
+//      writes, syncs and garbage collection: every read right, nothing reported;
+//   2. flips beyond t, reported as uncorrectable, on 5 % of sectors: every read right or
+//      kCorrupt (retried reads make most succeed), the store never poisoned, never wrong bytes;
+//   3. the same flips miscorrected (wrong bytes handed back as good — only the engine's CRCs
+//      can tell): again right or kCorrupt, never wrong;
+//   4. a mount (crash recovery's full scan) with rare miscorrections: every page intact.
+// Reads per configuration in phase 1: PDL_FLIP_READS (default 20,000; phases 2 and 3 read a
+// quarter as many). The totals are printed (docs/reliability.md).
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+#include <catch2/catch.hpp>
+
+#include "flash/device/emulated_nand.h"
+#include "flash/store/page_store.h"
+#include "store_matrix.h"
+#include "test_util.h"
+
+using namespace pdl;
+using pdl::test::StoreConfig;
+
+namespace {
+
+using Page = std::vector<uint8_t>;
+
+uint64_t reads_per_config() {
+  const char* e = std::getenv("PDL_FLIP_READS");
+  return e ? std::strtoull(e, nullptr, 10) : 20000;
+}
+
+struct Totals {
+  uint64_t reads = 0, failed = 0, corrected_bits = 0, uncorrectable = 0;
+};
+Totals g_within, g_reported, g_miscorrected;
+
+struct Rig {
+  std::unique_ptr<EmulatedNand> nand;
+  std::unique_ptr<PageStore> store;
+  std::vector<std::optional<Page>> model;
+  std::mt19937_64 rng;
+};
+
+// Change a few runs of a page (differentials, log records) or replace it whole.
+void update(Rig& r, Lpn lpn) {
+  Page p = r.model[lpn] ? *r.model[lpn] : Page(r.store->page_size(), 0);
+  if (r.rng() % 4 == 0) {
+    p = test::random_page(r.rng, p.size());
+  } else {
+    for (int k = 0; k < 3; k++) {
+      const size_t at = r.rng() % (p.size() - 16);
+      for (size_t i = 0; i < 16; i++) p[at + i] = uint8_t(r.rng());
+    }
+  }
+  const Status st = r.store->write(lpn, p);
+  INFO(st.to_string());
+  REQUIRE(st.is_ok());
+  r.model[lpn] = p;
+}
+
+Rig make(const StoreConfig& cfg) {
+  Rig r;
+  r.rng.seed(0xF11B + cfg.geo.page_data + uint64_t(cfg.params.method) * 7 +
+             uint64_t(cfg.params.obsolete) * 31 + cfg.params.max_differential);
+  r.nand = test::make_ram_nand(cfg.geo);
+  REQUIRE(format_store(*r.nand, cfg.params, &r.store).is_ok());
+  r.model.resize(r.store->logical_pages());
+  const Lpn n = Lpn(std::min<size_t>(r.model.size(), 64));
+  for (int round = 0; round < 6; round++) {
+    for (Lpn l = 0; l < n; l++)
+      if (round == 0 || r.rng() % 3 == 0) update(r, l);
+    REQUIRE(r.store->sync().is_ok());
+  }
+  return r;
+}
+
+// Read `count` random mapped pages; each must be right, or (if `may_fail`) kCorrupt.
+void read_phase(Rig& r, uint64_t count, bool may_fail, bool with_writes, Totals* t,
+                const char* phase) {
+  INFO(phase);
+  const NandCounters c0 = r.nand->counters();
+  std::vector<Lpn> mapped;
+  for (Lpn l = 0; l < r.model.size(); l++)
+    if (r.model[l]) mapped.push_back(l);
+  Page got(r.store->page_size());
+  for (uint64_t i = 0; i < count; i++) {
+    const Lpn l = mapped[r.rng() % mapped.size()];
+    const Status st = r.store->read(l, got);
+    t->reads++;
+    if (st.is_ok()) {
+      REQUIRE(got == *r.model[l]);
+    } else {
+      INFO(st.to_string());
+      REQUIRE(may_fail);
+      REQUIRE(st.is(Errc::kCorrupt));
+      t->failed++;
+    }
+    if (with_writes && i % 50 == 0) {
+      update(r, mapped[r.rng() % mapped.size()]);
+      if (i % 500 == 0) REQUIRE(r.store->sync().is_ok());
+    }
+  }
+  const NandCounters d = r.nand->counters() - c0;
+  t->corrected_bits += d.ecc_corrected_bits;
+  t->uncorrectable += d.ecc_uncorrectable;
+}
+
+}  // namespace
+
+TEST_CASE("reads through bit flips are right or an error, never wrong bytes", "[flips]") {
+  const uint64_t n = reads_per_config();
+  for (const StoreConfig& cfg : test::store_matrix()) {
+    INFO(cfg.name);
+    Rig r = make(cfg);
+
+    EmulatedNand::BitFlips f;
+    f.ecc_strength = 4;
+    f.sector_rate = 0.5;
+    f.min_flips = 1;
+    f.max_flips = 4;
+    f.seed = r.rng();
+    r.nand->set_bit_flips(f);
+    read_phase(r, n, false, true, &g_within, "within t");
+    REQUIRE(r.store->sync().is_ok());
+    REQUIRE(r.store->check().is_ok());
+
+    f.sector_rate = 0.05;
+    f.min_flips = 5;
+    f.max_flips = 8;
+    r.nand->set_bit_flips(f);
+    read_phase(r, n / 4, true, false, &g_reported, "beyond t, reported");
+    REQUIRE(r.store->check().is_ok());  // not poisoned: kCorrupt is a per-read error
+
+    f.miscorrect = true;
+    r.nand->set_bit_flips(f);
+    read_phase(r, n / 4, true, false, &g_miscorrected, "beyond t, miscorrected");
+
+    // Crash recovery reads every spare: rare miscorrections must not lose a page.
+    f.sector_rate = 0.002;
+    r.nand->set_bit_flips(f);
+    r.store.reset();
+    const Status st = mount_store(*r.nand, &r.store);
+    INFO(st.to_string());
+    REQUIRE(st.is_ok());
+    r.nand->set_bit_flips({});
+    REQUIRE(r.store->check().is_ok());
+    Page got(r.store->page_size());
+    for (Lpn l = 0; l < r.model.size(); l++) {
+      if (!r.model[l]) continue;
+      REQUIRE(r.store->read(l, got).is_ok());
+      REQUIRE(got == *r.model[l]);
+    }
+  }
+  std::printf("bit flips over %zu store configurations:\n", test::store_matrix().size());
+  std::printf("  within t=4:            %llu reads, %llu bits corrected, 0 wrong\n",
+              (unsigned long long)g_within.reads, (unsigned long long)g_within.corrected_bits);
+  std::printf("  beyond t, reported:    %llu reads, %llu uncorrectable sector reads, "
+              "%llu reads failed (kCorrupt), 0 wrong\n",
+              (unsigned long long)g_reported.reads, (unsigned long long)g_reported.uncorrectable,
+              (unsigned long long)g_reported.failed);
+  std::printf("  beyond t, miscorrected: %llu reads, %llu miscorrected sector reads, "
+              "%llu reads failed (kCorrupt), 0 wrong\n",
+              (unsigned long long)g_miscorrected.reads,
+              (unsigned long long)g_miscorrected.uncorrectable,
+              (unsigned long long)g_miscorrected.failed);
+}
