@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "flash/common/scratch_dir.h"
+
 namespace pdl::test {
 namespace {
 
@@ -96,8 +98,10 @@ std::unique_ptr<EmulatedNand> make_ram_nand(const Geometry& g) {
 }
 
 std::string temp_path(const char* stem) {
+  // Under /dev/shm unless TMPDIR names a place: images fsync on every commit, which on a disk
+  // was most of the wall time of the crash campaigns.
   const char* tmp = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/pdl-test-XXXXXX";
+  std::string tmpl = (tmp && *tmp ? std::string(tmp) : default_scratch_root()) + "/pdl-test-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   const char* dir = mkdtemp(buf.data());

@@ -40,8 +40,8 @@ Geometry geometry(uint32_t page_data, uint32_t page_spare, uint32_t pages_per_bl
 // A fresh, fully erased RAM chip; REQUIREs that creation succeeds.
 std::unique_ptr<EmulatedNand> make_ram_nand(const Geometry& g);
 
-// A path "<dir>/<stem>" inside a fresh mkdtemp directory under $TMPDIR (or /tmp). The file
-// does not exist yet. The directories are removed when the process exits normally (set
+// A path "<dir>/<stem>" inside a fresh mkdtemp directory under $TMPDIR (or /dev/shm, or /tmp).
+// The file does not exist yet. The directories are removed when the process exits normally (set
 // PDL_KEEP_TEMP=1 to keep them); forked children must leave with _exit().
 std::string temp_path(const char* stem);
 
