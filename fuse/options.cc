@@ -102,6 +102,7 @@ void print_usage(FILE* out) {
       "  -o pages_per_block=N  new image: pages per erase block (default 64)\n"
       "  -o size=S             new image: chip size, e.g. 64M, 1G (default 256M)\n"
       "  -o nop=N              new image: partial programs per page (default 4)\n"
+      "  -o erase_limit=N      new image: erases a block endures (emulated wear-out)\n"
       "  -o max_files=N        new image: directory slots\n"
       "  -o cache_chunks=N     write-back cache of the volume, chunks (any mount)\n"
       "  -o clock=logical      mtimes from a counter: repeatable flash figures (any mount)\n\n"

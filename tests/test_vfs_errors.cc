@@ -8,7 +8,9 @@
 //     file) is refused, byte for byte and mtime unchanged, with no side files created;
 //   * a missing image opened without SQLITE_OPEN_CREATE fails and creates nothing;
 //   * a full chip: inserts end in SQLITE_FULL, the database stays intact with every committed
-//     row, deleting rows makes room to insert again, before and after a reopen.
+//     row, deleting rows makes room to insert again, before and after a reopen;
+//   * a worn-out chip (erase_limit): the end of its life is SQLITE_FULL, every committed row
+//     intact.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -399,6 +401,61 @@ TEST_CASE("a full chip in WAL mode keeps every committed row, before and after r
   Conn c(uri);
   CHECK(c.text("PRAGMA integrity_check") == "ok");
   check_rows(c, committed, 300);
+}
+
+// Wear-out (docs/reliability.md): on a chip whose blocks endure few erases, a churning workload
+// (insert a row, delete the oldest) wears blocks out one after another; the engine retires
+// each, and at the end of the chip's life a commit fails with SQLITE_FULL — never an I/O error
+// or wrong data. Every committed row is then intact, before and after a reopen.
+TEST_CASE("a chip worn out to the end of its life ends in SQLITE_FULL with every committed row "
+          "intact", "[vfs][errors][full][wear]") {
+  use_pdl_vfs();
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  const std::string journal = GENERATE(as<std::string>(), "DELETE", "WAL");
+  const bool checkpoints = GENERATE(true, false);
+  if (journal == "DELETE" && !checkpoints) return;
+  INFO("method " << method << ", journal_mode " << journal << ", checkpoints " << checkpoints);
+  const std::string path = temp_path("worn.db");
+  const std::string uri =
+      pdl_uri(path, std::string(kTinyChip) + "&erase_limit=6&method=" + method);
+  constexpr size_t kRow = 300;
+  std::set<int64_t> committed;
+  int64_t next = 1, txns = 0;
+  int rc = SQLITE_OK;
+  {
+    Conn c(uri);
+    c.must("PRAGMA page_size=1024");
+    set_journal_mode(c, journal);
+    // A WAL the tiny chip holds; or one that grows until it fills the chip.
+    c.must("PRAGMA wal_autocheckpoint=" + std::string(checkpoints ? "16" : "0"));
+    c.must("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
+    for (; txns < 200000 && rc == SQLITE_OK; txns++) {
+      if (committed.size() >= 40) {
+        const int64_t oldest = *committed.begin();
+        rc = c.exec("DELETE FROM t WHERE id = " + std::to_string(oldest)) & 0xFF;
+        if (rc == SQLITE_OK) committed.erase(oldest);
+      }
+      if (rc == SQLITE_OK) rc = insert_row(c, next, kRow);
+      if (rc == SQLITE_OK) committed.insert(next++);
+    }
+    INFO("after " << txns << " transactions: rc " << rc << " " << c.errmsg() << " / "
+                  << pdl::vfs::last_error());
+    REQUIRE(rc == SQLITE_FULL);
+    check_healthy(c);
+    check_rows(c, committed, kRow);
+    if (checkpoints)  // (otherwise the WAL fills the chip before anything wears out)
+      CHECK(json_number(parse_json(c.text("PRAGMA pdl_stats")), "store.bad_blocks") > 0);
+  }
+  // Reopened: all there. With no room left for the mount's clean-up the image opens
+  // read-only; a write then fails with SQLITE_READONLY or SQLITE_FULL and changes nothing.
+  Conn c(uri);
+  check_healthy(c);
+  check_rows(c, committed, kRow);
+  const int wrc = insert_row(c, next, kRow);
+  INFO("insert after reopen: rc " << wrc << " " << c.errmsg());
+  CHECK((wrc == SQLITE_OK || wrc == SQLITE_FULL || wrc == SQLITE_READONLY));
+  if (wrc == SQLITE_OK) committed.insert(next);
+  check_rows(c, committed, kRow);
 }
 
 // Regression: lpns released by a truncate return to the pool only after a sync makes the release

@@ -23,6 +23,7 @@ constexpr ParamOption kParamOptions[] = {
     {"log-region", "log_region"},
     {"page", "page"},       {"pages-per-block", "pages_per_block"},
     {"size", "size"},       {"nop", "nop"},             {"max-files", "max_files"},
+    {"erase-limit", "erase_limit"},
 };
 
 int run_format(const Command& cmd, const Args& a) {
@@ -99,6 +100,7 @@ const Command kFormatCommand = {
         {"pages-per-block", 0, "N", "pages per erase block (default 64)"},
         {"size", 0, "SIZE", "chip size, data areas, e.g. 8M, 256M, 2G (default 256M)"},
         {"nop", 0, "N", "partial programs allowed per page (default 4)"},
+        {"erase-limit", 0, "N", "erases a block endures: emulated wear-out (default unlimited)"},
         {"max-files", 0, "N", "directory slots (default 256)"},
         {"db", 0, "NAME", "the database file the VFS opens by default"},
         {"force", 0, nullptr, "replace IMAGE even if it is not a pdl image"},

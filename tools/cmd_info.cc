@@ -32,7 +32,7 @@ struct InfoData {
   uint32_t mapped = 0;       // logical pages mapped in the store
   uint32_t free_lpns = 0;    // data lpns the volume has free
   uint32_t free_blocks = 0;  // the store's free blocks (reserve included)
-  uint32_t state_count[5] = {};
+  uint32_t state_count[6] = {};  // by BlockInfo::State
   uint32_t ec_min = 0, ec_max = 0;
   double ec_mean = 0;
   std::vector<Bucket> histogram;
@@ -92,7 +92,7 @@ Status gather(Image& img, InfoData* d) {
 }
 
 const BlockInfo::State kStates[] = {BlockInfo::kFree, BlockInfo::kOpen, BlockInfo::kFull,
-                                    BlockInfo::kReserved, BlockInfo::kVictim};
+                                    BlockInfo::kReserved, BlockInfo::kVictim, BlockInfo::kBad};
 
 void print_text(const std::string& path, const Image& img, const InfoData& d) {
   const Geometry& g = d.geo;
@@ -133,7 +133,7 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
               d.free_lpns, L.data_lpns);
   std::string states;
   for (BlockInfo::State s : kStates)
-    if (d.state_count[s] || s != BlockInfo::kVictim)
+    if (d.state_count[s] || (s != BlockInfo::kVictim && s != BlockInfo::kBad))
       states += strf("%s%u %s", states.empty() ? "" : ", ", d.state_count[s],
                      block_state_name(s));
   std::printf("             blocks: %s (of %u; free includes the GC reserve of %u)\n",

@@ -11,8 +11,9 @@
 //   the default VFS: the one deciding a multi-image commit must be readable while only one of
 //   the images is open, which a file inside another image would not be.
 //   URI parameters at creation: method, max_diff, obsolete, page, pages_per_block, size, nop,
-//   max_files; at any open: cache_chunks, clock, db (the database file inside the image). A set parameter
-//   that contradicts an existing image, or an unknown one, fails the open with a message.
+//   erase_limit, max_files; at any open: cache_chunks, clock, db (the database file inside the
+//   image). A set parameter that contradicts an existing image, or an unknown one, fails the
+//   open with a message. An image with no room left for the mount's clean-up opens read-only.
 // NOTES
 //   * A path that exists but is not a pdl image is refused and never written.
 //   * Deleting a journal (journal_mode=DELETE's commit point) is made durable at once, so a

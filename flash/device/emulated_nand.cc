@@ -349,16 +349,17 @@ void EmulatedNand::fail_at(uint64_t n, uint64_t seed) {
   fail_rng_.seed(seed);
 }
 
-void EmulatedNand::fail_block(uint32_t block) {
-  if (block < geo_.blocks) failing_[block] = 1;
+void EmulatedNand::fail_block(uint32_t block, FailOn on) {
+  if (block < geo_.blocks) failing_[block] = uint8_t(on);
 }
 
-bool EmulatedNand::block_fails(uint32_t block) {
+bool EmulatedNand::block_fails(uint32_t block, bool program) {
   if (fail_next_) {
     fail_next_ = false;
-    failing_[block] = 1;
+    failing_[block] = uint8_t(FailOn::kBoth);
   }
-  return failing_[block] != 0;
+  const auto on = FailOn(failing_[block]);
+  return failing_[block] != 0 && (on == FailOn::kBoth || (on == FailOn::kProgram) == program);
 }
 
 Status EmulatedNand::mark_bad(uint32_t block) {
@@ -370,13 +371,13 @@ Status EmulatedNand::mark_bad(uint32_t block) {
   const Ppa first = block * geo_.pages_per_block;
   PDL_TRY(media_->write(uint64_t(first) * geo_.raw_page() + geo_.page_data, &marked, 1));
   known_erased_[first] = 0;
-  failing_[block] = 1;
+  failing_[block] = uint8_t(FailOn::kBoth);
   return Status::ok();
 }
 
 bool EmulatedNand::is_bad(uint32_t block) {
   if (block >= geo_.blocks) return true;
-  return failing_[block] != 0 || marked_bad(block);
+  return marked_bad(block);
 }
 
 bool EmulatedNand::marked_bad(uint32_t block) {
@@ -561,7 +562,7 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
   }
   const uint32_t block = ppa / geo_.pages_per_block;
   const bool marker_only = data.empty() && spare_off == 0 && spare.size() == 1;
-  if (!marker_only && block_fails(block)) {
+  if (!marker_only && block_fails(block, true)) {
     apply_part(Tear::kRandomBits, fail_rng_);
     nop_used_[ppa]++;
     ctr_.program_failures++;
@@ -585,7 +586,7 @@ Status EmulatedNand::erase(uint32_t block) {
   if (read_only_) return Status::error(Errc::kIoError, "image opened read-only");
   const uint32_t count = media_->erase_count(block);
   if (geo_.erase_limit && count >= geo_.erase_limit) {
-    failing_[block] = 1;
+    failing_[block] = uint8_t(FailOn::kBoth);
     ctr_.erase_failures++;
     return Status::error(Errc::kBadBlock, "block " + std::to_string(block) + " is worn out (" +
                                               std::to_string(count) + " erases)");
@@ -605,7 +606,7 @@ Status EmulatedNand::erase(uint32_t block) {
     if (tear && tear_ != Tear::kNone) erase_some(tear_rng_);  // an interrupted erase
     return Status::error(Errc::kPowerCut, "device frozen (power cut)");
   }
-  if (block_fails(block)) {
+  if (block_fails(block, false)) {
     erase_some(fail_rng_);
     ctr_.erase_failures++;
     return Status::error(Errc::kBadBlock,

@@ -108,7 +108,8 @@ class EmulatedNand final : public Nand {
   };
   void set_bit_flips(const BitFlips& f);
   // Bad-block markers (nand.h): programming one bypasses NOP and the failure rules and is not
-  // counted; is_bad() is true for a marked block or one failing (grown bad, not yet marked).
+  // counted; is_bad() reads the marker only, as a real chip's would: a block failing but not
+  // yet marked (grown bad, not yet noticed) is not bad until the engine marks it.
   Status mark_bad(uint32_t block) override;
   bool is_bad(uint32_t block) override;
   bool marked_bad(uint32_t block);  // the marker alone (reads one byte; not counted)
@@ -116,8 +117,10 @@ class EmulatedNand final : public Nand {
   // fails every later program and erase (until the object is destroyed; a reopened image
   // keeps only what the failure left on the media).
   void fail_at(uint64_t n, uint64_t seed = 0);
-  // Make `block` fail every later program and erase from now on (a grown bad block).
-  void fail_block(uint32_t block);
+  // Make `block` fail every later program and erase from now on (a grown bad block), or only
+  // its programs, or only its erases.
+  enum class FailOn : uint8_t { kBoth = 1, kProgram = 2, kErase = 3 };
+  void fail_block(uint32_t block, FailOn on = FailOn::kBoth);
 
  private:
   EmulatedNand(const Geometry& g, std::unique_ptr<detail::NandMedia> media);
@@ -144,11 +147,11 @@ class EmulatedNand final : public Nand {
   bool frozen_ = false;
 
   // Media faults.
-  bool block_fails(uint32_t block);
+  bool block_fails(uint32_t block, bool program);
   void flip_bits(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare, Status* st);
   BitFlips flips_;
   std::mt19937_64 flip_rng_;
-  std::vector<uint8_t> failing_;  // per block: 1 = programs and erases fail (grown bad)
+  std::vector<uint8_t> failing_;  // per block: 0, or a FailOn (grown bad)
   bool fail_armed_ = false;
   bool fail_next_ = false;  // the operation being admitted is the scheduled failure
   uint64_t fail_at_ = 0;  // mutating_ops_ value of the scheduled failure

@@ -48,9 +48,18 @@ Status IplStore::check() const {
     if (owner_[b] != kNoBlock && (owner_[b] >= lblocks_.size() || lblocks_[owner_[b]].block != b))
       return bad("block " + std::to_string(b) + " claims logical block " +
                  std::to_string(owner_[b]) + ", which lives elsewhere");
-  if (owned + free_.size() != data_blocks)
-    return bad(std::to_string(owned) + " owned + " + std::to_string(free_.size()) +
-               " free blocks != " + std::to_string(data_blocks) + " data blocks");
+  uint32_t bad_blocks = 0;
+  for (uint32_t b = 0; b < geo_.blocks; b++) {
+    if (!bad_[b]) continue;
+    bad_blocks++;
+    if (seen[b] || owner_[b] != kNoBlock)
+      return bad("bad block " + std::to_string(b) + " is free or owned");
+  }
+  if (bad_blocks != bad_count_) return bad("bad block count disagrees with the block table");
+  if (owned + free_.size() + bad_blocks != data_blocks)
+    return bad(std::to_string(owned) + " owned + " + std::to_string(free_.size()) + " free + " +
+               std::to_string(bad_blocks) + " bad blocks != " + std::to_string(data_blocks) +
+               " data blocks");
   return Status::ok();
 }
 
@@ -75,7 +84,7 @@ BlockInfo IplStore::block_info(uint32_t block) const {
   if (block < kSuperblockBlocks) return bi;
   const uint32_t lbn = owner_[block];
   if (lbn == kNoBlock) {
-    bi.state = BlockInfo::kFree;
+    bi.state = bad_[block] ? BlockInfo::kBad : BlockInfo::kFree;
     return bi;
   }
   const LBlock& lb = lblocks_[lbn];

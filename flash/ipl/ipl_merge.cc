@@ -59,20 +59,45 @@ Status IplStore::replay(uint32_t lbn, uint32_t slot, std::span<uint8_t> page, bo
 
 // Free blocks are reused first in, first out; one not known to be erased (every free block after
 // a mount: an interrupted erase may leave marginal bits that read back as erased) is erased
-// before use. That erase is the mount's deferred work, charged to `other`, as PDL does.
+// before use. That erase is the mount's deferred work, charged to `other`, as PDL does. A block
+// whose erase fails is retired and the next one taken.
 Status IplStore::allocate_block(uint32_t* block) {
-  if (free_.empty())  // cannot happen: owned blocks <= logical blocks <= data blocks - reserve
-    return Status::error(Errc::kFull, "no free erase block for a merge");
-  const uint32_t b = free_.front();
-  if (!erased_[b]) {
-    const NandCounters before = nand_.counters();
-    PDL_TRY(fail(nand_.erase(b)));
-    ledger_.charge_since(ledger_.other(), before);
+  for (;;) {
+    if (free_.empty())  // only once blocks went bad: owned <= logical blocks <= data - reserve
+      return Status::error(Errc::kFull, "no free erase block for a merge");
+    const uint32_t b = free_.front();
+    free_.pop_front();
+    if (!erased_[b]) {
+      const NandCounters before = nand_.counters();
+      const Status st = nand_.erase(b);
+      ledger_.charge_since(ledger_.other(), before);
+      if (st.is(Errc::kBadBlock)) {
+        PDL_TRY(retire(b));
+        continue;
+      }
+      if (!st.is_ok()) free_.push_front(b);
+      PDL_TRY(fail(st));
+    }
+    erased_[b] = false;
+    *block = b;
+    return Status::ok();
   }
-  free_.pop_front();
-  erased_[b] = false;
-  *block = b;
-  return Status::ok();
+}
+
+Status IplStore::retire(uint32_t block) {
+  bad_[block] = true;
+  retiring_[block] = false;
+  erased_[block] = false;
+  bad_count_++;
+  stats_.blocks_retired++;
+  return fail(nand_.mark_bad(block));
+}
+
+Status IplStore::relocate(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page) {
+  ledger_.charge_current();
+  const Status st = merge(lbn, lpn, page);
+  ledger_.charge(ledger_.gc());
+  return st;
 }
 
 // Alg. 1: the current version of every live page of the logical block (the data page plus its
@@ -111,23 +136,38 @@ Status IplStore::merge(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page) {
     live++;
   }
 
+  // Program the new version into an erased block; a block failing a program is retired and
+  // the merge redone in the next one (its partial copy is never scanned again).
   uint32_t nb;
-  PDL_TRY(allocate_block(&nb));
   const uint64_t seq = next_seq_++;
-  if (live == 0) {
-    std::fill(page_buf_.begin(), page_buf_.end(), 0);
-    PDL_TRY(program_data(nb, 0, lbn, page_buf_, seq, 0, PageType::kIplEmpty));
+  for (uint32_t attempt = 0;; attempt++) {
+    PDL_TRY(allocate_block(&nb));
+    Status st;
+    if (live == 0) {
+      std::fill(page_buf_.begin(), page_buf_.end(), 0);
+      st = program_data(nb, 0, lbn, page_buf_, seq, 0, PageType::kIplEmpty);
+    }
+    for (uint32_t s = 0; s < n && st.is_ok(); s++)
+      if (merge_live_[s])
+        st = program_data(nb, s, first + s,
+                          std::span<const uint8_t>(merge_buf_).subspan(
+                              size_t(s) * geo_.page_data, geo_.page_data),
+                          seq, live);
+    if (st.is_ok()) break;
+    if (!st.is(Errc::kBadBlock) || attempt + 1 >= kProgramAttempts) return fail(st);
+    PDL_TRY(retire(nb));
   }
-  for (uint32_t s = 0; s < n; s++)
-    if (merge_live_[s])
-      PDL_TRY(program_data(nb, s, first + s,
-                           std::span<const uint8_t>(merge_buf_).subspan(
-                               size_t(s) * geo_.page_data, geo_.page_data),
-                           seq, live));
-  PDL_TRY(fail(nand_.erase(old)));
+  // The old block: erased and free, or retired if a program failed there or its erase fails.
+  const Status est = retiring_[old] ? Status::error(Errc::kBadBlock, "retiring")
+                                    : nand_.erase(old);
   owner_[old] = kNoBlock;
-  erased_[old] = true;
-  free_.push_back(old);
+  if (est.is(Errc::kBadBlock)) {
+    PDL_TRY(retire(old));
+  } else {
+    PDL_TRY(fail(est));
+    erased_[old] = true;
+    free_.push_back(old);
+  }
 
   lb.block = nb;
   lb.used_sectors = 0;

@@ -54,6 +54,12 @@ Status IplStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
   auto corrupt = [](const std::string& m) { return Status::error(Errc::kCorrupt, m); };
 
   for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
+    if (nand.is_bad(b)) {  // factory-marked or retired: never read (a retired block's pages
+      s->bad_[b] = true;   // must not come back)
+      s->bad_count_++;
+      rep.bad_blocks++;
+      continue;
+    }
     BlockScan& sc = scans[b];
     bool have_lbn = false;
     auto claim = [&](uint32_t lbn) {
@@ -184,7 +190,7 @@ Status IplStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
     }
   }
   for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
-    if (s->owner_[b] != kNoBlock) continue;
+    if (s->owner_[b] != kNoBlock || s->bad_[b]) continue;
     s->erased_[b] = false;  // erased before use (allocate_block), as PDL's mount does
     s->free_.push_back(b);
   }

@@ -27,6 +27,8 @@ IplStore::IplStore(Nand& nand, const StoreParams& params)
       lblocks_((params.logical_pages + dpb_ - 1) / dpb_),
       owner_(nand.geometry().blocks, kNoBlock),
       erased_(nand.geometry().blocks, false),
+      bad_(nand.geometry().blocks, false),
+      retiring_(nand.geometry().blocks, false),
       ledger_(nand),
       splitter_(log_buffer_),
       page_buf_(geo_.page_data),
@@ -39,7 +41,17 @@ IplStore::IplStore(Nand& nand, const StoreParams& params)
 Status IplStore::format(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out) {
   std::unique_ptr<IplStore> s(new IplStore(nand, params));
   for (uint32_t b = kSuperblockBlocks; b < s->geo_.blocks; b++) {
-    PDL_TRY(nand.erase(b));
+    if (nand.is_bad(b)) {
+      s->bad_[b] = true;
+      s->bad_count_++;
+      continue;
+    }
+    const Status st = nand.erase(b);
+    if (st.is(Errc::kBadBlock)) {
+      PDL_TRY(s->retire(b));
+      continue;
+    }
+    PDL_TRY(st);
     s->erased_[b] = true;
     s->free_.push_back(b);
   }
@@ -57,7 +69,7 @@ size_t IplStore::mapping_bytes_per_lpn() const {
 }
 
 void IplStore::reset_stats() {
-  stats_ = StoreStats{};
+  stats_ = StoreStats{};  // (blocks_retired counts from here; bad_blocks is a state)
   ledger_.reset();
 }
 
@@ -146,7 +158,13 @@ Status IplStore::program_data(uint32_t block, uint32_t slot, Lpn lpn,
   h.data_crc = crc32c(page.data(), page.size());
   h.aux = merge_count;
   spare_encode(h, spare_buf_);
-  return fail(nand_.program(data_ppa(block, slot), page, spare_buf_));
+  const Status st = nand_.program(data_ppa(block, slot), page, spare_buf_);
+  if (st.is(Errc::kBadBlock)) {
+    stats_.program_retries++;
+    retiring_[block] = true;
+    return st;  // the caller moves the data elsewhere
+  }
+  return fail(st);
 }
 
 void IplStore::note_update(Lpn lpn, uint32_t offset, uint32_t len) {
@@ -180,7 +198,12 @@ Status IplStore::write(Lpn lpn, std::span<const uint8_t> page) {
   }
   if (st.slot == Slot::kErased) {  // a first write: the slot takes the page, no erase
     drop_hints(lpn);
-    PDL_TRY(program_data(lb.block, slot, lpn, page, next_seq_++, 0));
+    const Status ps = program_data(lb.block, slot, lpn, page, next_seq_++, 0);
+    if (ps.is(Errc::kBadBlock)) {
+      st.slot = Slot::kGarbage;  // what the failed program left
+      return relocate(lbn, lpn, page);
+    }
+    PDL_TRY(ps);
     st = LpnState{Slot::kData, true, false, false};
     stats_.base_pages_written++;
     ledger_.cls(lpn).base_pages++;
@@ -241,7 +264,9 @@ Status IplStore::write_log(Lpn lpn, std::span<const uint8_t> page) {
     stats_.gc_runs++;
     return Status::ok();
   }
-  PDL_TRY(program_sectors(lbn, uint16_t(slot), flags, {}));
+  const Status ps = program_sectors(lbn, uint16_t(slot), flags, {});
+  if (ps.is(Errc::kBadBlock)) return relocate(lbn, lpn, page);
+  PDL_TRY(ps);
   st.mapped = true;
   st.has_log = true;
   st.trim_pending = false;
@@ -268,8 +293,16 @@ Status IplStore::program_sectors(uint32_t lbn, uint16_t slot, uint8_t flags,
         !raw.empty() ? raw : i < parts ? splitter_.payload(i) : std::span<const uint8_t>();
     sector_encode(h, payload, sector_buf_);
     const uint32_t sec = lb.used_sectors;
-    PDL_TRY(fail(nand_.program(log_ppa(lb.block, sec), sector_buf_, {},
-                               (sec % sectors_per_page_) * kLogSector)));
+    const Status st = nand_.program(log_ppa(lb.block, sec), sector_buf_, {},
+                                    (sec % sectors_per_page_) * kLogSector);
+    if (st.is(Errc::kBadBlock)) {  // the write is incomplete: replay and recovery skip it
+      lb.garbage.push_back(sec);
+      lb.used_sectors++;
+      stats_.program_retries++;
+      retiring_[lb.block] = true;
+      return st;
+    }
+    PDL_TRY(fail(st));
     lb.used_sectors++;
     stats_.log_sectors++;
   }
@@ -309,7 +342,14 @@ Status IplStore::flush_trims(uint32_t lbn) {
   if (lb.used_sectors < log_sectors_per_block()) {
     std::vector<uint8_t> bitmap((dpb_ + 7) / 8, 0);
     for (Lpn l : trimmed) bitmap[slot_of(l) / 8] |= uint8_t(1u << (slot_of(l) % 8));
-    PDL_TRY(program_sectors(lbn, kUnmapSlot, kSectorUnmap, bitmap));
+    const Status ps = program_sectors(lbn, kUnmapSlot, kSectorUnmap, bitmap);
+    if (ps.is(Errc::kBadBlock)) {  // the merge leaves the trimmed pages out
+      PDL_TRY(relocate(lbn, kNoLpn, {}));
+      const NandCounters work = ledger_.take_uncharged();
+      for (Lpn l : trimmed) ledger_.bucket_of(l).add(work, 1.0 / double(trimmed.size()));
+      return Status::ok();
+    }
+    PDL_TRY(ps);
     for (Lpn l : trimmed) {
       lpns_[l].trim_pending = false;
       lpns_[l].has_log = true;

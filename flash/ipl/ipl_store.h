@@ -39,8 +39,16 @@
 // synchronous (the page "evicted" to the store is logged at once, as in seed 002), so sync()
 // only makes pending trims durable.
 //
-// Invariants (check()): lbn → block and block → lbn are inverse; a block is owned, free, or
-// reserved; a mapped lpn's slot is not erased; a trim-pending lpn is unmapped.
+// Bad blocks: factory-marked blocks are skipped at format and mount. A block whose erase fails
+// (the erase limit included) is retired (marked bad) and another taken. A failed program in a
+// logical block's erase block (a first write, or a log sector) leaves the write undone and
+// merges the logical block, with the write, into another block; the failing block is then
+// retired instead of erased. A failed program into a merge's new block retires that block and
+// redoes the merge elsewhere. With too few good blocks left, writes fail with kFull and every
+// page stays readable.
+//
+// Invariants (check()): lbn → block and block → lbn are inverse; a block is owned, free, bad,
+// or reserved; a mapped lpn's slot is not erased; a trim-pending lpn is unmapped.
 // Thread-safety: none.
 #pragma once
 
@@ -75,7 +83,10 @@ class IplStore final : public PageStore {
   uint32_t page_size() const override { return geo_.page_data; }
   uint32_t logical_pages() const override { return uint32_t(lpns_.size()); }
   const StoreParams& params() const override { return params_; }
-  const StoreStats& stats() const override { return stats_; }
+  const StoreStats& stats() const override {
+    stats_.bad_blocks = bad_count_;
+    return stats_;
+  }
   const CostBreakdown& costs() const override { return ledger_.costs(); }
   void set_classifier(LpnClassifier c) override { ledger_.set_classifier(std::move(c)); }
   void reset_stats() override;
@@ -134,6 +145,11 @@ class IplStore final : public PageStore {
   // One write of k sectors: splitter_'s payloads, or `raw` as a single sector's payload.
   Status program_sectors(uint32_t lbn, uint16_t slot, uint8_t flags, std::span<const uint8_t> raw);
   Status flush_trims(uint32_t lbn);
+  // A program in lbn's block failed: merge lbn (with `lpn`'s new version, if any) elsewhere;
+  // the merge retires the failing block.
+  Status relocate(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page);
+  // Take `block` out of service: marked bad on the chip (ipl_merge.cc).
+  Status retire(uint32_t block);
   void drop_hints(Lpn lpn);
   Status fail(Status st);
 
@@ -147,6 +163,7 @@ class IplStore final : public PageStore {
   Status merge(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page);
 
   static constexpr Lpn kNoLpn = 0xFFFFFFFFu;
+  static constexpr uint32_t kProgramAttempts = 4;  // merge targets tried before giving up
 
   Nand& nand_;
   const Geometry geo_;
@@ -158,13 +175,16 @@ class IplStore final : public PageStore {
   std::vector<LBlock> lblocks_;
   std::vector<uint32_t> owner_;      // block -> lbn, or kNoBlock
   std::vector<bool> erased_;         // block known erased (format, erase) — no erase before use
+  std::vector<bool> bad_;            // block out of service (marked bad)
+  std::vector<bool> retiring_;       // a program in the block failed: retire, never erase
+  uint32_t bad_count_ = 0;
   std::deque<uint32_t> free_;        // free blocks, FIFO
   std::set<uint32_t> trims_;         // logical blocks with trim-pending lpns
   std::unordered_map<Lpn, std::vector<std::pair<uint32_t, uint32_t>>> hints_;  // note_update
   std::set<Lpn> no_hints_;           // lpns whose noted ranges overflowed: diff at their write
   uint64_t next_seq_ = 1;
   Status poisoned_;
-  StoreStats stats_;
+  mutable StoreStats stats_;  // bad_blocks is filled in by stats()
   CostLedger ledger_;
   LogSplitter splitter_;
   std::vector<uint8_t> page_buf_, prev_buf_, log_buf_, sector_buf_, spare_buf_, runs_buf_;

@@ -13,6 +13,7 @@ BlockManager::BlockManager(const Geometry& g, uint32_t first_block, uint32_t res
       valid_(g.blocks, 0),
       written_(g.blocks, 0),
       erased_(g.blocks, 0),
+      retiring_(g.blocks, 0),
       prev_(g.blocks, -1),
       next_(g.blocks, -1),
       bucket_(g.pages_per_block + 1, -1) {}
@@ -38,6 +39,11 @@ void BlockManager::add_open(Head h, uint32_t block, uint32_t written, uint32_t v
   valid_[block] = uint16_t(valid);
   written_[block] = uint16_t(written);
   head_[int(h)] = block;
+}
+
+void BlockManager::add_bad(uint32_t block) {
+  state_[block] = kBad;
+  bad_++;
 }
 
 void BlockManager::link(uint32_t b) {
@@ -79,7 +85,7 @@ uint64_t BlockManager::gc_pages_available() const {
   return n;
 }
 
-Status BlockManager::next_page(Head h, Nand& nand, Ppa* out) {
+Status BlockManager::next_page(Head h, Nand& nand, Ppa* out, bool after_failure) {
   // GC with no free block left finishes in the user head's remaining pages (after repeated
   // crashes mid-GC the reserve can be used up, and GC must still be able to run) — all but the
   // last, which stays for the user: the write buffer's flush must always find a page.
@@ -87,12 +93,22 @@ Status BlockManager::next_page(Head h, Nand& nand, Ppa* out) {
       ppb_ - written_[head_[0]] >= 2)
     h = Head::kUser;
   int64_t& head = head_[int(h)];
-  if (head < 0) {
-    if (free_.empty() || (h == Head::kUser && free_.size() <= reserve_))
+  while (head < 0) {
+    if (free_.empty() || (h == Head::kUser && !after_failure && free_.size() <= reserve_))
       return Status::error(Errc::kFull, "no free erase block");
     const uint32_t b = free_.front();
-    if (!erased_[b]) PDL_TRY(nand.erase(b));
     free_.pop_front();
+    if (!erased_[b]) {
+      const Status st = nand.erase(b);
+      if (st.is(Errc::kBadBlock)) {  // worn out or failing: never used again
+        PDL_TRY(retire(b, nand));
+        continue;
+      }
+      if (!st.is_ok()) {
+        free_.push_front(b);
+        return st;
+      }
+    }
     erased_[b] = 0;
     state_[b] = kOpen;
     written_[b] = 0;
@@ -122,6 +138,36 @@ void BlockManager::take(uint32_t block) {
 void BlockManager::victim_erased(uint32_t block) {
   assert(state_[block] == kCollecting);
   add_free(block, true);
+}
+
+void BlockManager::retire_later(uint32_t block) {
+  if (!retiring_[block]) retiring_n_++;
+  retiring_[block] = 1;
+  for (int64_t& head : head_)
+    if (head == int64_t(block)) {  // close it: no more programs here
+      written_[block] = uint16_t(ppb_);
+      state_[block] = kClosed;
+      link(block);
+      head = -1;
+    }
+}
+
+int64_t BlockManager::retiring_victim() const {
+  if (retiring_n_ == 0) return -1;
+  for (uint32_t b = first_; b < state_.size(); b++)
+    if (retiring_[b] && state_[b] == kClosed) return b;
+  return -1;
+}
+
+Status BlockManager::retire(uint32_t block, Nand& nand) {
+  assert(state_[block] == kCollecting || state_[block] == kFree);
+  state_[block] = kBad;
+  if (retiring_[block]) retiring_n_--;
+  retiring_[block] = 0;
+  valid_[block] = 0;
+  bad_++;
+  retired_++;
+  return nand.mark_bad(block);
 }
 
 }  // namespace pdl

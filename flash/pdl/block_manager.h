@@ -8,6 +8,13 @@
 //   closed  — fully programmed (or found partly programmed at mount and not reopened);
 //             kept in bucket lists by valid-page count so the greedy victim (fewest valid pages,
 //             seed 000 §4.1 / Woodhouse) is found in O(pages per block).
+//   bad     — out of service for good: marked bad by the factory (found at format or mount),
+//             or retired here (Nand::mark_bad) after an erase failed, the chip's erase limit
+//             included, or after a program failed and its valid pages were moved away.
+// A closed block may also be "retiring": a program in it failed (seed 004's grown bad block).
+// It stays readable and is collected like a GC victim as soon as there is room, then retired
+// instead of erased. A write head whose program fails is closed at once: its remaining pages
+// are never programmed.
 // Two heads: kUser (writes, buffer flushes) and kGc (pages moved by garbage collection), so
 // cold moved data does not mix with hot new data.
 //
@@ -36,10 +43,14 @@ class BlockManager {
   // A partly programmed block found at mount whose remaining pages are verified erased:
   // head `h` continues programming it at page `written`.
   void add_open(Head h, uint32_t block, uint32_t written, uint32_t valid);
+  // A block marked bad (never used).
+  void add_bad(uint32_t block);
 
-  // Next page of head `h`, opening a new block (erasing it if needed) when the head is full.
-  // kUser REQUIRES user_pages_available() >= 1.
-  Status next_page(Head h, Nand& nand, Ppa* out);
+  // Next page of head `h`, opening a new block (erasing it if needed) when the head is full. A
+  // free block whose erase fails is retired and the next one tried. kUser REQUIRES
+  // user_pages_available() >= 1, unless `after_failure` (the retry of a failed program, which
+  // closed the head early and may take a reserve block).
+  Status next_page(Head h, Nand& nand, Ppa* out, bool after_failure = false);
   // Pages user writes may still take without GC: the user head's rest plus free blocks above
   // the reserve.
   uint64_t user_pages_available() const;
@@ -67,13 +78,29 @@ class BlockManager {
   // A collected victim was erased: back to the free queue, known erased.
   void victim_erased(uint32_t block);
 
+  // ---- bad blocks ----
+  // A program in `block` failed: a write head on it is closed, and the block waits for
+  // collection (retiring_victim) and retirement.
+  void retire_later(uint32_t block);
+  bool retiring(uint32_t block) const { return retiring_[block] != 0; }
+  // A closed block waiting for retirement, or -1.
+  int64_t retiring_victim() const;
+  // Take `block` (a collected victim, a free block whose erase failed, or at format a block not
+  // yet added) out of service:
+  // marks it bad on the chip. The block is bad in RAM even if marking fails (the error is
+  // returned: a power cut, or a device that cannot mark).
+  Status retire(uint32_t block, Nand& nand);
+  uint32_t bad_blocks() const { return bad_; }
+  uint64_t retired() const { return retired_; }  // retirements since construction
+
   uint32_t free_blocks() const { return uint32_t(free_.size()); }
   bool is_free(uint32_t block) const { return state_[block] == kFree; }
+  bool is_bad(uint32_t block) const { return state_[block] == kBad; }
   uint32_t first_block() const { return first_; }
   uint32_t pages_per_block() const { return ppb_; }
 
  private:
-  enum State : uint8_t { kFree, kOpen, kClosed, kCollecting };
+  enum State : uint8_t { kFree, kOpen, kClosed, kCollecting, kBad };
   void change_valid(uint32_t block, int d);
   void link(uint32_t block);
   void unlink(uint32_t block);
@@ -82,10 +109,14 @@ class BlockManager {
   std::vector<State> state_;
   std::vector<uint16_t> valid_, written_;
   std::vector<uint8_t> erased_;          // free block known to be erased
+  std::vector<uint8_t> retiring_;        // a program in the block failed
   std::vector<int32_t> prev_, next_;     // bucket lists of closed blocks
   std::vector<int32_t> bucket_;          // head of the list for each valid count 0..ppb
   std::deque<uint32_t> free_;
   int64_t head_[2] = {-1, -1};
+  uint32_t bad_ = 0;
+  uint32_t retiring_n_ = 0;  // blocks with retiring_ set
+  uint64_t retired_ = 0;
 };
 
 }  // namespace pdl

@@ -1,5 +1,5 @@
 // pdl_gc.cc — garbage collection (seed 000 §4.1): greedy victim, move valid base pages,
-// compact valid differentials, erase.
+// compact valid differentials, erase — or retire the victim if it is a grown bad block.
 //
 // Large differentials are merged with their base page instead of being copied (gc_merge).
 //
@@ -96,8 +96,8 @@ Status PdlStore::gc_merge(const RecordView& r, Ppa dp) {
   return base_becomes_stale(old_base);
 }
 
-Status PdlStore::gc_once() {
-  int64_t victim = blocks_.greedy_victim();
+Status PdlStore::gc_once(int64_t victim) {
+  if (victim < 0) victim = blocks_.greedy_victim();
   // With no invalid page anywhere, only merging frees space: each merge of a differential
   // into a new base page makes the old base page garbage, so every differential of the victim
   // is merged, whatever its size (as far as the room allows).
@@ -186,8 +186,17 @@ Status PdlStore::gc_once() {
   PDL_TRY(gc_flush_compaction());
 
   for (Ppa ppa = first; ppa < end; ppa++) assert(vdct_[ppa] == 0);  // Invariant: victim empty
-  PDL_TRY(fail(nand_.erase(uint32_t(victim))));
-  blocks_.victim_erased(uint32_t(victim));
+  // A victim a program failed in, or whose erase fails, is retired: marked bad, so that no
+  // mount ever scans it again (its stale pages stay).
+  const Status st = blocks_.retiring(uint32_t(victim))
+                        ? Status::error(Errc::kBadBlock, "retiring")
+                        : nand_.erase(uint32_t(victim));
+  if (st.is(Errc::kBadBlock)) {
+    PDL_TRY(fail(blocks_.retire(uint32_t(victim), nand_)));
+  } else {
+    PDL_TRY(fail(st));
+    blocks_.victim_erased(uint32_t(victim));
+  }
   gc_victim_ = -1;
 
   // Pass 3, only now that the erase is complete: tombstones whose last hidden copy was in the

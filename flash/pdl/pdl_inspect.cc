@@ -45,6 +45,8 @@ BlockInfo PdlStore::block_info(uint32_t block) const {
   info.valid_pages = blocks_.valid(block);
   if (blocks_.is_free(block))
     info.state = BlockInfo::kFree;
+  else if (blocks_.is_bad(block))
+    info.state = BlockInfo::kBad;
   else if (int64_t(block) == gc_victim_)
     info.state = BlockInfo::kVictim;
   else if (blocks_.written(block) < geo_.pages_per_block)

@@ -12,12 +12,12 @@
 // Tombstones are differentials that unmap. Finally orphan differentials (no base) are dropped,
 // vdct and block valid counts are computed, and the next sequence number is max seen + 1.
 //
-// Recovery writes nothing (not even obsolete marks): a crash during recovery is harmless and
-// recovering twice gives the same tables (I4). Blocks with no programmed page go to the free
-// queue as "not known erased" and are erased before use, because an interrupted program or
-// erase may have left bits that a spare scan cannot see. The two partly programmed blocks
-// holding the newest pages are reopened as the user and GC heads if they have no erased gaps
-// and their remaining pages read back erased, so a store keeps the room it had across a
+// Blocks marked bad are skipped unread. Recovery writes nothing (not even obsolete marks): a crash
+// during recovery is harmless and recovering twice gives the same tables (I4). Blocks with no
+// programmed page go to the free queue as "not known erased" and are erased before use, because an
+// interrupted program or erase may have left bits that a spare scan cannot see. The two partly
+// programmed blocks holding the newest pages are reopened as the user and GC heads if they have no
+// erased gaps and their remaining pages read back erased, so a store keeps the room it had across a
 // remount (the page reserved for the write buffer's flush, in particular).
 #include <algorithm>
 #include <chrono>
@@ -49,6 +49,11 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
   uint64_t max_seq = 0;
 
   for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
+    if (nand.is_bad(b)) {  // factory-marked or retired: never read (a retired block's stale
+      s->blocks_.add_bad(b);  // pages must not come back)
+      rep.bad_blocks++;
+      continue;
+    }
     const Ppa first = b * ppb;
     int last = -1;
     for (uint32_t p = 0; p < ppb; p++) {

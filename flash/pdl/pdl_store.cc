@@ -30,9 +30,19 @@ PdlStore::PdlStore(Nand& nand, const StoreParams& params)
 
 Status PdlStore::format(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out) {
   std::unique_ptr<PdlStore> s(new PdlStore(nand, params));
-  // Erase every data block now: pages of an earlier format must never be recovered.
+  // Erase every data block now: pages of an earlier format must never be recovered. Blocks
+  // marked bad are skipped; one whose erase fails is marked bad.
   for (uint32_t b = kSuperblockBlocks; b < s->geo_.blocks; b++) {
-    PDL_TRY(nand.erase(b));
+    if (nand.is_bad(b)) {
+      s->blocks_.add_bad(b);
+      continue;
+    }
+    const Status st = nand.erase(b);
+    if (st.is(Errc::kBadBlock)) {
+      PDL_TRY(s->blocks_.retire(b, nand));  // (a block not yet added counts as collecting)
+      continue;
+    }
+    PDL_TRY(st);
     s->blocks_.add_free(b, true);
   }
   s->ledger_.charge(s->ledger_.other());
@@ -42,6 +52,7 @@ Status PdlStore::format(Nand& nand, const StoreParams& params, std::unique_ptr<P
 
 void PdlStore::reset_stats() {
   stats_ = StoreStats{};
+  retired_at_reset_ = blocks_.retired();
   ledger_.reset();
 }
 
@@ -74,30 +85,46 @@ Status PdlStore::read_checked(Ppa ppa, std::span<uint8_t> data, SpareHeader* hdr
 
 Status PdlStore::program_page(BlockManager::Head head, std::span<const uint8_t> data,
                               const SpareHeader& hdr, Ppa* out) {
-  Ppa q;
-  const NandCounters before = nand_.counters();
-  Status st = blocks_.next_page(head, nand_, &q);
-  if (nand_.counters().erases != before.erases) {
-    // Opening a block that mount left unclean erased it: mount's work, not the caller's. What
-    // was pending before stays pending (modular arithmetic: right even after a counter reset).
-    ledger_.charge_since(ledger_.other(), before);
-  }
-  if (!st.is_ok()) return fail(st.is(Errc::kFull) ? Status::error(Errc::kIoError, "allocation "
-                                                        "failed after space was reserved")
-                                                  : st);
   SpareHeader h = hdr;
   h.data_crc = crc32c(data.data(), data.size());
   spare_encode(h, scratch_spare_);
-  st = nand_.program(q, data, scratch_spare_);
-  if (!st.is_ok()) return fail(st);
-  *out = q;
-  return Status::ok();
+  for (uint32_t attempt = 0;; attempt++) {
+    Ppa q;
+    const NandCounters before = nand_.counters();
+    Status st = blocks_.next_page(head, nand_, &q, attempt > 0);
+    if (nand_.counters().erases != before.erases) {
+      // Opening a block that mount left unclean erased it: mount's work, not the caller's.
+      // What was pending before stays pending (modular arithmetic: right even after a
+      // counter reset).
+      ledger_.charge_since(ledger_.other(), before);
+    }
+    if (!st.is_ok())
+      return fail(st.is(Errc::kFull) ? Status::error(Errc::kIoError, "allocation failed after "
+                                                                     "space was reserved")
+                                     : st);
+    st = nand_.program(q, data, scratch_spare_);
+    if (st.is_ok()) {
+      *out = q;
+      return Status::ok();
+    }
+    // A grown bad block: what the failed program left is garbage (its CRCs fail) and maps to
+    // nothing; the block leaves service once its valid pages are moved (retire_pending).
+    if (!st.is(Errc::kBadBlock) || attempt + 1 >= kProgramAttempts) return fail(st);
+    stats_.program_retries++;
+    blocks_.retire_later(q / geo_.pages_per_block);
+  }
 }
 
-Status PdlStore::mark_obsolete(Ppa ppa) {
+Status PdlStore::mark_obsolete(Ppa ppa, bool* marked) {
   static const uint8_t kMark[1] = {0x00};
   stats_.obsolete_marks++;
-  return fail(nand_.program(ppa, {}, kMark, 0, kSpareObsoleteAt));
+  const Status st = nand_.program(ppa, {}, kMark, 0, kSpareObsoleteAt);
+  *marked = st.is_ok();
+  if (st.is(Errc::kBadBlock)) {  // the page stays a recoverable copy until its block retires
+    blocks_.retire_later(ppa / geo_.pages_per_block);
+    return Status::ok();
+  }
+  return fail(st);
 }
 
 // decreaseValidDifferentialCount (Fig. 5).
@@ -105,8 +132,9 @@ Status PdlStore::decrease_vdct(Ppa dp) {
   assert(vdct_[dp] > 0);  // Invariant: vdct counts the lpns pointing at dp
   if (--vdct_[dp] != 0) return Status::ok();
   blocks_.valid_dec(dp);
+  bool marked;  // an unmarked stale differential page is harmless (older than what replaced it)
   if (params_.obsolete == ObsoleteMode::kSpare && int64_t(dp / geo_.pages_per_block) != gc_victim_)
-    return mark_obsolete(dp);
+    return mark_obsolete(dp, &marked);
   return Status::ok();
 }
 
@@ -114,17 +142,35 @@ Status PdlStore::decrease_vdct(Ppa dp) {
 Status PdlStore::base_becomes_stale(Ppa bp) {
   blocks_.valid_dec(bp);
   if (params_.obsolete != ObsoleteMode::kSpare) return Status::ok();
-  // Marked obsolete on flash: it can never be recovered, so it no longer counts as a copy.
   assert(p2l_[bp] < ppmt_.size());  // Invariant: a current base page is in the reverse map
   PpmtEntry& e = ppmt_[p2l_[bp]];
+  bool marked;
+  PDL_TRY(mark_obsolete(bp, &marked));
+  if (!marked) return Status::ok();  // still a copy on flash, as with obsolete=none
+  // Marked obsolete on flash: it can never be recovered, so it no longer counts as a copy.
   e.copies = e.copies - 1;
   p2l_[bp] = kP2lNone;
-  return mark_obsolete(bp);
+  return Status::ok();
+}
+
+// Collect the blocks a program failed in (GC moves their valid pages) and retire them. With
+// `must`, a block that cannot be collected for lack of room is an error (kFull): sync() needs
+// them gone, since an obsolete mark that failed there may be all that hides a trimmed page.
+Status PdlStore::retire_pending(bool must) {
+  for (int64_t b; (b = blocks_.retiring_victim()) >= 0;) {
+    ledger_.charge_current();
+    const Status st = gc_once(b);
+    ledger_.charge(ledger_.gc());
+    if (st.is(Errc::kFull) && !must) return Status::ok();
+    PDL_TRY(fail(st));
+  }
+  return Status::ok();
 }
 
 // Keep `pages` pages free for user writes, collecting garbage as needed (GC cost is thereby
 // amortized into writes, as in the paper's experiments, but charged to `gc`, not the writer).
 Status PdlStore::ensure_user_space(uint64_t pages) {
+  PDL_TRY(retire_pending(false));
   uint64_t rounds = 0;
   while (blocks_.user_pages_available() < pages) {
     if (++rounds > 2 * uint64_t(geo_.blocks))
@@ -391,6 +437,7 @@ Status PdlStore::sync() {
     PDL_TRY(ensure_user_space(1));
     PDL_TRY(flush_write_buffer());
   }
+  PDL_TRY(retire_pending(true));
   return fail(nand_.flush());  // durable on the host too (image files)
 }
 

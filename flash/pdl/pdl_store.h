@@ -31,6 +31,14 @@
 //   * vdct[p] == number of lpns with ppmt.diff == p; a block's valid count == its current base
 //     pages + its differential pages with vdct > 0;
 //   * ppmt[l].in_dwb  <=>  the write buffer has a record for l.
+// Bad blocks: factory-marked blocks are skipped at format and mount. A failed erase (the
+// erase limit included) retires the block at once; a failed program closes its block, is
+// redone on the next page, and the block is collected and retired (marked bad) before the
+// next write or sync completes — GC moves its valid pages first, so nothing is lost. A failed
+// obsolete mark leaves the page counted as a recoverable copy, as in obsolete=none mode.
+// When retired blocks leave too little room, writes fail with kFull (SQLITE_FULL) and every
+// page stays readable.
+//
 // Thread-safety: none.
 #pragma once
 
@@ -65,7 +73,11 @@ class PdlStore final : public PageStore {
   uint32_t page_size() const override { return geo_.page_data; }
   uint32_t logical_pages() const override { return uint32_t(ppmt_.size()); }
   const StoreParams& params() const override { return params_; }
-  const StoreStats& stats() const override { return stats_; }
+  const StoreStats& stats() const override {
+    stats_.bad_blocks = blocks_.bad_blocks();
+    stats_.blocks_retired = blocks_.retired() - retired_at_reset_;
+    return stats_;
+  }
   const CostBreakdown& costs() const override { return ledger_.costs(); }
   void set_classifier(LpnClassifier classifier) override {
     ledger_.set_classifier(std::move(classifier));
@@ -94,7 +106,11 @@ class PdlStore final : public PageStore {
   Status base_becomes_stale(Ppa bp);
   Status apply_trim(Lpn lpn);
   bool trim_pending(Lpn lpn) const;  // a tombstone for lpn waits in the write buffer
-  Status mark_obsolete(Ppa ppa);
+  // Programs ppa's obsolete mark; *marked false if the program failed on a bad block (the
+  // block is then retired later).
+  Status mark_obsolete(Ppa ppa, bool* marked);
+  // Programs a page at head `h`'s next page; a program failure retires the block (later)
+  // and the page is programmed at the next page instead.
   Status program_page(BlockManager::Head h, std::span<const uint8_t> data,
                       const SpareHeader& hdr, Ppa* out);
   Status read_checked(Ppa ppa, std::span<uint8_t> data, SpareHeader* hdr);
@@ -104,9 +120,13 @@ class PdlStore final : public PageStore {
   Status ensure_user_space(uint64_t pages);
   Status check(Lpn lpn) const;
   Status fail(Status st);  // poison the store with a device error
+  static constexpr uint32_t kProgramAttempts = 4;  // a page, then 3 more blocks
 
   // --- garbage collection (pdl_gc.cc) ---
-  Status gc_once();
+  // Collect one victim: `victim`, or the greedy choice if negative.
+  Status gc_once(int64_t victim = -1);
+  // Collect and retire the blocks a program failed in (pdl_store.cc).
+  Status retire_pending(bool must);
   int64_t merge_victim();
   Status gc_flush_compaction();
   Status gc_merge(const RecordView& r, Ppa dp);
@@ -123,7 +143,8 @@ class PdlStore final : public PageStore {
   uint64_t next_seq_ = 1;
   int64_t gc_victim_ = -1;    // block being collected (its pages are not marked obsolete)
   Status poisoned_;
-  StoreStats stats_;
+  mutable StoreStats stats_;  // the bad-block figures are filled in by stats()
+  uint64_t retired_at_reset_ = 0;
   CostLedger ledger_;
   std::vector<uint8_t> scratch_base_, scratch_diff_, scratch_runs_, scratch_spare_;
   std::vector<Lpn> gc_orphans_;  // lpns whose last copy on flash the current GC erases

@@ -20,7 +20,12 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
   std::random_device rd;
   for (auto& b : sb.uuid) b = uint8_t(rd());
   sb.format_time = uint64_t(std::time(nullptr));
-  for (uint32_t b = 0; b < kSuperblockBlocks; b++) PDL_TRY(nand.erase(b));
+  for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
+    if (nand.is_bad(b)) continue;
+    const Status st = nand.erase(b);
+    if (st.is(Errc::kBadBlock)) PDL_TRY(nand.mark_bad(b));  // write_superblock skips it
+    else PDL_TRY(st);
+  }
   std::unique_ptr<PageStore> store;
   if (sb.params.method == Method::kIpu || sb.params.method == Method::kIpl)
     PDL_TRY(IplStore::format(nand, sb.params, &store));  // erases the data blocks

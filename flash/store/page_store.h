@@ -53,6 +53,12 @@ struct StoreStats {
   uint64_t merges = 0;                // blocks merged into a new block (IPL merge, IPU rewrite)
   uint64_t merge_pages = 0;           // data pages programmed by merges
   uint64_t hinted_writes = 0;         // writes whose log came from note_update, not a diff
+  // Bad blocks (docs/reliability.md)
+  uint64_t program_retries = 0;       // programs redone on another page after one failed
+  uint64_t blocks_retired = 0;        // grown bad blocks taken out of service (a failed
+                                      // program or erase, the erase limit reached)
+  uint64_t bad_blocks = 0;            // not a count of work: blocks out of service now,
+                                      // factory-marked and retired (kept by reset_stats)
 };
 
 // What mount() found and what it cost (simulated time is the Nand's; wall time is measured).
@@ -62,6 +68,7 @@ struct MountReport {
   uint64_t live_lpns = 0;
   uint64_t valid_diff_pages = 0;
   uint64_t free_blocks = 0;
+  uint64_t bad_blocks = 0;        // blocks marked bad (skipped)
   uint64_t next_seq = 0;
   uint64_t sim_us = 0;            // simulated flash time of the scan
   double wall_s = 0;
@@ -90,13 +97,14 @@ struct BlockInfo {
     kReserved,  // not the store's: the superblock blocks 0 .. kSuperblockBlocks-1
     kVictim,    // taken by garbage collection and not yet erased (seen only if a collection
                 // stopped half-way: the store is then poisoned)
+    kBad,       // out of service: marked bad by the factory, or retired after a failure
   };
   State state = kReserved;
   uint32_t valid_pages = 0;  // pages GC would have to keep: current base pages + differential
                              // pages with a valid differential (0 for free/reserved blocks)
   uint32_t erase_count = 0;  // erases the block has endured (Nand::erase_count)
 };
-// "free", "open", "full", "reserved", "victim".
+// "free", "open", "full", "reserved", "victim", "bad".
 inline const char* block_state_name(BlockInfo::State s) {
   switch (s) {
     case BlockInfo::kFree: return "free";
@@ -104,6 +112,7 @@ inline const char* block_state_name(BlockInfo::State s) {
     case BlockInfo::kFull: return "full";
     case BlockInfo::kReserved: return "reserved";
     case BlockInfo::kVictim: return "victim";
+    case BlockInfo::kBad: return "bad";
   }
   return "?";
 }

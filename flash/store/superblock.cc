@@ -1,4 +1,5 @@
-// superblock.cc — encode, write and read the two superblock copies.
+// superblock.cc — encode, write and read the two superblock copies (page 0 of blocks 0 and
+// 1). A copy whose block is marked bad is skipped; one good copy is enough.
 #include "flash/store/superblock.h"
 
 #include <cstring>
@@ -78,9 +79,20 @@ Status write_superblock(Nand& nand, const Superblock& sb) {
   h.type = PageType::kSuperblock;
   h.data_crc = crc32c(data.data(), data.size());
   spare_encode(h, spare);
+  uint32_t written = 0;
   for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
-    PDL_TRY(nand.program(b * g.pages_per_block, data, spare));
+    if (nand.is_bad(b)) continue;
+    const Status st = nand.program(b * g.pages_per_block, data, spare);
+    if (st.is(Errc::kBadBlock)) {  // a copy fewer; the block is never read again
+      PDL_TRY(nand.mark_bad(b));
+      continue;
+    }
+    PDL_TRY(st);
+    written++;
   }
+  if (written == 0)
+    return Status::error(Errc::kBadBlock, "blocks 0 to " + std::to_string(kSuperblockBlocks - 1) +
+                                              " are all bad: no room for the superblock");
   return Status::ok();
 }
 
@@ -89,6 +101,7 @@ Status read_superblock(Nand& nand, Superblock* sb) {
   std::vector<uint8_t> data(g.page_data), spare(g.page_spare);
   Status last = Status::error(Errc::kCorrupt, "no pdl superblock (not a formatted pdl store)");
   for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
+    if (nand.is_bad(b)) continue;
     SpareHeader h;
     bool passed;
     PDL_TRY(read_with_retries(

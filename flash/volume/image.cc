@@ -80,6 +80,8 @@ Status check_params_match(const ImageParams& p, const Nand& nand, const StorePar
                  std::to_string(g.pages_per_block));
   if (p.nop && *p.nop != g.partial_programs)
     return clash("nop", std::to_string(*p.nop), std::to_string(g.partial_programs));
+  if (p.erase_limit && *p.erase_limit != g.erase_limit)
+    return clash("erase_limit", std::to_string(*p.erase_limit), std::to_string(g.erase_limit));
   if (p.size && *p.size != g.data_bytes())
     return clash("size", format_size(*p.size), format_size(g.data_bytes()));
   if (p.max_files && *p.max_files > layout.max_files())
@@ -148,7 +150,17 @@ Status open_image(const std::string& path, const ImageParams& params, ImageMode 
   PDL_TRY(mount_store(*nand, &store, &img->mount));
   const StoreParams sp = store->params();
   std::unique_ptr<Volume> vol;
-  PDL_TRY(Volume::open(std::move(store), volume_options(params, read_only), &vol));
+  s = Volume::open(std::move(store), volume_options(params, read_only), &vol);
+  if (s.is(Errc::kFull) && !read_only) {
+    // No room for the mount's clean-up (a chip at the end of its life, or one filled up to a
+    // write that failed): mounted again, from what is on flash as after a crash, without the
+    // clean-up and read-only, so that everything committed can still be read.
+    PDL_TRY(mount_store(*nand, &store, &img->mount));
+    VolumeOptions o = volume_options(params, true);
+    o.read_only_why = "the chip is full (" + std::string(s.message()) + ")";
+    s = Volume::open(std::move(store), o, &vol);
+  }
+  PDL_TRY(s);
   PDL_TRY(check_params_match(params, *nand, sp, vol->layout()));
   img->volume = std::move(vol);
   img->nand = std::move(nand);

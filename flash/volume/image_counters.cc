@@ -34,12 +34,13 @@ ImageCounters snapshot(Image& img) {
 }
 
 ImageCounters operator-(const ImageCounters& after, const ImageCounters& before) {
-  static_assert(sizeof(StoreStats) == 24 * sizeof(uint64_t), "StoreStats: update this file");
+  static_assert(sizeof(StoreStats) == 27 * sizeof(uint64_t), "StoreStats: update this file");
   static_assert(sizeof(KindStats) == 7 * sizeof(uint64_t), "KindStats: update this file");
   static_assert(sizeof(FlashCost) == 7 * sizeof(double), "FlashCost: update this file");
   ImageCounters d;
   d.nand = after.nand - before.nand;
   d.store = minus_fields<uint64_t>(after.store, before.store);
+  d.store.bad_blocks = after.store.bad_blocks;  // a state, not work
   for (unsigned k = 0; k < kFileKinds; k++)
     d.volume.kind[k] = minus_fields<uint64_t>(after.volume.kind[k], before.volume.kind[k]);
   d.volume.syncs = after.volume.syncs - before.volume.syncs;

@@ -5,9 +5,9 @@
 
 namespace pdl {
 
-const char* const ImageParams::kKeys[] = {"method", "max_diff", "obsolete", "log_region", "page",
-                                          "pages_per_block", "size", "nop", "max_files",
-                                          "cache_chunks", "clock", nullptr};
+const char* const ImageParams::kKeys[] = {
+    "method", "max_diff", "obsolete", "log_region", "page", "pages_per_block", "size", "nop",
+    "erase_limit", "max_files", "cache_chunks", "clock", nullptr};
 
 bool parse_size(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
@@ -64,6 +64,8 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     return u32(&pages_per_block, 2, 1024);
   } else if (key == "nop") {
     return u32(&nop, 1, 255);
+  } else if (key == "erase_limit") {
+    return u32(&erase_limit, 1, 1000000000);
   } else if (key == "max_files") {
     return u32(&max_files, 1, 65536);
   } else if (key == "cache_chunks") {  // ("cache" is SQLite's own URI key)
@@ -88,6 +90,7 @@ Geometry ImageParams::geometry() const {
   if (page) g.page_data = *page;
   if (pages_per_block) g.pages_per_block = *pages_per_block;
   if (nop) g.partial_programs = *nop;
+  if (erase_limit) g.erase_limit = *erase_limit;
   g = g.resolved();
   const uint64_t bytes = size.value_or(256ull << 20);
   g.blocks = uint32_t(bytes / (uint64_t(g.page_data) * g.pages_per_block));

@@ -26,6 +26,7 @@ struct ImageParams {
   std::optional<uint32_t> pages_per_block;
   std::optional<uint64_t> size;             // chip size, bytes (data areas)
   std::optional<uint32_t> nop;              // partial programs per page
+  std::optional<uint32_t> erase_limit;      // erases a block endures (emulated wear-out)
   std::optional<uint32_t> max_files;        // directory slots
   std::optional<uint32_t> cache_chunks;     // Volume write-back cache, chunks (not stored)
   std::optional<bool> logical_clock;        // mtimes from a counter, not the wall (not stored)

@@ -43,7 +43,10 @@ JsonObj store_stats_json(const StoreStats& ss) {
       .u("log_sectors", ss.log_sectors)
       .u("merges", ss.merges)
       .u("merge_pages", ss.merge_pages)
-      .u("hinted_writes", ss.hinted_writes);
+      .u("hinted_writes", ss.hinted_writes)
+      .u("program_retries", ss.program_retries)
+      .u("blocks_retired", ss.blocks_retired)
+      .u("bad_blocks", ss.bad_blocks);
   return o;
 }
 

@@ -106,7 +106,10 @@ Status Volume::open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
 }
 
 Status Volume::writable() const {
-  if (opts_.read_only) return Status::error(Errc::kReadOnly, "volume is read-only");
+  if (opts_.read_only)
+    return Status::error(Errc::kReadOnly, opts_.read_only_why.empty()
+                                              ? "volume is read-only"
+                                              : "volume is read-only: " + opts_.read_only_why);
   return Status::ok();
 }
 

@@ -84,6 +84,7 @@ struct FileInfo {
 
 struct VolumeOptions {
   bool read_only = false;     // no writes; mount does no clean-up
+  std::string read_only_why;  // said by writes refused on a read-only volume
   uint32_t cache_chunks = 16; // write-back cache capacity, chunks
   bool track_changes = true;  // measure bytes_changed (one uncounted read per chunk written)
   // Modification times from a counter — 1 ms past the newest mtime on the volume (at least
