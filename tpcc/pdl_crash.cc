@@ -1,0 +1,401 @@
+// pdl_crash.cc — pdl-crash: random power cuts over TPC-C-like runs on SQLite, every page-update
+// method, checked against an oracle of acknowledged commits (docs/reliability.md;
+// `./run crash --cuts N`).
+//
+// Per configuration (method × journal mode):
+//   1. a template image: a small TPC-C database loaded through the pdl VFS (clock=logical, so
+//      every replay writes the same bytes);
+//   2. the reference: the template copied, transactions 0..T-1 run uncut; the content checksum
+//      (check.h) after each, and the mutating flash operations the run took;
+//   3. each trial: the template copied, the chip set to cut power after k operations (k uniform
+//      in the reference run's range) with a random tear (none / prefix / random bits, data and
+//      spare apart); transactions run until one fails. Every other trial also cuts power once
+//      more, inside the mount's recovery (the raw store + Volume, on the image file). Then the
+//      image is reopened through the VFS and must satisfy:
+//        I1  content checksum = the reference after the last acknowledged transaction, or after
+//            the one in flight (durable without its acknowledgement);
+//        I2  PRAGMA integrity_check and PRAGMA pdl_check say ok; TPC-C conditions 1-10, 12 hold;
+//        I4  a cut during recovery changed none of that;
+//      and the recovered database commits a further transaction.
+// Output: cuts tried, recovery cuts, failures (each with the command reproducing it), simulated
+// flash time and wall time. Exit status: 0 no failure, 1 a failure or an error, 2 bad arguments.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "flash/common/scratch_dir.h"
+#include "flash/common/split.h"
+#include "flash/device/emulated_nand.h"
+#include "flash/store/page_store.h"
+#include "flash/volume/volume.h"
+#include "tpcc/check.h"
+#include "tpcc/loader.h"
+#include "tpcc/terminal.h"
+#include "tpcc/workload.h"
+#include "vfs/pdl_vfs.h"
+
+using namespace pdl;
+using namespace pdl::tpcc;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  uint64_t cuts = 200;  // in all, spread over the configurations
+  std::vector<std::string> methods = {"pdl", "opu", "ipu", "ipl"};
+  std::vector<std::string> journals = {"delete", "wal"};
+  uint64_t txns = 20;   // transactions per trial
+  uint64_t seed = 1;
+  double factor = 0.01;
+  std::string chip = "4M";
+  std::string dir;      // scratch root ("" = /dev/shm or /tmp)
+  int64_t only_trial = -1;
+  bool keep = false;
+};
+
+int usage(const char* why) {
+  if (why) std::fprintf(stderr, "pdl-crash: %s\n\n", why);
+  std::fprintf(why ? stderr : stdout,
+               "usage: pdl-crash [--cuts N] [--methods pdl,opu,ipu,ipl] [--journals delete,wal]\n"
+               "                 [--txns N] [--seed S] [--factor F] [--chip SIZE] [--dir DIR]\n"
+               "                 [--trial I] [--keep]\n\n"
+               "Random power cuts over TPC-C-like runs on SQLite through the pdl VFS; after\n"
+               "each cut (and, every other trial, a second cut during the recovery) the\n"
+               "database must hold every acknowledged commit and nothing half-done.\n"
+               "  --cuts N       cuts in all, over methods x journal modes (default 200)\n"
+               "  --txns N       transactions per trial (default 20)\n"
+               "  --factor F     TPC-C scale factor of the 1-warehouse database (default 0.01)\n"
+               "  --chip SIZE    emulated chip size (default 4M)\n"
+               "  --seed S       seed of the workload, the cut points and the tears (default 1)\n"
+               "  --trial I      run only trial I of each configuration (reproduce a failure)\n"
+               "  --keep         keep the scratch directory\n"
+               "exit status: 0 every trial passed, 1 a failure or an error, 2 bad arguments\n");
+  return why ? 2 : 0;
+}
+
+bool parse(int argc, char** argv, Options* o, int* rc) {
+  for (int i = 1; i < argc; i++) {
+    const std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    auto number = [&](uint64_t* out) {
+      const char* v = value();
+      char* end = nullptr;
+      if (!v || !*v) return false;
+      *out = std::strtoull(v, &end, 10);
+      return *end == 0;
+    };
+    uint64_t n = 0;
+    if (a == "--help" || a == "-h") {
+      *rc = usage(nullptr);
+      return false;
+    } else if (a == "--cuts" && number(&n) && n > 0) {
+      o->cuts = n;
+    } else if (a == "--txns" && number(&n) && n > 0) {
+      o->txns = n;
+    } else if (a == "--seed" && number(&n)) {
+      o->seed = n;
+    } else if (a == "--trial" && number(&n)) {
+      o->only_trial = int64_t(n);
+    } else if (a == "--methods" && i + 1 < argc) {
+      o->methods = split_list(value());
+      for (const auto& m : o->methods)
+        if (m != "pdl" && m != "opu" && m != "ipu" && m != "ipl") {
+          *rc = usage(("unknown method " + m).c_str());
+          return false;
+        }
+    } else if (a == "--journals" && i + 1 < argc) {
+      o->journals = split_list(value());
+      for (const auto& j : o->journals)
+        if (j != "delete" && j != "wal" && j != "truncate" && j != "persist") {
+          *rc = usage(("journal mode " + j + " promises nothing across a crash or is unknown")
+                          .c_str());
+          return false;
+        }
+    } else if (a == "--factor" && i + 1 < argc) {
+      o->factor = std::atof(value());
+      if (!(o->factor > 0 && o->factor <= 1)) {
+        *rc = usage("--factor must be in (0, 1]");
+        return false;
+      }
+    } else if (a == "--chip" && i + 1 < argc) {
+      o->chip = value();
+    } else if (a == "--dir" && i + 1 < argc) {
+      o->dir = value();
+    } else if (a == "--keep") {
+      o->keep = true;
+    } else {
+      *rc = usage(("bad argument " + a).c_str());
+      return false;
+    }
+  }
+  if (o->methods.empty() || o->journals.empty()) {
+    *rc = usage("no method or no journal mode");
+    return false;
+  }
+  return true;
+}
+
+struct Config {
+  std::string method, journal;
+  std::string uri(const Options& o, const std::string& path) const {
+    return "file:" + path + "?vfs=pdl&method=" + method + "&size=" + o.chip +
+           "&page=2048&clock=logical";
+  }
+};
+
+Status open_db(const Options& o, const Config& c, const std::string& path, Db* db) {
+  PDL_TRY(db->open(c.uri(o, path)));
+  std::string mode;
+  PDL_TRY(db->query_text("PRAGMA journal_mode=" + c.journal, &mode));
+  PDL_TRY(db->exec("PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=64"));
+  return Status::ok();
+}
+
+EmulatedNand* chip_of(const std::string& path) {
+  return static_cast<EmulatedNand*>(vfs::device_of(path));
+}
+
+// Mount with the flash API (store recovery, then the Volume's clean-up), the chip cut after
+// `cut` mutating operations (none if negative). Returns the operations the recovery did.
+Status recover(const std::string& path, int64_t cut, Tear tear, uint64_t seed, uint64_t* ops) {
+  std::unique_ptr<EmulatedNand> nand;
+  PDL_TRY(EmulatedNand::open_file(path, &nand));
+  if (cut >= 0) nand->cut_power_after(uint64_t(cut), tear, seed);
+  std::unique_ptr<PageStore> store;
+  std::unique_ptr<Volume> vol;
+  Status st = mount_store(*nand, &store);
+  if (st.is_ok()) st = Volume::open(std::move(store), {}, &vol);
+  if (st.is_ok()) st = vol->close();
+  *ops = nand->mutating_ops();
+  if (cut >= 0 && st.is(Errc::kPowerCut)) return Status::ok();
+  return st;
+}
+
+struct Reference {
+  std::vector<uint64_t> checksum;  // [i] = after transactions 0..i-1
+  uint64_t ops = 0;                // mutating flash operations of the whole run
+  uint64_t erases = 0;             // of which block erases (garbage collection, merges)
+};
+
+struct Totals {
+  uint64_t cuts = 0, recovery_cuts = 0, failures = 0, acked = 0, in_flight_durable = 0;
+  double sim_s = 0;
+};
+
+Status build_reference(const Options& o, const Config& c, const Workload& wl,
+                       const std::string& tmpl, const std::string& dir, Reference* ref) {
+  const std::string path = dir + "/reference.img";
+  std::filesystem::copy_file(tmpl, path, std::filesystem::copy_options::overwrite_existing);
+  Db db;
+  PDL_TRY(open_db(o, c, path, &db));
+  {
+    Terminal term(db, wl.scale());
+    PDL_TRY(term.prepare());
+    uint64_t sum = 0;
+    PDL_TRY(content_checksum(db, &sum));
+    ref->checksum = {sum};
+    EmulatedNand* nand = chip_of(path);
+    if (!nand) return Status::error(Errc::kIoError, "no device for " + path);
+    const uint64_t ops0 = nand->mutating_ops(), erases0 = nand->counters().erases;
+    for (uint64_t i = 0; i < o.txns; i++) {
+      TxnOutcome out;
+      PDL_TRY(term.run(wl.input(i), &out));
+      PDL_TRY(content_checksum(db, &sum));
+      ref->checksum.push_back(sum);
+    }
+    ref->ops = nand->mutating_ops() - ops0;
+    ref->erases = nand->counters().erases - erases0;
+  }
+  return db.close();
+}
+
+// One trial; a failure is reported (and counted) here, an error of the harness returned.
+Status trial(const Options& o, const Config& c, const Workload& wl, const std::string& tmpl,
+             const std::string& dir, const Reference& ref, uint64_t index, Totals* t) {
+  std::mt19937_64 rng(o.seed * 1000003 + index * 7919 + std::hash<std::string>()(c.method) +
+                      (c.journal == "wal" ? 17 : 0));
+  const uint64_t k = rng() % ref.ops;
+  const Tear tear = Tear(rng() % 3);
+  const uint64_t tear_seed = rng();
+  const bool recovery_cut = index % 2 == 1;
+  const std::string path = dir + "/trial.img";
+  std::filesystem::copy_file(tmpl, path, std::filesystem::copy_options::overwrite_existing);
+  uint64_t acked = 0, attempted = 0;
+  {
+    Db db;
+    PDL_TRY(open_db(o, c, path, &db));
+    Terminal term(db, wl.scale());
+    PDL_TRY(term.prepare());
+    EmulatedNand* nand = chip_of(path);
+    if (!nand) return Status::error(Errc::kIoError, "no device for " + path);
+    const uint64_t us0 = nand->counters().sim_us;
+    nand->cut_power_after(k, tear, tear_seed);
+    for (attempted = 0; attempted < o.txns; attempted++) {
+      TxnOutcome out;
+      if (!term.run(wl.input(attempted), &out).is_ok()) break;
+      acked = attempted + 1;
+    }
+    t->sim_s += double(nand->counters().sim_us - us0) / 1e6;
+    if (!nand->frozen())
+      return Status::error(Errc::kInvalidArgument, "the run ended before cut " +
+                                                       std::to_string(k) + " (not repeatable?)");
+  }  // the terminal's statements, then the connection closed (errors expected: chip frozen)
+  t->cuts++;
+  t->acked += acked;
+  std::string where;
+  if (recovery_cut) {
+    const std::string copy = path + ".copy";
+    std::filesystem::copy_file(path, copy, std::filesystem::copy_options::overwrite_existing);
+    uint64_t rec_ops = 0;
+    Status st = recover(copy, -1, Tear::kNone, 0, &rec_ops);
+    std::filesystem::remove(copy);
+    if (!st.is_ok()) where = "recovery: " + st.to_string();
+    if (st.is_ok() && rec_ops > 0) {
+      uint64_t ignored;
+      st = recover(path, int64_t(rng() % rec_ops), Tear(rng() % 3), rng(), &ignored);
+      if (!st.is_ok()) where = "cut recovery: " + st.to_string();
+      t->recovery_cuts++;
+    }
+  }
+  if (where.empty()) {
+    Db db;
+    Status st = open_db(o, c, path, &db);
+    std::string integrity, pdl_check;
+    uint64_t sum = 0;
+    std::vector<ConditionResult> conds;
+    if (st.is_ok()) st = db.query_text("PRAGMA integrity_check", &integrity);
+    if (st.is_ok()) st = db.query_text("PRAGMA pdl_check", &pdl_check);
+    if (st.is_ok()) st = content_checksum(db, &sum);
+    if (st.is_ok()) st = check_consistency(db, &conds);
+    if (!st.is_ok()) {
+      where = "reopen: " + st.to_string();
+    } else if (integrity != "ok" || pdl_check != "ok") {
+      where = "integrity_check: " + integrity + "; pdl_check: " + pdl_check;
+    } else if (sum != ref.checksum[acked] &&
+               !(attempted < o.txns && sum == ref.checksum[acked + 1])) {
+      where = "content is neither the state after the " + std::to_string(acked) +
+              " acknowledged transactions nor after the one in flight";
+    } else {
+      if (sum != ref.checksum[acked]) t->in_flight_durable++;
+      for (const ConditionResult& r : conds)
+        if (r.violations) where += "condition " + std::to_string(r.number) + " violated; ";
+      if (where.empty()) {  // the recovered database takes a new transaction
+        Terminal term(db, wl.scale());
+        TxnOutcome out;
+        st = term.prepare();
+        if (st.is_ok()) st = term.run(wl.input(o.txns), &out);
+        if (!st.is_ok()) where = "a transaction after recovery: " + st.to_string();
+      }
+    }
+    if (where.empty()) {
+      st = db.close();
+      if (!st.is_ok()) where = "close after recovery: " + st.to_string();
+    }
+  }
+  if (!where.empty()) {
+    t->failures++;
+    std::fprintf(stderr,
+                 "FAILED %s/%s trial %llu: cut after %llu of %llu ops, tear %d%s; %llu "
+                 "acknowledged: %s\n  reproduce: pdl-crash --methods %s --journals %s --seed "
+                 "%llu --txns %llu --factor %g --chip %s --trial %llu\n",
+                 c.method.c_str(), c.journal.c_str(), (unsigned long long)index,
+                 (unsigned long long)k, (unsigned long long)ref.ops, int(tear),
+                 recovery_cut ? ", then a cut in the recovery" : "", (unsigned long long)acked,
+                 where.c_str(), c.method.c_str(), c.journal.c_str(),
+                 (unsigned long long)o.seed, (unsigned long long)o.txns, o.factor,
+                 o.chip.c_str(), (unsigned long long)index);
+  }
+  return Status::ok();
+}
+
+Status run_config(const Options& o, const Config& c, uint64_t trials, const std::string& root,
+                  Totals* t) {
+  const std::string dir = root + "/" + c.method + "-" + c.journal;
+  if (mkdir(dir.c_str(), 0755) != 0)
+    return Status::error(Errc::kIoError, "cannot create " + dir + ": " + std::strerror(errno));
+  const Scale scale = Scale::make(1, o.factor);
+  const Workload wl(scale, o.seed);
+  const std::string tmpl = dir + "/template.img";
+  {
+    Db db;
+    PDL_TRY(db.open(c.uri(o, tmpl)));
+    PDL_TRY(db.exec("PRAGMA page_size=2048"));
+    std::string mode;
+    PDL_TRY(db.query_text("PRAGMA journal_mode=" + c.journal, &mode));
+    PDL_TRY(load(db, scale, o.seed));
+    PDL_TRY(db.close());
+  }
+  Reference ref;
+  PDL_TRY(build_reference(o, c, wl, tmpl, dir, &ref));
+  if (ref.ops == 0) return Status::error(Errc::kInvalidArgument, "the run wrote nothing");
+  const uint64_t failures0 = t->failures, cuts0 = t->cuts;
+  for (uint64_t i = 0; i < trials; i++) {
+    if (o.only_trial >= 0 && uint64_t(o.only_trial) != i) continue;
+    PDL_TRY(trial(o, c, wl, tmpl, dir, ref, i, t));
+  }
+  std::printf("  %-4s %-8s %6llu cuts over %llu flash operations (%llu erases) of %llu "
+              "transactions, %llu failed\n",
+              c.method.c_str(), c.journal.c_str(), (unsigned long long)(t->cuts - cuts0),
+              (unsigned long long)ref.ops, (unsigned long long)ref.erases,
+              (unsigned long long)o.txns, (unsigned long long)(t->failures - failures0));
+  std::fflush(stdout);
+  std::filesystem::remove_all(dir);
+  return Status::ok();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  int rc = 0;
+  if (!parse(argc, argv, &o, &rc)) return rc;
+  if (vfs::register_vfs() != SQLITE_OK) {
+    std::fprintf(stderr, "pdl-crash: cannot register the pdl VFS\n");
+    return 1;
+  }
+  std::string root;
+  Status st = make_scratch_dir(o.dir, "pdl-crash", &root);
+  if (!st.is_ok()) {
+    std::fprintf(stderr, "pdl-crash: %s\n", st.to_string().c_str());
+    return 1;
+  }
+  std::vector<Config> configs;
+  for (const auto& m : o.methods)
+    for (const auto& j : o.journals) configs.push_back({m, j});
+  const uint64_t per = std::max<uint64_t>(1, (o.cuts + configs.size() - 1) / configs.size());
+  std::printf("pdl-crash: %llu cuts (%llu per method x journal mode), %llu TPC-C transactions "
+              "per trial, %s, chip %s, seed %llu\n",
+              (unsigned long long)(per * configs.size()), (unsigned long long)per,
+              (unsigned long long)o.txns, Scale::make(1, o.factor).describe().c_str(),
+              o.chip.c_str(), (unsigned long long)o.seed);
+  std::fflush(stdout);
+  const auto t0 = Clock::now();
+  Totals t;
+  for (const Config& c : configs) {
+    st = run_config(o, c, per, root, &t);
+    if (!st.is_ok()) {
+      std::fprintf(stderr, "pdl-crash: %s/%s: %s (scratch kept in %s)\n", c.method.c_str(),
+                   c.journal.c_str(), st.to_string().c_str(), root.c_str());
+      return 1;
+    }
+  }
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf("pdl-crash: %llu cuts, %llu of them followed by a cut during the recovery (every "
+              "other trial, where the recovery writes); "
+              "%llu failures; %llu transactions acknowledged before the cuts, %llu in-flight "
+              "ones found durable; simulated flash time %.1f s; wall %.1f s\n",
+              (unsigned long long)t.cuts, (unsigned long long)t.recovery_cuts,
+              (unsigned long long)t.failures, (unsigned long long)t.acked,
+              (unsigned long long)t.in_flight_durable, t.sim_s, wall);
+  if (!o.keep) std::filesystem::remove_all(root);
+  return t.failures ? 1 : 0;
+}
