@@ -7,6 +7,7 @@
 // erase with kBadBlock and keeps its marker, which a reopened image file still shows; a scheduled
 // failure hits exactly the chosen operation, leaves only states a real chip could reach
 // (bits between old and new; pages erased or not), and makes its block fail from then on;
+// injected I/O errors fail exactly the chosen operations (any kind) and change nothing;
 // the Nand interface's default marker access (used by wrappers) agrees with the emulator's.
 #include <catch2/catch.hpp>
 
@@ -216,6 +217,44 @@ TEST_CASE("a scheduled failure hits exactly that operation and makes its block b
   REQUIRE_ERR(n->erase(9), Errc::kBadBlock);
   CHECK(!n->is_bad(9));
   REQUIRE_OK(n->erase(10));
+}
+
+TEST_CASE("injected I/O errors hit exactly the chosen operations of any kind and touch nothing",
+          "[nand][faults]") {
+  auto n = make_ram_nand(small_geometry());
+  const Geometry g = n->geometry();
+  const std::vector<Page> want = fill(*n, 3, 7);
+  std::mt19937_64 rng(8);
+  const Page c = random_page(rng, g);
+  const uint64_t ops0 = n->operations();
+  // A single error: the second operation from now, a program — it programs nothing.
+  n->io_errors_at(1);
+  Page got;
+  REQUIRE_OK(read(*n, 0, &got));
+  REQUIRE_ERR(n->program(3, c.data, c.spare), Errc::kIoError);
+  REQUIRE_OK(read(*n, 3, &got));
+  CHECK(got.data == Bytes(g.page_data, 0xFF));
+  REQUIRE_OK(n->program(3, c.data, c.spare));  // the page was untouched: programmable
+  CHECK(n->io_errors_injected() == 1);
+  CHECK(n->operations() - ops0 == 4);
+  // A window of three: a read, an erase and a bad-block mark fail; the block keeps its pages.
+  n->io_errors_at(0, 3);
+  REQUIRE_ERR(read(*n, 1, &got), Errc::kIoError);
+  REQUIRE_ERR(n->erase(0), Errc::kIoError);
+  REQUIRE_ERR(n->mark_bad(0), Errc::kIoError);
+  CHECK(!n->marked_bad(0));
+  REQUIRE_OK(read(*n, 1, &got));
+  CHECK(got == want[1]);
+  CHECK(n->io_errors_injected() == 4);
+  // A device gone until cleared; the counters never saw the failed operations as work.
+  const uint64_t reads = n->counters().page_reads;
+  n->io_errors_at(0, UINT64_MAX);
+  for (int i = 0; i < 10; i++) REQUIRE_ERR(read(*n, 2, &got), Errc::kIoError);
+  CHECK(n->counters().page_reads == reads);
+  n->clear_io_errors();
+  REQUIRE_OK(read(*n, 2, &got));
+  CHECK(got == want[2]);
+  CHECK(n->io_errors_injected() == 14);
 }
 
 TEST_CASE("the Nand interface's default marker access agrees with the emulator's",

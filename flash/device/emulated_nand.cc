@@ -338,6 +338,18 @@ void EmulatedNand::cut_power_after(uint64_t ops, Tear tear, uint64_t seed) {
   tear_rng_.seed(seed);
 }
 
+void EmulatedNand::io_errors_at(uint64_t n, uint64_t count) {
+  io_error_start_ = ops_ + n + 1;
+  io_error_end_ = count > UINT64_MAX - io_error_start_ ? UINT64_MAX : io_error_start_ + count;
+}
+
+bool EmulatedNand::io_error_now() {
+  ops_++;
+  if (ops_ < io_error_start_ || ops_ >= io_error_end_) return false;
+  io_errors_++;
+  return true;
+}
+
 void EmulatedNand::restore_power() {
   frozen_ = false;
   cut_armed_ = false;
@@ -367,6 +379,7 @@ Status EmulatedNand::mark_bad(uint32_t block) {
     return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
   if (read_only_) return Status::error(Errc::kIoError, "image opened read-only");
   if (frozen_) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  if (io_error_now()) return Status::error(Errc::kIoError, "injected I/O error (mark bad)");
   const uint8_t marked = 0xFF;  // stored inverted: flash byte 0x00
   const Ppa first = block * geo_.pages_per_block;
   PDL_TRY(media_->write(uint64_t(first) * geo_.raw_page() + geo_.page_data, &marked, 1));
@@ -468,6 +481,7 @@ Status EmulatedNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> s
       (!spare.empty() && spare.size() != geo_.page_spare))
     return Status::error(Errc::kInvalidArgument, "read buffer sizes must match the geometry");
   if (frozen_) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  if (io_error_now()) return Status::error(Errc::kIoError, "injected I/O error (read)");
   const uint64_t off = uint64_t(ppa) * geo_.raw_page();
   if (!data.empty() && !spare.empty()) {  // adjacent on the media: one host read
     uint8_t* raw = raw_scratch_.data();
@@ -503,6 +517,8 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
   if (nop_used_[ppa] >= geo_.partial_programs)
     return Status::error(Errc::kNandRule, "page " + std::to_string(ppa) + " exceeded NOP (" +
                                               std::to_string(geo_.partial_programs) + " programs)");
+  if (!frozen_ && io_error_now())
+    return Status::error(Errc::kIoError, "injected I/O error (program)");
   // Stored bytes are inverted: stored = ~flash. Programming ANDs flash bits, so it ORs stored.
   // Both parts live in one raw-page scratch buffer at their in-page positions, so a full-page
   // program (data to its end, spare from 0) is one contiguous host read and write.
@@ -584,6 +600,8 @@ Status EmulatedNand::erase(uint32_t block) {
   if (block >= geo_.blocks)
     return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
   if (read_only_) return Status::error(Errc::kIoError, "image opened read-only");
+  if (!frozen_ && io_error_now())
+    return Status::error(Errc::kIoError, "injected I/O error (erase)");
   const uint32_t count = media_->erase_count(block);
   if (geo_.erase_limit && count >= geo_.erase_limit) {
     failing_[block] = uint8_t(FailOn::kBoth);

@@ -26,7 +26,11 @@
 //     subset of its bits, the erase a random subset of pages erased. Failing is a property of
 //     this object: a reopened image keeps the markers (the engine must honour them) but not
 //     the failures — tests that reopen call fail_block() again;
-//   * wear-out: Geometry::erase_limit, after which erases fail with kBadBlock.
+//   * wear-out: Geometry::erase_limit, after which erases fail with kBadBlock;
+//   * I/O errors (io_errors_at): the n-th operation from now of any kind (read, program,
+//     erase, bad-block marking) and the count-1 after it fail with kIoError without touching
+//     the media — a transient fault of the bus or controller (count 1), or a device that is
+//     gone for a while (clear_io_errors() brings it back).
 // Per-page program counts (for NOP) live in memory only; reopening an image resets them, which
 // can only make the emulator more permissive, never wrong about data.
 //
@@ -121,6 +125,12 @@ class EmulatedNand final : public Nand {
   // its programs, or only its erases.
   enum class FailOn : uint8_t { kBoth = 1, kProgram = 2, kErase = 3 };
   void fail_block(uint32_t block, FailOn on = FailOn::kBoth);
+  // Operations n..n+count-1 from now (0 = the next; reads, programs, erases and mark_bad all
+  // count) fail with kIoError, touching nothing. clear_io_errors() ends the window early.
+  void io_errors_at(uint64_t n, uint64_t count = 1);
+  void clear_io_errors() { io_error_end_ = io_error_start_ = 0; }
+  uint64_t operations() const { return ops_; }         // all operations since creation
+  uint64_t io_errors_injected() const { return io_errors_; }
 
  private:
   EmulatedNand(const Geometry& g, std::unique_ptr<detail::NandMedia> media);
@@ -156,6 +166,11 @@ class EmulatedNand final : public Nand {
   bool fail_next_ = false;  // the operation being admitted is the scheduled failure
   uint64_t fail_at_ = 0;  // mutating_ops_ value of the scheduled failure
   std::mt19937_64 fail_rng_;
+  // Counts an operation; true if it is to fail with an injected I/O error.
+  bool io_error_now();
+  uint64_t ops_ = 0;
+  uint64_t io_error_start_ = 0, io_error_end_ = 0;  // ops_ values [start, end) fail
+  uint64_t io_errors_ = 0;
 };
 
 }  // namespace pdl

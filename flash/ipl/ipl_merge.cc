@@ -16,7 +16,8 @@ Status IplStore::read_log_pages(uint32_t lbn) {
     const uint32_t first = p * sectors_per_page_;
     const uint32_t end = std::min(first + sectors_per_page_, lb.used_sectors);
     bool passed;
-    PDL_TRY(fail(read_with_retries(
+    // A failed read does not poison the store (reread.h): the merge has changed nothing yet.
+    PDL_TRY(read_with_retries(
         nand_, lb.block * geo_.pages_per_block + dpb_ + p, dst, {},
         [&] {
           for (uint32_t i = first; i < end; i++) {
@@ -29,7 +30,7 @@ Status IplStore::read_log_pages(uint32_t lbn) {
           }
           return true;
         },
-        &passed)));
+        &passed));
     if (!passed)
       return Status::error(Errc::kCorrupt, "log page " + std::to_string(p) + " of block " +
                                                std::to_string(lb.block) + " fails its checks");
@@ -69,7 +70,7 @@ Status IplStore::allocate_block(uint32_t* block) {
     free_.pop_front();
     if (!erased_[b]) {
       const NandCounters before = nand_.counters();
-      const Status st = nand_.erase(b);
+      const Status st = erase_with_retries(nand_, b);
       ledger_.charge_since(ledger_.other(), before);
       if (st.is(Errc::kBadBlock)) {
         PDL_TRY(retire(b));
@@ -159,7 +160,7 @@ Status IplStore::merge(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page) {
   }
   // The old block: erased and free, or retired if a program failed there or its erase fails.
   const Status est = retiring_[old] ? Status::error(Errc::kBadBlock, "retiring")
-                                    : nand_.erase(old);
+                                    : erase_with_retries(nand_, old);
   owner_[old] = kNoBlock;
   if (est.is(Errc::kBadBlock)) {
     PDL_TRY(retire(old));

@@ -46,7 +46,7 @@ Status IplStore::format(Nand& nand, const StoreParams& params, std::unique_ptr<P
       s->bad_count_++;
       continue;
     }
-    const Status st = nand.erase(b);
+    const Status st = erase_with_retries(nand, b);
     if (st.is(Errc::kBadBlock)) {
       PDL_TRY(s->retire(b));
       continue;
@@ -110,14 +110,15 @@ Status IplStore::read_data(uint32_t block, uint32_t slot, Lpn lpn, std::span<uin
   const Ppa ppa = data_ppa(block, slot);
   SpareHeader h;
   bool passed;
-  PDL_TRY(fail(read_with_retries(
+  // A read changes nothing: a failed one does not poison the store (reread.h).
+  PDL_TRY(read_with_retries(
       nand_, ppa, page, spare_buf_,
       [&] {
         return spare_decode(spare_buf_, &h) == SpareState::kValid &&
                h.type == PageType::kIplData && h.lpn == lpn &&
                crc32c(page.data(), page.size()) == h.data_crc;
       },
-      &passed)));
+      &passed));
   if (!passed)
     return Status::error(Errc::kCorrupt, "data page " + std::to_string(ppa) + " of logical page " +
                                              std::to_string(lpn) + " fails its checks");
@@ -158,7 +159,8 @@ Status IplStore::program_data(uint32_t block, uint32_t slot, Lpn lpn,
   h.data_crc = crc32c(page.data(), page.size());
   h.aux = merge_count;
   spare_encode(h, spare_buf_);
-  const Status st = nand_.program(data_ppa(block, slot), page, spare_buf_);
+  const Status st =
+      as_program_status(nand_.program(data_ppa(block, slot), page, spare_buf_));
   if (st.is(Errc::kBadBlock)) {
     stats_.program_retries++;
     retiring_[block] = true;
@@ -293,8 +295,8 @@ Status IplStore::program_sectors(uint32_t lbn, uint16_t slot, uint8_t flags,
         !raw.empty() ? raw : i < parts ? splitter_.payload(i) : std::span<const uint8_t>();
     sector_encode(h, payload, sector_buf_);
     const uint32_t sec = lb.used_sectors;
-    const Status st = nand_.program(log_ppa(lb.block, sec), sector_buf_, {},
-                                    (sec % sectors_per_page_) * kLogSector);
+    const Status st = as_program_status(nand_.program(
+        log_ppa(lb.block, sec), sector_buf_, {}, (sec % sectors_per_page_) * kLogSector));
     if (st.is(Errc::kBadBlock)) {  // the write is incomplete: replay and recovery skip it
       lb.garbage.push_back(sec);
       lb.used_sectors++;

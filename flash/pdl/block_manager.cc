@@ -1,5 +1,6 @@
 // block_manager.cc — free queue, heads, valid counts and greedy victim selection.
 #include "flash/pdl/block_manager.h"
+#include "flash/store/reread.h"
 
 #include <cassert>
 
@@ -99,7 +100,7 @@ Status BlockManager::next_page(Head h, Nand& nand, Ppa* out, bool after_failure)
     const uint32_t b = free_.front();
     free_.pop_front();
     if (!erased_[b]) {
-      const Status st = nand.erase(b);
+      const Status st = erase_with_retries(nand, b);
       if (st.is(Errc::kBadBlock)) {  // worn out or failing: never used again
         PDL_TRY(retire(b, nand));
         continue;

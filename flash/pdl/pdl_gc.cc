@@ -18,6 +18,7 @@
 #include "flash/pdl/differential.h"
 
 #include "flash/pdl/pdl_store.h"
+#include "flash/store/reread.h"
 
 namespace pdl {
 
@@ -190,7 +191,7 @@ Status PdlStore::gc_once(int64_t victim) {
   // mount ever scans it again (its stale pages stay).
   const Status st = blocks_.retiring(uint32_t(victim))
                         ? Status::error(Errc::kBadBlock, "retiring")
-                        : nand_.erase(uint32_t(victim));
+                        : erase_with_retries(nand_, uint32_t(victim));
   if (st.is(Errc::kBadBlock)) {
     PDL_TRY(fail(blocks_.retire(uint32_t(victim), nand_)));
   } else {

@@ -37,7 +37,7 @@ Status PdlStore::format(Nand& nand, const StoreParams& params, std::unique_ptr<P
       s->blocks_.add_bad(b);
       continue;
     }
-    const Status st = nand.erase(b);
+    const Status st = erase_with_retries(nand, b);
     if (st.is(Errc::kBadBlock)) {
       PDL_TRY(s->blocks_.retire(b, nand));  // (a block not yet added counts as collecting)
       continue;
@@ -76,7 +76,7 @@ Status PdlStore::read_checked(Ppa ppa, std::span<uint8_t> data, SpareHeader* hdr
                h.data_crc == crc32c(data.data(), data.size());
       },
       &passed);
-  if (!st.is_ok()) return fail(st);
+  if (!st.is_ok()) return st;  // a read changes nothing: no reason to poison (reread.h)
   if (!passed)
     return Status::error(Errc::kCorrupt, "page " + std::to_string(ppa) + " fails its checksum");
   if (hdr) *hdr = h;
@@ -102,7 +102,7 @@ Status PdlStore::program_page(BlockManager::Head head, std::span<const uint8_t> 
       return fail(st.is(Errc::kFull) ? Status::error(Errc::kIoError, "allocation failed after "
                                                                      "space was reserved")
                                      : st);
-    st = nand_.program(q, data, scratch_spare_);
+    st = as_program_status(nand_.program(q, data, scratch_spare_));
     if (st.is_ok()) {
       *out = q;
       return Status::ok();
@@ -118,7 +118,7 @@ Status PdlStore::program_page(BlockManager::Head head, std::span<const uint8_t> 
 Status PdlStore::mark_obsolete(Ppa ppa, bool* marked) {
   static const uint8_t kMark[1] = {0x00};
   stats_.obsolete_marks++;
-  const Status st = nand_.program(ppa, {}, kMark, 0, kSpareObsoleteAt);
+  const Status st = as_program_status(nand_.program(ppa, {}, kMark, 0, kSpareObsoleteAt));
   *marked = st.is_ok();
   if (st.is(Errc::kBadBlock)) {  // the page stays a recoverable copy until its block retires
     blocks_.retire_later(ppa / geo_.pages_per_block);

@@ -10,6 +10,7 @@
 #include "flash/pdl/pdl_store.h"
 #include "flash/store/page_store.h"
 #include "flash/store/superblock.h"
+#include "flash/store/reread.h"
 
 namespace pdl {
 
@@ -22,7 +23,7 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
   sb.format_time = uint64_t(std::time(nullptr));
   for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
     if (nand.is_bad(b)) continue;
-    const Status st = nand.erase(b);
+    const Status st = erase_with_retries(nand, b);
     if (st.is(Errc::kBadBlock)) PDL_TRY(nand.mark_bad(b));  // write_superblock skips it
     else PDL_TRY(st);
   }

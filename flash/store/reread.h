@@ -1,4 +1,4 @@
-// reread.h — reading through transient bit errors.
+// reread.h — reading through transient bit errors, and the engine's view of device errors.
 //
 // Read disturb and retention errors can exceed a chip's ECC on one read and not on the next
 // (real NAND has read-retry for that), and an ECC can miscorrect, handing back wrong bytes as
@@ -9,6 +9,17 @@
 // (it may hold the only copy of something), while one that reads but keeps failing its CRC is
 // torn, as before. A torn page fails every attempt, so each one costs kReadAttempts - 1 extra
 // reads at mount — only after a crash, and only for the few pages it tore.
+//
+// Device errors (kIoError: the bus, the controller or the host failed the operation) are
+// treated by what the operation is. A read changes nothing: it is retried like an
+// uncorrectable one, and a run-time read that never succeeds fails without poisoning the
+// store. An erase is idempotent: retried (erase_with_retries); an erase that keeps failing
+// so is the device's failure, not the block's — the error goes up and nothing is marked bad.
+// A program that did not complete is a failed program (program_failed), as a NAND's
+// program-status failure is (MTD reports both as EIO): what it left is garbage, the data
+// goes elsewhere and the block leaves service once its valid pages are moved. A device that
+// is gone fails every attempt, and the engine stops with the error (nothing is marked bad
+// on the media while it cannot be written; a remount starts afresh).
 #pragma once
 
 #include <span>
@@ -18,10 +29,32 @@
 namespace pdl {
 
 inline constexpr int kReadAttempts = 4;
+inline constexpr int kEraseAttempts = 4;
+
+// The device did not complete a program: its status failed (kBadBlock) or the operation was
+// lost on the way (kIoError). Either way the page holds garbage and its block is suspect.
+inline bool program_failed(const Status& st) {
+  return st.is(Errc::kBadBlock) || st.is(Errc::kIoError);
+}
+// The same, as the status the engine's program paths act on: kBadBlock (the message kept).
+inline Status as_program_status(Status st) {
+  if (st.is(Errc::kIoError)) return Status::error(Errc::kBadBlock, st.message());
+  return st;
+}
+
+// Erase `block`, again while the device reports an I/O error (kBadBlock: the block failed).
+inline Status erase_with_retries(Nand& nand, uint32_t block) {
+  Status st;
+  for (int i = 0; i < kEraseAttempts; i++) {
+    st = nand.erase(block);
+    if (!st.is(Errc::kIoError)) return st;
+  }
+  return st;
+}
 
 // Read `ppa` until `check()` (which looks at the caller's buffers) accepts it. Returns:
 // Ok with *passed = true — accepted; Ok with *passed = false — read, but never accepted;
-// kCorrupt — the last attempt was an uncorrectable read; any other device error at once.
+// kCorrupt or kIoError — the last attempt failed so; any other device error at once.
 template <class Check>
 Status read_with_retries(Nand& nand, Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare,
                          Check check, bool* passed) {
@@ -33,12 +66,12 @@ Status read_with_retries(Nand& nand, Ppa ppa, std::span<uint8_t> data, std::span
       *passed = true;
       return st;
     }
-    if (!st.is_ok() && !st.is(Errc::kCorrupt)) return st;
+    if (!st.is_ok() && !st.is(Errc::kCorrupt) && !st.is(Errc::kIoError)) return st;
   }
   return st;
 }
 
-// Without a check: retries uncorrectable reads only.
+// Without a check: retries failed reads only.
 inline Status read_with_retries(Nand& nand, Ppa ppa, std::span<uint8_t> data,
                                 std::span<uint8_t> spare) {
   bool passed;

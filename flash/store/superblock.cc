@@ -82,7 +82,7 @@ Status write_superblock(Nand& nand, const Superblock& sb) {
   uint32_t written = 0;
   for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
     if (nand.is_bad(b)) continue;
-    const Status st = nand.program(b * g.pages_per_block, data, spare);
+    const Status st = as_program_status(nand.program(b * g.pages_per_block, data, spare));
     if (st.is(Errc::kBadBlock)) {  // a copy fewer; the block is never read again
       PDL_TRY(nand.mark_bad(b));
       continue;
