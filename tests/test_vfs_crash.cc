@@ -193,8 +193,9 @@ struct Workload {
 };
 
 // `w` (writer) and `r` (a second connection that reads now and then) open on the image at
-// `path` (created if missing), in the workload's journal mode.
+// `path` (created if missing), in the workload's journal mode; SQLite's PRNG reseeded.
 void open_pair(const Workload& wl, const std::string& path, Conn& w, Conn& r) {
+  seed_sqlite_prng();  // every replay of a workload writes the same bytes
   w.must_open(wl.uri(path));
   set_journal_mode(w, wl.journal);
   w.must("PRAGMA synchronous=FULL");

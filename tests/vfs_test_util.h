@@ -46,6 +46,10 @@ inline void use_pdl_vfs() {
 }
 
 // "file:<path>?vfs=pdl[&<params>]". `path` must be absolute (device_of() keys on it).
+// Seed SQLite's process-wide PRNG (journal nonces, WAL salts): a replayed workload then
+// writes the same bytes, so a dry run's operation count holds for the runs cut after it.
+inline void seed_sqlite_prng() { sqlite3_test_control(SQLITE_TESTCTRL_PRNG_SEED, 12345, nullptr); }
+
 inline std::string pdl_uri(const std::string& path, const std::string& params = "") {
   return "file:" + path + "?vfs=pdl" + (params.empty() ? "" : "&" + params);
 }

@@ -130,6 +130,7 @@ std::string Fleet::path_of(const std::string& key) const {
 Status Fleet::open(const std::string& source) {
   if (vfs::register_vfs() != SQLITE_OK)
     return Status::error(Errc::kIoError, "cannot register the pdl VFS");
+  seed_sqlite_prng(uint32_t(cfg_.seed));  // the members write the same bytes run after run
   Db src;
   PDL_TRY(src.open("file:" + source + "?vfs=unix&mode=ro"));
   std::vector<MethodSpec> all = methods_;

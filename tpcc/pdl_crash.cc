@@ -195,6 +195,7 @@ Status build_reference(const Options& o, const Config& c, const Workload& wl,
                        const std::string& tmpl, const std::string& dir, Reference* ref) {
   const std::string path = dir + "/reference.img";
   std::filesystem::copy_file(tmpl, path, std::filesystem::copy_options::overwrite_existing);
+  seed_sqlite_prng(uint32_t(o.seed));  // as in every trial: the same bytes, the same operations
   Db db;
   PDL_TRY(open_db(o, c, path, &db));
   {
@@ -230,6 +231,7 @@ Status trial(const Options& o, const Config& c, const Workload& wl, const std::s
   const std::string path = dir + "/trial.img";
   std::filesystem::copy_file(tmpl, path, std::filesystem::copy_options::overwrite_existing);
   uint64_t acked = 0, attempted = 0;
+  seed_sqlite_prng(uint32_t(o.seed));
   {
     Db db;
     PDL_TRY(open_db(o, c, path, &db));

@@ -5,6 +5,10 @@
 
 namespace pdl::tpcc {
 
+void seed_sqlite_prng(uint32_t seed) {
+  sqlite3_test_control(SQLITE_TESTCTRL_PRNG_SEED, int(seed | 1), nullptr);
+}
+
 Status sql_status(sqlite3* db, int rc, std::string_view what) {
   if (rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW) return Status::ok();
   Errc code = Errc::kIoError;

@@ -18,6 +18,11 @@ namespace pdl::tpcc {
 // Status for SQLite result `rc` on `db` (may be null); `what` names the call or statement.
 Status sql_status(sqlite3* db, int rc, std::string_view what);
 
+// Seed SQLite's process-wide PRNG (it draws journal nonces, WAL salts and temp file names):
+// two identical runs then write identical bytes to flash, so flash figures and power-cut
+// positions repeat exactly. No effect on correctness.
+void seed_sqlite_prng(uint32_t seed);
+
 // One connection, closed by the destructor.
 class Db {
  public:
