@@ -171,3 +171,58 @@ TEST_CASE("reads through bit flips are right or an error, never wrong bytes", "[
               (unsigned long long)g_miscorrected.uncorrectable,
               (unsigned long long)g_miscorrected.failed);
 }
+
+// Scrub (reread.h): retention errors that stay until a block is erased (EmulatedNand::set_weak).
+// Every data block is made weak; reads still return the right bytes (the ECC corrects), and
+// at or above 3/4 of the ECC strength each block read is moved and erased at the next write
+// or sync, until no read needs correcting any more. Below the threshold nothing moves.
+TEST_CASE("blocks whose reads need most of the ECC are scrubbed: data moved, block erased, "
+          "nothing lost", "[flips][scrub]") {
+  uint64_t scrubbed_total = 0, configs = 0;
+  for (const StoreConfig& cfg : test::store_matrix()) {
+    for (const uint32_t flips : {2u, 3u}) {  // t = 4 (the default): threshold 3
+      INFO(cfg.name << ", " << flips << " flips per sector in every data block");
+      Rig r = make(cfg);
+      const uint32_t blocks = cfg.geo.blocks;
+      for (uint32_t b = 2; b < blocks; b++) r.nand->set_weak(b, flips);
+      Page got(r.store->page_size());
+      uint64_t corrected = 1;
+      int round = 0;
+      for (; round < 40 && corrected > 0; round++) {
+        const NandCounters c0 = r.nand->counters();
+        for (Lpn l = 0; l < r.model.size(); l++) {
+          if (!r.model[l]) continue;
+          const Status st = r.store->read(l, got);
+          INFO("lpn " << l << ": " << st.to_string());
+          REQUIRE(st.is_ok());
+          REQUIRE(got == *r.model[l]);
+        }
+        corrected = (r.nand->counters() - c0).ecc_corrected_bits;
+        if (flips < 3) break;
+        update(r, Lpn(r.rng() % 64));  // scrubs run at writes and syncs
+        REQUIRE(r.store->sync().is_ok());
+      }
+      const uint64_t scrubbed = r.store->stats().blocks_scrubbed;
+      if (flips < 3) {
+        CHECK(scrubbed == 0);
+        CHECK(corrected > 0);
+      } else {
+        INFO("rounds " << round << ", blocks scrubbed " << scrubbed);
+        CHECK(corrected == 0);  // every block read since was rewritten
+        CHECK(scrubbed > 0);
+        scrubbed_total += scrubbed;
+        configs++;
+      }
+      REQUIRE(r.store->check().is_ok());
+      r.store.reset();
+      REQUIRE(mount_store(*r.nand, &r.store).is_ok());
+      for (Lpn l = 0; l < r.model.size(); l++) {
+        if (!r.model[l]) continue;
+        REQUIRE(r.store->read(l, got).is_ok());
+        REQUIRE(got == *r.model[l]);
+      }
+    }
+  }
+  WARN("scrub: " << scrubbed_total << " blocks scrubbed over " << configs
+                 << " store configurations, every page intact");
+}

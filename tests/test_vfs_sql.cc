@@ -219,6 +219,7 @@ TEST_CASE("SQL statements agree with an in-memory model before and after reopen"
   use_pdl_vfs();
   static const std::vector<Config> all = matrix(true);
   const size_t which = GENERATE(range(size_t(0), all.size()));
+  if (!in_matrix_sample(which)) return;
   const Config& cfg = all[which];
   INFO(cfg.name());
   auto rng = seeded_rng(0x5A1 + which);
@@ -254,6 +255,8 @@ TEST_CASE("a larger table stays exact through bulk updates, deletes and reopen",
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST",
                                        "MEMORY", "WAL", "OFF");
   const Config cfg{method, journal, 2048, 0};
+  static size_t config_index = 0;
+  if (!in_matrix_sample(config_index++)) return;
   INFO(cfg.name());
   const std::string path = temp_path("bulk.db");
   constexpr int64_t kRows = 20000;
@@ -305,6 +308,7 @@ TEST_CASE("a committed row survives close and reopen", "[vfs][sql]") {
   use_pdl_vfs();
   static const std::vector<Config> all = matrix(false);
   const size_t which = GENERATE(range(size_t(0), all.size()));
+  if (!in_matrix_sample(which)) return;
   const Config& cfg = all[which];
   INFO(cfg.name());
   const std::string path = temp_path("persist.db");
@@ -333,6 +337,7 @@ TEST_CASE("a blob larger than a flash block round-trips, also after partial over
   use_pdl_vfs();
   static const std::vector<Config> all = matrix(false);
   const size_t which = GENERATE(range(size_t(0), all.size()));
+  if (!in_matrix_sample(which)) return;
   const Config& cfg = all[which];
   INFO(cfg.name());
   const size_t block = size_t(cfg.flash_page) * 64;  // the default 64 pages per block
@@ -388,6 +393,7 @@ TEST_CASE("VACUUM shrinks the database and keeps every row", "[vfs][sql][vacuum]
   use_pdl_vfs();
   static const std::vector<Config> all = matrix(false);
   const size_t which = GENERATE(range(size_t(0), all.size()));
+  if (!in_matrix_sample(which)) return;
   const Config& cfg = all[which];
   INFO(cfg.name());
   const std::string path = temp_path("vac.db");

@@ -338,6 +338,12 @@ void EmulatedNand::cut_power_after(uint64_t ops, Tear tear, uint64_t seed) {
   tear_rng_.seed(seed);
 }
 
+void EmulatedNand::set_weak(uint32_t block, uint32_t flips) {
+  if (block >= geo_.blocks) return;
+  if (weak_.empty()) weak_.assign(geo_.blocks, 0);
+  weak_[block] = flips;
+}
+
 void EmulatedNand::io_errors_at(uint64_t n, uint64_t count) {
   io_error_start_ = ops_ + n + 1;
   io_error_end_ = count > UINT64_MAX - io_error_start_ ? UINT64_MAX : io_error_start_ + count;
@@ -420,6 +426,7 @@ void EmulatedNand::flip_bits(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t
     const uint32_t n = count(flip_rng_);
     if (n <= flips_.ecc_strength) {
       ctr_.ecc_corrected_bits += n;
+      last_read_flips_ = std::max(last_read_flips_, n);
       return;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -497,7 +504,22 @@ Status EmulatedNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> s
     invert(spare.data(), spare.size());
   }
   Status st;
+  last_read_flips_ = 0;
   if (flips_.sector_rate > 0) flip_bits(ppa, data, spare, &st);
+  if (!weak_.empty() && weak_[ppa / geo_.pages_per_block] > 0) {
+    const uint32_t n = weak_[ppa / geo_.pages_per_block];
+    const uint64_t sectors = (data.size() + flips_.sector_bytes - 1) / flips_.sector_bytes +
+                             (spare.empty() ? 0 : 1);
+    if (n <= flips_.ecc_strength) {
+      if (counting_) ctr_.ecc_corrected_bits += n * sectors;
+      last_read_flips_ = std::max(last_read_flips_, n);
+    } else if (st.is_ok()) {
+      if (counting_) ctr_.ecc_uncorrectable++;
+      st = Status::error(Errc::kCorrupt, "uncorrectable ECC error reading page " +
+                                             std::to_string(ppa) + " (a weak block)");
+    }
+  }
+  if (!st.is_ok()) last_read_flips_ = 0;
   if (!counting_) return st;
   if (data.empty()) ctr_.spare_reads++; else ctr_.page_reads++;
   ctr_.bytes_read += data.size() + spare.size();
@@ -636,6 +658,7 @@ Status EmulatedNand::erase(uint32_t block) {
   PDL_TRY(media_->set_erase_count(block, count + 1));
   std::fill_n(nop_used_.begin() + std::ptrdiff_t(block * ppb), ppb, 0);
   std::fill_n(known_erased_.begin() + std::ptrdiff_t(block * ppb), ppb, 1);
+  if (!weak_.empty()) weak_[block] = 0;  // rewritten cells hold their charge again
   if (!counting_) return Status::ok();
   ctr_.erases++;
   ctr_.sim_us += geo_.erase_us;

@@ -26,6 +26,9 @@
 //     subset of its bits, the erase a random subset of pages erased. Failing is a property of
 //     this object: a reopened image keeps the markers (the engine must honour them) but not
 //     the failures — tests that reopen call fail_block() again;
+//   * weak blocks (set_weak): every read of a page of the block has that many flips in each
+//     ECC sector — retention errors that stay until the block is erased, the case scrubbing
+//     is for (corrected up to t, and reported by last_read_flips(); beyond t uncorrectable);
 //   * wear-out: Geometry::erase_limit, after which erases fail with kBadBlock;
 //   * I/O errors (io_errors_at): the n-th operation from now of any kind (read, program,
 //     erase, bad-block marking) and the count-1 after it fail with kIoError without touching
@@ -130,6 +133,10 @@ class EmulatedNand final : public Nand {
   void io_errors_at(uint64_t n, uint64_t count = 1);
   void clear_io_errors() { io_error_end_ = io_error_start_ = 0; }
   uint64_t operations() const { return ops_; }         // all operations since creation
+  // Reads of `block` carry `flips` bit flips per ECC sector until the block is erased.
+  void set_weak(uint32_t block, uint32_t flips);
+  uint32_t ecc_strength() const override { return flips_.ecc_strength; }
+  uint32_t last_read_flips() const override { return last_read_flips_; }
   uint64_t io_errors_injected() const { return io_errors_; }
 
  private:
@@ -171,6 +178,8 @@ class EmulatedNand final : public Nand {
   uint64_t ops_ = 0;
   uint64_t io_error_start_ = 0, io_error_end_ = 0;  // ops_ values [start, end) fail
   uint64_t io_errors_ = 0;
+  std::vector<uint32_t> weak_;    // per block: flips per sector of every read (0: none)
+  uint32_t last_read_flips_ = 0;  // most flips corrected in one sector of the last read
 };
 
 }  // namespace pdl

@@ -94,6 +94,13 @@ class Nand {
   // marker through program()/read(): byte 0 of the spare of the block's first page.
   virtual Status mark_bad(uint32_t block);
   virtual bool is_bad(uint32_t block);
+
+  // ECC (MTD: mtd_info.ecc_strength, and the max_bitflips of a read): the bit flips per ECC
+  // sector the device corrects, and the most it corrected in one sector of the last read that
+  // succeeded. A read near the strength is the sign to move a block's data before its errors
+  // outgrow the ECC (scrub; reread.h). 0 if the device cannot tell.
+  virtual uint32_t ecc_strength() const { return 0; }
+  virtual uint32_t last_read_flips() const { return 0; }
 };
 
 }  // namespace pdl

@@ -34,6 +34,38 @@ Status IplStore::read_log_pages(uint32_t lbn) {
     if (!passed)
       return Status::error(Errc::kCorrupt, "log page " + std::to_string(p) + " of block " +
                                                std::to_string(lb.block) + " fails its checks");
+    note_read(lb.block);
+  }
+  return Status::ok();
+}
+
+void IplStore::note_read(uint32_t block) {
+  if (scrubbing_[block] || retiring_[block] || !read_needs_scrub(nand_)) return;
+  scrubbing_[block] = true;
+  scrubbing_n_++;
+}
+
+void IplStore::scrub_done(uint32_t block, bool erased) {
+  if (!scrubbing_[block]) return;
+  scrubbing_[block] = false;
+  scrubbing_n_--;
+  if (erased) stats_.blocks_scrubbed++;
+}
+
+// Merge the logical blocks of the blocks found weak; a merge that finds no room waits for a
+// later write or sync (the data is still readable: the ECC corrects it).
+Status IplStore::scrub_pending() {
+  for (uint32_t b = 0; b < scrubbing_.size() && scrubbing_n_ > 0; b++) {
+    if (!scrubbing_[b]) continue;
+    if (owner_[b] == kNoBlock || retiring_[b]) {  // freed meanwhile, or leaving service
+      scrub_done(b, false);
+      continue;
+    }
+    ledger_.charge_current();
+    const Status st = merge(owner_[b], kNoLpn, {});
+    ledger_.charge(ledger_.gc());
+    if (st.is(Errc::kFull)) return Status::ok();
+    PDL_TRY(st);
   }
   return Status::ok();
 }
@@ -162,6 +194,7 @@ Status IplStore::merge(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page) {
   const Status est = retiring_[old] ? Status::error(Errc::kBadBlock, "retiring")
                                     : erase_with_retries(nand_, old);
   owner_[old] = kNoBlock;
+  scrub_done(old, !est.is(Errc::kBadBlock) && est.is_ok());
   if (est.is(Errc::kBadBlock)) {
     PDL_TRY(retire(old));
   } else {

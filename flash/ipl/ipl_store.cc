@@ -29,6 +29,7 @@ IplStore::IplStore(Nand& nand, const StoreParams& params)
       erased_(nand.geometry().blocks, false),
       bad_(nand.geometry().blocks, false),
       retiring_(nand.geometry().blocks, false),
+      scrubbing_(nand.geometry().blocks, false),
       ledger_(nand),
       splitter_(log_buffer_),
       page_buf_(geo_.page_data),
@@ -122,6 +123,7 @@ Status IplStore::read_data(uint32_t block, uint32_t slot, Lpn lpn, std::span<uin
   if (!passed)
     return Status::error(Errc::kCorrupt, "data page " + std::to_string(ppa) + " of logical page " +
                                              std::to_string(lpn) + " fails its checks");
+  note_read(block);
   return Status::ok();
 }
 
@@ -187,6 +189,7 @@ Status IplStore::write(Lpn lpn, std::span<const uint8_t> page) {
   PDL_TRY(check_args(lpn, page.size()));
   CostLedger::Scope cost(ledger_, ledger_.bucket_of(lpn));
   stats_.writes++;
+  PDL_TRY(scrub_pending());  // (before the references below: a merge moves blocks)
   const uint32_t lbn = lbn_of(lpn), slot = slot_of(lpn);
   LBlock& lb = lblocks_[lbn];
   LpnState& st = lpns_[lpn];
@@ -376,6 +379,7 @@ Status IplStore::sync() {
   stats_.syncs++;
   for (uint32_t lbn : trims_) PDL_TRY(flush_trims(lbn));
   trims_.clear();
+  PDL_TRY(scrub_pending());
   return fail(nand_.flush());
 }
 

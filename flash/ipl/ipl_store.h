@@ -161,6 +161,11 @@ class IplStore final : public PageStore {
   Status allocate_block(uint32_t* block);
   // Alg. 1. `lpn`/`page`: a new version to merge in (lpn == kNoLpn: none).
   Status merge(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page);
+  // Scrub (reread.h): a read of `block` needed most of the ECC — remember it; at the next
+  // write or sync its logical block is merged into a fresh block and it is erased.
+  void note_read(uint32_t block);
+  Status scrub_pending();
+  void scrub_done(uint32_t block, bool erased);
 
   static constexpr Lpn kNoLpn = 0xFFFFFFFFu;
   static constexpr uint32_t kProgramAttempts = 4;  // merge targets tried before giving up
@@ -177,6 +182,8 @@ class IplStore final : public PageStore {
   std::vector<bool> erased_;         // block known erased (format, erase) — no erase before use
   std::vector<bool> bad_;            // block out of service (marked bad)
   std::vector<bool> retiring_;       // a program in the block failed: retire, never erase
+  std::vector<bool> scrubbing_;      // a read of the block needed most of the ECC
+  uint32_t scrubbing_n_ = 0;
   uint32_t bad_count_ = 0;
   std::deque<uint32_t> free_;        // free blocks, FIFO
   std::set<uint32_t> trims_;         // logical blocks with trim-pending lpns

@@ -15,6 +15,7 @@ BlockManager::BlockManager(const Geometry& g, uint32_t first_block, uint32_t res
       written_(g.blocks, 0),
       erased_(g.blocks, 0),
       retiring_(g.blocks, 0),
+      scrubbing_(g.blocks, 0),
       prev_(g.blocks, -1),
       next_(g.blocks, -1),
       bucket_(g.pages_per_block + 1, -1) {}
@@ -138,14 +139,17 @@ void BlockManager::take(uint32_t block) {
 
 void BlockManager::victim_erased(uint32_t block) {
   assert(state_[block] == kCollecting);
+  if (scrubbing_[block]) {  // erased: its cells hold their charge again
+    scrubbing_[block] = 0;
+    scrubbing_n_--;
+    scrubbed_++;
+  }
   add_free(block, true);
 }
 
-void BlockManager::retire_later(uint32_t block) {
-  if (!retiring_[block]) retiring_n_++;
-  retiring_[block] = 1;
+void BlockManager::close_head(uint32_t block) {
   for (int64_t& head : head_)
-    if (head == int64_t(block)) {  // close it: no more programs here
+    if (head == int64_t(block)) {
       written_[block] = uint16_t(ppb_);
       state_[block] = kClosed;
       link(block);
@@ -153,10 +157,25 @@ void BlockManager::retire_later(uint32_t block) {
     }
 }
 
-int64_t BlockManager::retiring_victim() const {
-  if (retiring_n_ == 0) return -1;
+void BlockManager::retire_later(uint32_t block) {
+  if (!retiring_[block]) retiring_n_++;
+  retiring_[block] = 1;
+  close_head(block);  // no more programs here
+}
+
+void BlockManager::scrub_later(uint32_t block) {
+  if (scrubbing_[block] || retiring_[block] ||
+      (state_[block] != kOpen && state_[block] != kClosed))
+    return;
+  scrubbing_[block] = 1;
+  scrubbing_n_++;  // (an open head fills first: closing it early could break the space
+                   // the current write was promised)
+}
+
+int64_t BlockManager::pending_victim() const {
+  if (retiring_n_ == 0 && scrubbing_n_ == 0) return -1;
   for (uint32_t b = first_; b < state_.size(); b++)
-    if (retiring_[b] && state_[b] == kClosed) return b;
+    if ((retiring_[b] || scrubbing_[b]) && state_[b] == kClosed) return b;
   return -1;
 }
 
@@ -165,6 +184,8 @@ Status BlockManager::retire(uint32_t block, Nand& nand) {
   state_[block] = kBad;
   if (retiring_[block]) retiring_n_--;
   retiring_[block] = 0;
+  if (scrubbing_[block]) scrubbing_n_--;
+  scrubbing_[block] = 0;
   valid_[block] = 0;
   bad_++;
   retired_++;

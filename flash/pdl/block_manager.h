@@ -83,8 +83,8 @@ class BlockManager {
   // collection (retiring_victim) and retirement.
   void retire_later(uint32_t block);
   bool retiring(uint32_t block) const { return retiring_[block] != 0; }
-  // A closed block waiting for retirement, or -1.
-  int64_t retiring_victim() const;
+  // A closed block waiting for retirement or a scrub, or -1.
+  int64_t pending_victim() const;
   // Take `block` (a collected victim, a free block whose erase failed, or at format a block not
   // yet added) out of service:
   // marks it bad on the chip. The block is bad in RAM even if marking fails (the error is
@@ -92,6 +92,14 @@ class BlockManager {
   Status retire(uint32_t block, Nand& nand);
   uint32_t bad_blocks() const { return bad_; }
   uint64_t retired() const { return retired_; }  // retirements since construction
+
+  // ---- scrub (reread.h) ----
+  // A read of `block` needed most of the ECC: once closed (a write head fills it first), the
+  // block waits for collection (pending_victim): its valid pages move, it is erased and
+  // reused. Nothing for a free, collecting, bad or retiring block.
+  void scrub_later(uint32_t block);
+  bool scrubbing(uint32_t block) const { return scrubbing_[block] != 0; }
+  uint64_t scrubbed() const { return scrubbed_; }  // scrubbed blocks erased since construction
 
   uint32_t free_blocks() const { return uint32_t(free_.size()); }
   bool is_free(uint32_t block) const { return state_[block] == kFree; }
@@ -104,19 +112,23 @@ class BlockManager {
   void change_valid(uint32_t block, int d);
   void link(uint32_t block);
   void unlink(uint32_t block);
+  void close_head(uint32_t block);  // a write head on `block` takes no more pages
 
   uint32_t ppb_, first_, reserve_;
   std::vector<State> state_;
   std::vector<uint16_t> valid_, written_;
   std::vector<uint8_t> erased_;          // free block known to be erased
   std::vector<uint8_t> retiring_;        // a program in the block failed
+  std::vector<uint8_t> scrubbing_;       // a read of the block needed most of the ECC
   std::vector<int32_t> prev_, next_;     // bucket lists of closed blocks
   std::vector<int32_t> bucket_;          // head of the list for each valid count 0..ppb
   std::deque<uint32_t> free_;
   int64_t head_[2] = {-1, -1};
   uint32_t bad_ = 0;
   uint32_t retiring_n_ = 0;  // blocks with retiring_ set
+  uint32_t scrubbing_n_ = 0;  // blocks with scrubbing_ set
   uint64_t retired_ = 0;
+  uint64_t scrubbed_ = 0;
 };
 
 }  // namespace pdl

@@ -53,6 +53,7 @@ Status PdlStore::format(Nand& nand, const StoreParams& params, std::unique_ptr<P
 void PdlStore::reset_stats() {
   stats_ = StoreStats{};
   retired_at_reset_ = blocks_.retired();
+  scrubbed_at_reset_ = blocks_.scrubbed();
   ledger_.reset();
 }
 
@@ -79,6 +80,8 @@ Status PdlStore::read_checked(Ppa ppa, std::span<uint8_t> data, SpareHeader* hdr
   if (!st.is_ok()) return st;  // a read changes nothing: no reason to poison (reread.h)
   if (!passed)
     return Status::error(Errc::kCorrupt, "page " + std::to_string(ppa) + " fails its checksum");
+  const uint32_t block = ppa / geo_.pages_per_block;
+  if (read_needs_scrub(nand_) && int64_t(block) != gc_victim_) blocks_.scrub_later(block);
   if (hdr) *hdr = h;
   return Status::ok();
 }
@@ -108,7 +111,7 @@ Status PdlStore::program_page(BlockManager::Head head, std::span<const uint8_t> 
       return Status::ok();
     }
     // A grown bad block: what the failed program left is garbage (its CRCs fail) and maps to
-    // nothing; the block leaves service once its valid pages are moved (retire_pending).
+    // nothing; the block leaves service once its valid pages are moved (collect_pending).
     if (!st.is(Errc::kBadBlock) || attempt + 1 >= kProgramAttempts) return fail(st);
     stats_.program_retries++;
     blocks_.retire_later(q / geo_.pages_per_block);
@@ -153,15 +156,17 @@ Status PdlStore::base_becomes_stale(Ppa bp) {
   return Status::ok();
 }
 
-// Collect the blocks a program failed in (GC moves their valid pages) and retire them. With
-// `must`, a block that cannot be collected for lack of room is an error (kFull): sync() needs
-// them gone, since an obsolete mark that failed there may be all that hides a trimmed page.
-Status PdlStore::retire_pending(bool must) {
-  for (int64_t b; (b = blocks_.retiring_victim()) >= 0;) {
+// Collect the blocks a program failed in (GC moves their valid pages) and retire them, and the
+// blocks a read found weak (scrub: moved, erased, reused). With `must`, a failed block that
+// cannot be collected for lack of room is an error (kFull): sync() needs them gone, since an
+// obsolete mark that failed there may be all that hides a trimmed page. A scrub can wait.
+Status PdlStore::collect_pending(bool must) {
+  for (int64_t b; (b = blocks_.pending_victim()) >= 0;) {
+    const bool retiring = blocks_.retiring(uint32_t(b));
     ledger_.charge_current();
     const Status st = gc_once(b);
     ledger_.charge(ledger_.gc());
-    if (st.is(Errc::kFull) && !must) return Status::ok();
+    if (st.is(Errc::kFull) && (!must || !retiring)) return Status::ok();
     PDL_TRY(fail(st));
   }
   return Status::ok();
@@ -170,7 +175,7 @@ Status PdlStore::retire_pending(bool must) {
 // Keep `pages` pages free for user writes, collecting garbage as needed (GC cost is thereby
 // amortized into writes, as in the paper's experiments, but charged to `gc`, not the writer).
 Status PdlStore::ensure_user_space(uint64_t pages) {
-  PDL_TRY(retire_pending(false));
+  PDL_TRY(collect_pending(false));
   uint64_t rounds = 0;
   while (blocks_.user_pages_available() < pages) {
     if (++rounds > 2 * uint64_t(geo_.blocks))
@@ -437,7 +442,7 @@ Status PdlStore::sync() {
     PDL_TRY(ensure_user_space(1));
     PDL_TRY(flush_write_buffer());
   }
-  PDL_TRY(retire_pending(true));
+  PDL_TRY(collect_pending(true));
   return fail(nand_.flush());  // durable on the host too (image files)
 }
 

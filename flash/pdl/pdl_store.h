@@ -76,6 +76,7 @@ class PdlStore final : public PageStore {
   const StoreStats& stats() const override {
     stats_.bad_blocks = blocks_.bad_blocks();
     stats_.blocks_retired = blocks_.retired() - retired_at_reset_;
+    stats_.blocks_scrubbed = blocks_.scrubbed() - scrubbed_at_reset_;
     return stats_;
   }
   const CostBreakdown& costs() const override { return ledger_.costs(); }
@@ -126,7 +127,7 @@ class PdlStore final : public PageStore {
   // Collect one victim: `victim`, or the greedy choice if negative.
   Status gc_once(int64_t victim = -1);
   // Collect and retire the blocks a program failed in (pdl_store.cc).
-  Status retire_pending(bool must);
+  Status collect_pending(bool must);
   int64_t merge_victim();
   Status gc_flush_compaction();
   Status gc_merge(const RecordView& r, Ppa dp);
@@ -145,6 +146,7 @@ class PdlStore final : public PageStore {
   Status poisoned_;
   mutable StoreStats stats_;  // the bad-block figures are filled in by stats()
   uint64_t retired_at_reset_ = 0;
+  uint64_t scrubbed_at_reset_ = 0;
   CostLedger ledger_;
   std::vector<uint8_t> scratch_base_, scratch_diff_, scratch_runs_, scratch_spare_;
   std::vector<Lpn> gc_orphans_;  // lpns whose last copy on flash the current GC erases

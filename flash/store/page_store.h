@@ -59,6 +59,8 @@ struct StoreStats {
                                       // program or erase, the erase limit reached)
   uint64_t bad_blocks = 0;            // not a count of work: blocks out of service now,
                                       // factory-marked and retired (kept by reset_stats)
+  uint64_t blocks_scrubbed = 0;       // blocks whose data moved because a read needed most
+                                      // of the ECC (reread.h), then erased and reused
 };
 
 // What mount() found and what it cost (simulated time is the Nand's; wall time is measured).

@@ -42,6 +42,14 @@ inline Status as_program_status(Status st) {
   return st;
 }
 
+// Scrub: the last read succeeded, but its ECC corrected at least 3/4 of what it can in one
+// sector (MTD's default bitflip_threshold, where its reads return -EUCLEAN): the block's
+// cells are losing charge, so its valid data should move before the errors outgrow the ECC.
+inline bool read_needs_scrub(const Nand& nand) {
+  const uint32_t t = nand.ecc_strength();
+  return t > 0 && nand.last_read_flips() >= (3 * t + 3) / 4;
+}
+
 // Erase `block`, again while the device reports an I/O error (kBadBlock: the block failed).
 inline Status erase_with_retries(Nand& nand, uint32_t block) {
   Status st;

@@ -46,7 +46,8 @@ JsonObj store_stats_json(const StoreStats& ss) {
       .u("hinted_writes", ss.hinted_writes)
       .u("program_retries", ss.program_retries)
       .u("blocks_retired", ss.blocks_retired)
-      .u("bad_blocks", ss.bad_blocks);
+      .u("bad_blocks", ss.bad_blocks)
+      .u("blocks_scrubbed", ss.blocks_scrubbed);
   return o;
 }
 
