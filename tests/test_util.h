@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -44,5 +45,13 @@ std::unique_ptr<EmulatedNand> make_ram_nand(const Geometry& g);
 // The file does not exist yet. The directories are removed when the process exits normally (set
 // PDL_KEEP_TEMP=1 to keep them); forked children must leave with _exit().
 std::string temp_path(const char* stem);
+
+// PDL_MATRIX_STRIDE=s: a matrix test runs its configuration i only if i % s == 0 (the sanitizer
+// run of CI samples the matrices the plain run covers whole).
+inline bool in_matrix_sample(size_t i) {
+  const char* e = std::getenv("PDL_MATRIX_STRIDE");
+  const long s = e && *e ? std::atol(e) : 1;
+  return s <= 1 || i % size_t(s) == 0;
+}
 
 }  // namespace pdl::test

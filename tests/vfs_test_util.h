@@ -50,14 +50,6 @@ inline void use_pdl_vfs() {
 // writes the same bytes, so a dry run's operation count holds for the runs cut after it.
 inline void seed_sqlite_prng() { sqlite3_test_control(SQLITE_TESTCTRL_PRNG_SEED, 12345, nullptr); }
 
-// PDL_MATRIX_STRIDE=s: a matrix test runs its configuration i only if i % s == 0 (the sanitizer
-// run of CI samples the matrices the plain run covers whole).
-inline bool in_matrix_sample(size_t i) {
-  const char* e = std::getenv("PDL_MATRIX_STRIDE");
-  const long s = e && *e ? std::atol(e) : 1;
-  return s <= 1 || i % size_t(s) == 0;
-}
-
 inline std::string pdl_uri(const std::string& path, const std::string& params = "") {
   return "file:" + path + "?vfs=pdl" + (params.empty() ? "" : "&" + params);
 }

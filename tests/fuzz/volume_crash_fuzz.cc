@@ -218,7 +218,24 @@ static void verify_and_rebase(Rig& r, Model& m, const Cfg& c, const std::string&
           size_t len = std::min<size_t>(c.page, got.size() - off);
           bool ok = all_zero(got, off, len);
           for (auto& s : d.versions) ok = ok || chunk_matches(got, off, len, s);
-          if (!ok) { o << " first bad chunk " << off / c.page << " (byte0=" << int(got[off]) << ")"; break; }
+          if (!ok) {
+            o << " first bad chunk " << off / c.page << " (byte0=" << int(got[off]) << ")";
+            if (getenv("DUMP")) {  // where the chunk differs from each version, and from zeros
+              auto runs = [&](const Bytes* v) {
+                std::ostringstream d;
+                size_t diffs = 0, first = len;
+                for (size_t i = 0; i < len; i++) {
+                  const uint8_t want = v && off + i < v->size() ? (*v)[off + i] : 0;
+                  if (got[off + i] != want) { diffs++; first = std::min(first, i); }
+                }
+                d << diffs << " bytes differ, first at " << first;
+                return d.str();
+              };
+              o << "\n      vs zeros: " << runs(nullptr);
+              for (auto& v : d.versions) o << "\n      vs [" << v.size() << "]: " << runs(&v);
+            }
+            break;
+          }
         }
       }
       fail(o.str());
