@@ -131,10 +131,19 @@ int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, 
     st = f->db->vol->set_main_name(f->name);
   if (!st.is_ok()) {
     release_db(f->db);
-    return open_failed(f, st.is(Errc::kFull) ? SQLITE_FULL : SQLITE_CANTOPEN,
+    return open_failed(f, st.is(Errc::kFull)       ? SQLITE_FULL
+                          : st.is(Errc::kReadOnly) ? SQLITE_READONLY
+                                                   : SQLITE_CANTOPEN,
                        std::string(zname) + ": " + std::string(st.message()));
   }
   f->read_only = flags & SQLITE_OPEN_READONLY;
+  if (f->main_db && f->db->vol->read_only() && !f->read_only) {
+    // An image opened read-only (its chip full): SQLite is told so, as for a file it may not
+    // write, and a write statement fails with SQLITE_READONLY before it opens a journal.
+    f->read_only = true;
+    if (out_flags)
+      *out_flags = (flags & ~(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_READONLY;
+  }
   f->delete_on_close = flags & SQLITE_OPEN_DELETEONCLOSE;
   f->base.pMethods = &kVolumeFileMethods;
   return SQLITE_OK;

@@ -8,8 +8,9 @@
 //     beside a new allocation for the chunk: the newer allocation's bytes were on flash before
 //     its entry, so it holds the file's latest version of the chunk);
 //   * everything else — dead owner entries, lpns mapped in the store that no file owns — is
-//     cleared and trimmed; lpns the owner map on flash still names are reused only after the
-//     next sync (a cut before that only repeats the work).
+//     cleared and trimmed; dead entries the owner map on flash still names are cleared
+//     durably before mount returns (left there, a file growing back over their chunk could
+//     revive them), and their lpns reused only after that.
 // A file's last chunk holding bytes past its size (a cut between the chunk and the size) is
 // zeroed there and synced (repair_tails).
 // The next file id is one above every id found in slots *and* owner entries, dead or alive,
@@ -136,8 +137,15 @@ Status Volume::load() {
   // Stale slots (the losers of a clash) are cleared durably before anything else can change:
   // left on flash, a later remove of the winner, cut between its directory page and theirs,
   // would bring the stale name back (found by volume-crash-fuzz METHODS=all, seed 911).
-  if (std::find(drop_slot.begin(), drop_slot.end(), true) != drop_slot.end())
+  // So are owner entries on flash that mount found dead: left there until the next sync, a file
+  // growing back over such a chunk, cut before its new owner entry was durable, made the dead
+  // entry live again and showed bytes the file never held since its last sync (found by
+  // volume-crash-fuzz, seed 19483). The first commit queues their clearing, the second makes it
+  // durable; a mount after a clean close finds none.
+  const bool dead_on_flash = !pending_free_.empty();
+  if (dead_on_flash || std::find(drop_slot.begin(), drop_slot.end(), true) != drop_slot.end())
     PDL_TRY(commit_meta());
+  if (dead_on_flash) PDL_TRY(commit_meta());
   return repair_tails();
 }
 

@@ -14,8 +14,8 @@
 // remount, then the oracle: check() clean; files untouched since the last sync byte-identical;
 // every chunk of a touched file a version that file (by identity) held since the sync, or
 // zeros; a second mount of a copy identical; the volume keeps working.
-// Slot mtimes come from the wall clock, so a seed's flash operation sequence (and where its
-// cuts land) can differ between runs.
+// Slot mtimes come from the Volume's logical clock, so a seed is an exact replay: the same flash
+// operations, the same cuts (seeds numbered before that change meant other runs).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -153,6 +153,7 @@ static Status mount(Rig& r, const Cfg& c) {
   PDL_TRY(mount_store(*r.nand, &store));
   VolumeOptions o;
   o.cache_chunks = c.cache;
+  o.logical_clock = true;
   return Volume::open(std::move(store), o, &r.vol);
 }
 
@@ -504,6 +505,7 @@ static void run_seed(uint64_t seed, int rounds) {
   if (!st.is_ok()) { if (g_verbose) fprintf(stderr, "format_store: %s\n", st.to_string().c_str()); return; }
   VolumeOptions o;
   o.cache_chunks = c.cache;
+  o.logical_clock = true;
   st = Volume::format(std::move(store), c.max_files, "", o, &r.vol);
   if (!st.is_ok()) { if (g_verbose) fprintf(stderr, "vol format: %s\n", st.to_string().c_str()); return; }
   Model m;
