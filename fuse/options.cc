@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 namespace pdl::fuse {
 
@@ -65,12 +66,44 @@ int on_option(void* data, const char* arg, int key, struct fuse_args*) {
 bool parse_options(int argc, char** argv, MountOptions* out, std::string* error) {
   Parse p{out, "", 0};
   fuse_opt_free_args(&out->fuse);
-  out->fuse = FUSE_ARGS_INIT(argc, argv);
+  // --mtd DEV (or --mtd=DEV) is ours alone: taken out before libfuse sees the arguments.
+  std::vector<char*> kept;
+  for (int i = 0; i < argc; i++) {
+    const std::string a = argv[i];
+    if (a == "--mtd" || a.rfind("--mtd=", 0) == 0) {
+      if (a == "--mtd" && i + 1 >= argc) {
+        *error = "--mtd needs a value (an MTD device, /dev/mtdN)";
+        return false;
+      }
+      const Status st = out->params.set("mtd", a == "--mtd" ? argv[++i] : a.substr(6));
+      if (!st.is_ok()) {
+        *error = std::string(st.message());
+        return false;
+      }
+      continue;
+    }
+    kept.push_back(argv[i]);
+  }
+  out->kept_argv = kept;
+  out->fuse = FUSE_ARGS_INIT(int(out->kept_argv.size()), out->kept_argv.data());
   if (fuse_opt_parse(&out->fuse, &p, kOpts, on_option) != 0) {
     *error = p.error.empty() ? "bad options" : p.error;
     return false;
   }
   if (out->help || out->version) return true;
+  if (out->params.mtd) {  // --mtd DEV (or -o mtd=DEV) stands for IMAGE
+    if (p.positional == 2) {
+      *error = "give IMAGE or --mtd DEV, not both";
+      return false;
+    }
+    if (p.positional == 0) {
+      *error = "MOUNTPOINT is required";
+      return false;
+    }
+    out->mountpoint = out->image;
+    out->image = *out->params.mtd;
+    p.positional = 2;
+  }
   if (p.positional < 2) {
     *error = p.positional == 0 ? "IMAGE and MOUNTPOINT are required"
                                : "MOUNTPOINT is required";
@@ -82,12 +115,15 @@ bool parse_options(int argc, char** argv, MountOptions* out, std::string* error)
 void print_usage(FILE* out) {
   std::fprintf(out,
       "usage: pdl-fuse [options] IMAGE MOUNTPOINT\n"
+      "       pdl-fuse [options] --mtd DEV MOUNTPOINT\n"
       "       pdl-fuse --help | --version\n\n"
       "Mount a pdl image (an emulated NAND chip holding a page-differential-logging store)\n"
       "so that any program can use its files. IMAGE is created if it does not exist.\n"
       "Unmount with 'fusermount3 -u MOUNTPOINT'; pdl-fuse then writes everything to the\n"
       "image and exits ('flock IMAGE true' waits for that).\n\n"
       "options:\n"
+      "  --mtd DEV             instead of IMAGE: raw NAND through Linux MTD (/dev/mtdN;\n"
+      "                        formatted if blank, refused if it holds anything else)\n"
       "  -h, --help            this text, then libfuse's options\n"
       "  -V, --version         versions of pdl-fuse and libfuse\n"
       "  -f                    stay in the foreground\n"

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "flash/volume/image_params.h"
 
@@ -24,6 +25,7 @@ struct MountOptions {
   bool read_only = false, foreground = false, debug = false, single_thread = false;
   bool help = false, version = false;
   struct fuse_args fuse = FUSE_ARGS_INIT(0, nullptr);  // argv[0] + what libfuse gets
+  std::vector<char*> kept_argv;  // argv without --mtd DEV (fuse_opt_parse's input)
 
   MountOptions() = default;
   MountOptions(const MountOptions&) = delete;

@@ -27,12 +27,11 @@ inline bool in_page(const StoreParams& p) {
   return p.method == Method::kIpu || p.method == Method::kIpl;
 }
 
-inline std::vector<StoreConfig> store_matrix() {
+// The matrix over the given geometries (store_matrix: the two small ones below).
+inline std::vector<StoreConfig> store_matrix_for(const std::vector<Geometry>& geometries) {
   std::vector<StoreConfig> out;
-  const Geometry g512 = geometry(512, 32, 8, 40);  // small pages, 40 blocks
-  const Geometry g2k = geometry(2048, 64, 8, 24);  // the paper's page, 24 blocks
-  for (const Geometry& g : {g512, g2k}) {
-    const std::string gname = g.page_data == 512 ? "512B" : "2KB";
+  for (const Geometry& g : geometries) {
+    const std::string gname = std::to_string(g.page_data) + "B";
     // 7/8 of the usable pages (blocks less superblocks, GC reserve and two heads) for every
     // method: fuller than PDL's default, so GC moves, compacts and merges a lot.
     const uint32_t full = (g.blocks - 6) * g.pages_per_block * 7 / 8;
@@ -60,6 +59,11 @@ inline std::vector<StoreConfig> store_matrix() {
     out.push_back({"IPL(2p)/" + gname, g, ipl});
   }
   return out;
+}
+
+inline std::vector<StoreConfig> store_matrix() {
+  return store_matrix_for({geometry(512, 32, 8, 40),     // small pages, 40 blocks
+                           geometry(2048, 64, 8, 24)});  // the paper's page, 24 blocks
 }
 
 }  // namespace pdl::test

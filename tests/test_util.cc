@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "flash/common/scratch_dir.h"
+#include "flash/device/mtd_nand.h"
 
 namespace pdl::test {
 namespace {
@@ -86,6 +87,32 @@ Geometry small_geometry(uint32_t blocks) {
   g.pages_per_block = 4;
   g.blocks = blocks;
   return g.resolved();
+}
+
+static std::unique_ptr<MtdNand> open_test_mtd(const char* dev) {
+  std::unique_ptr<MtdNand> nand;
+  const Status st = MtdNand::open(dev, MtdOptions{}, &nand);
+  INFO("PDL_TEST_MTD=" << dev << ": " << st.to_string());
+  REQUIRE(st.is_ok());
+  return nand;
+}
+
+std::optional<Geometry> mtd_test_geometry(uint32_t blocks) {
+  const char* dev = std::getenv("PDL_TEST_MTD");
+  if (!dev || !*dev) return std::nullopt;
+  Geometry g = open_test_mtd(dev)->geometry();
+  g.blocks = blocks;
+  return g;
+}
+
+std::unique_ptr<Nand> make_test_nand(const Geometry& g) {
+  const char* dev = std::getenv("PDL_TEST_MTD");
+  if (!dev || !*dev) return make_ram_nand(g);
+  auto nand = open_test_mtd(dev);
+  REQUIRE(nand->limit_blocks(g.blocks));
+  REQUIRE(nand->geometry().page_data == g.page_data);
+  REQUIRE(nand->geometry().pages_per_block == g.pages_per_block);
+  return nand;
 }
 
 std::unique_ptr<EmulatedNand> make_ram_nand(const Geometry& g) {

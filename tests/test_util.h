@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -40,6 +41,14 @@ Geometry geometry(uint32_t page_data, uint32_t page_spare, uint32_t pages_per_bl
 
 // A fresh, fully erased RAM chip; REQUIREs that creation succeeds.
 std::unique_ptr<EmulatedNand> make_ram_nand(const Geometry& g);
+
+// PDL_TEST_MTD=/dev/mtdN (./run test-mtd, inside QEMU with nandsim): suites written against
+// make_test_nand run on that raw NAND instead of the emulator. mtd_test_geometry() is then the
+// device's geometry cut to `blocks` blocks (nullopt when the variable is unset);
+// make_test_nand(g) opens the device's first g.blocks blocks (g as mtd_test_geometry gave it),
+// or makes a RAM chip when the variable is unset. Both REQUIRE that the device opens.
+std::optional<Geometry> mtd_test_geometry(uint32_t blocks);
+std::unique_ptr<Nand> make_test_nand(const Geometry& g);
 
 // A path "<dir>/<stem>" inside a fresh mkdtemp directory under $TMPDIR (or /dev/shm, or /tmp).
 // The file does not exist yet. The directories are removed when the process exits normally (set

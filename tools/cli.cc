@@ -3,6 +3,9 @@
 
 #include <cstdarg>
 #include <ctime>
+#include <memory>
+
+#include "flash/device/mtd_nand.h"
 
 namespace pdl::tool {
 
@@ -37,6 +40,7 @@ const Option* find_short(const Command& cmd, char c) {
 int parse_args(const Command& cmd, int argc, char** argv, Args* out, bool* help) {
   *help = false;
   bool options_done = false;
+  std::string mtd;
   for (int i = 0; i < argc; i++) {
     const std::string a = argv[i];
     if (options_done || a.size() < 2 || a[0] != '-') {
@@ -62,6 +66,16 @@ int parse_args(const Command& cmd, int argc, char** argv, Args* out, bool* help)
         name.resize(eq);
         inline_value = true;
       }
+      if (name == "mtd") {  // every command's IMAGE, given as an MTD device
+        if (!inline_value) {
+          if (i + 1 >= argc) return usage_error(cmd, "--mtd needs a value (DEV)");
+          value = argv[++i];
+        }
+        if (!mtd.empty()) return usage_error(cmd, "--mtd given twice");
+        if (value.empty()) return usage_error(cmd, "--mtd needs a value (DEV)");
+        mtd = value;
+        continue;
+      }
       o = find_long(cmd, name);
       if (!o) return usage_error(cmd, "unknown option --" + name);
     } else {
@@ -80,6 +94,17 @@ int parse_args(const Command& cmd, int argc, char** argv, Args* out, bool* help)
     out->opt[o->name] = value;
   }
   if (*help) return kExitOk;
+  if (!mtd.empty()) {
+    // Refused here unless it is one: a plain path would be taken for an image file.
+    if (!MtdNand::is_mtd_path(mtd)) {
+      std::unique_ptr<MtdNand> probe;
+      const Status st = MtdNand::open(mtd, MtdOptions{.read_only = true}, &probe);
+      return fail_status(cmd, st.is_ok() ? Status::error(Errc::kInvalidArgument,
+                                                         mtd + " is not an MTD device")
+                                         : st);
+    }
+    out->pos.insert(out->pos.begin(), mtd);
+  }
   if (out->pos.size() < cmd.min_pos)
     return usage_error(cmd, std::string("missing argument; usage: pdl ") + cmd.name + " " +
                                 cmd.args);
@@ -92,6 +117,8 @@ void print_help(const Command& cmd, FILE* out) {
   std::fprintf(out, "usage: pdl %s %s\n\n%s\n", cmd.name, cmd.args, cmd.summary);
   if (cmd.details && *cmd.details) std::fprintf(out, "\n%s", cmd.details);
   std::fprintf(out, "\noptions:\n");
+  std::fprintf(out, "%-26s %s\n", "  --mtd DEV",
+               "instead of IMAGE: raw NAND through Linux MTD (/dev/mtdN)");
   for (const Option& o : cmd.options) {
     std::string left = "  ";
     if (o.alias) left += std::string("-") + o.alias + ", ";

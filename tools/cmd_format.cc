@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "flash/device/emulated_nand.h"
+#include "flash/device/mtd_nand.h"
 #include "flash/volume/image.h"
 #include "flash/volume/volume_format.h"
 #include "tools/commands.h"
@@ -21,10 +22,13 @@ struct ParamOption {
 constexpr ParamOption kParamOptions[] = {
     {"method", "method"},   {"max-diff", "max_diff"},   {"obsolete", "obsolete"},
     {"log-region", "log_region"},
-    {"page", "page"},       {"pages-per-block", "pages_per_block"},
+    {"page", "page"},       {"pages-per-block", "pages_per_block"},   {"spare", "spare"},
     {"size", "size"},       {"nop", "nop"},             {"max-files", "max_files"},
     {"erase-limit", "erase_limit"},
 };
+
+int format_and_report(const Command& cmd, const std::string& path, const ImageParams& params,
+                      const std::string& db, bool force);
 
 int run_format(const Command& cmd, const Args& a) {
   const std::string& path = a.pos[0];
@@ -40,6 +44,8 @@ int run_format(const Command& cmd, const Args& a) {
     const Status st = check_name(db);
     if (!st.is_ok()) return usage_error(cmd, "--db " + db + ": " + std::string(st.message()));
   }
+  const bool force = a.has("force");
+  if (MtdNand::is_mtd_path(path)) return format_and_report(cmd, path, params, db, force);
   // Check everything format_image would reject late, after replacing an existing image.
   const Geometry g = params.geometry();
   if (Status st = g.validate(); !st.is_ok()) return usage_error(cmd, std::string(st.message()));
@@ -51,7 +57,6 @@ int run_format(const Command& cmd, const Args& a) {
       !st.is_ok())
     return usage_error(cmd, std::string(st.message()));
 
-  const bool force = a.has("force");
   struct stat st;
   if (::stat(path.c_str(), &st) == 0) {
     if (!S_ISREG(st.st_mode))
@@ -61,9 +66,16 @@ int run_format(const Command& cmd, const Args& a) {
                   path + " exists and is not a pdl image; refusing to overwrite it "
                          "(--force replaces it)");
   }
+  return format_and_report(cmd, path, params, db, force);
+}
+
+int format_and_report(const Command& cmd, const std::string& path, const ImageParams& params,
+                      const std::string& db, bool force) {
   std::unique_ptr<Image> img;
   Status s = format_image(path, params, db, force, &img);
-  if (s.is(Errc::kInvalidArgument)) return usage_error(cmd, std::string(s.message()));
+  // A parameter the image refuses is a usage error; a device that cannot be used is not.
+  if (s.is(Errc::kInvalidArgument) && !MtdNand::is_mtd_path(path))
+    return usage_error(cmd, std::string(s.message()));
   if (!s.is_ok()) return fail_status(cmd, s);
   StoreParams made;
   {
@@ -84,13 +96,16 @@ int run_format(const Command& cmd, const Args& a) {
 const Command kFormatCommand = {
     "format",
     "IMAGE [--method pdl|opu|ipu|ipl] [--max-diff N] [--obsolete spare|memory]\n"
-    "       [--log-region SIZE] [--page N] [--pages-per-block N] [--size SIZE] [--nop N]\n"
-    "       [--max-files N] [--db NAME] [--force]",
+    "       [--log-region SIZE] [--page N] [--pages-per-block N] [--spare N] [--size SIZE]\n"
+    "       [--nop N] [--max-files N] [--db NAME] [--force]",
     "create a new, empty image (an emulated NAND chip in a sparse file)",
     "Replaces IMAGE if it is a pdl image no process has open; any other existing file is\n"
     "refused unless --force. Unset parameters take the defaults of the paper's Table 1 and\n"
     "of the VFS (method pdl, max-diff 256, obsolete spare, 2048-byte pages, 64 pages per\n"
-    "block, 256M, NOP 4, 256 files). Sizes take K, M, G suffixes (binary).\n",
+    "block, 256M, NOP 4, 256 files). Sizes take K, M, G suffixes (binary).\n"
+    "With --mtd DEV (raw NAND through Linux MTD) the geometry is the device's; --size uses\n"
+    "its first SIZE bytes; a device holding anything but a pdl store or erased blocks is\n"
+    "refused unless --force.\n",
     {
         {"method", 0, "pdl|opu|ipu|ipl", "page-update method (default pdl)"},
         {"max-diff", 0, "N", "Max_Differential_Size in bytes, record header included (pdl)"},
@@ -98,6 +113,7 @@ const Command kFormatCommand = {
         {"log-region", 0, "SIZE", "log region per erase block (ipl; default 9/64 of the block)"},
         {"page", 0, "N", "page data bytes, a power of two 512..32768 (default 2048)"},
         {"pages-per-block", 0, "N", "pages per erase block (default 64)"},
+        {"spare", 0, "N", "page spare (OOB) bytes, 32..4096 (default page/32, at least 32)"},
         {"size", 0, "SIZE", "chip size, data areas, e.g. 8M, 256M, 2G (default 256M)"},
         {"nop", 0, "N", "partial programs allowed per page (default 4)"},
         {"erase-limit", 0, "N", "erases a block endures: emulated wear-out (default unlimited)"},

@@ -96,6 +96,39 @@ Status write_superblock(Nand& nand, const Superblock& sb) {
   return Status::ok();
 }
 
+// The first copy whose spare, CRC, magic and checksum hold, into `data`; kCorrupt if none.
+static Status find_copy(Nand& nand, std::span<uint8_t> data, std::span<uint8_t> spare) {
+  const Geometry& g = nand.geometry();
+  for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
+    if (nand.is_bad(b)) continue;
+    SpareHeader h;
+    bool passed;
+    PDL_TRY(read_with_retries(
+        nand, b * g.pages_per_block, data, spare,
+        [&] {
+          return spare_decode(spare, &h) == SpareState::kValid &&
+                 h.type == PageType::kSuperblock && h.data_crc == crc32c(data.data(), data.size());
+        },
+        &passed));
+    if (passed && std::memcmp(data.data(), kMagic, 8) == 0 &&
+        le::get32(data.data() + kCrcAt) == crc32c(data.data(), kCrcAt))
+      return Status::ok();
+  }
+  return Status::error(Errc::kCorrupt, "no pdl superblock (not a formatted pdl store)");
+}
+
+Status peek_superblock_blocks(Nand& nand, uint32_t* blocks) {
+  const Geometry& g = nand.geometry();
+  std::vector<uint8_t> data(g.page_data), spare(g.page_spare);
+  PDL_TRY(find_copy(nand, data, spare));
+  const uint8_t* p = data.data();
+  if (le::get32(p + 28) != g.page_data || le::get32(p + 32) != g.page_spare ||
+      le::get32(p + 36) != g.pages_per_block)
+    return Status::error(Errc::kCorrupt, "superblock geometry differs from the device's");
+  *blocks = le::get32(p + 40);
+  return Status::ok();
+}
+
 Status read_superblock(Nand& nand, Superblock* sb) {
   const Geometry& g = nand.geometry();
   std::vector<uint8_t> data(g.page_data), spare(g.page_spare);

@@ -25,5 +25,8 @@ Status write_superblock(Nand& nand, const Superblock& sb);
 // Read the newest valid copy; Errc::kCorrupt with a clear message if neither copy is valid or
 // the geometry it records differs from the device's.
 Status read_superblock(Nand& nand, Superblock* sb);
+// The block count a valid copy records (its page, spare and block shape must match the
+// device's): a store may use fewer blocks than its device (MTD: the first `blocks`).
+Status peek_superblock_blocks(Nand& nand, uint32_t* blocks);
 
 }  // namespace pdl

@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "flash/device/emulated_nand.h"
+#include "flash/device/mtd_nand.h"
+#include "flash/volume/image_internal.h"
 
 namespace pdl {
 
@@ -41,7 +43,7 @@ std::string lock_holder(const std::string& path) {
   return "";
 }
 
-static Status busy(const std::string& path) {
+Status busy(const std::string& path) {
   const std::string who = lock_holder(path);
   return Status::error(Errc::kBusy, "image " + path + " is in use by " +
                                         (who.empty() ? std::string("another process") : who));
@@ -75,6 +77,8 @@ Status check_params_match(const ImageParams& p, const Nand& nand, const StorePar
   }
   if (p.page && *p.page != g.page_data)
     return clash("page", std::to_string(*p.page), std::to_string(g.page_data));
+  if (p.spare && *p.spare != g.page_spare)
+    return clash("spare", std::to_string(*p.spare), std::to_string(g.page_spare));
   if (p.pages_per_block && *p.pages_per_block != g.pages_per_block)
     return clash("pages_per_block", std::to_string(*p.pages_per_block),
                  std::to_string(g.pages_per_block));
@@ -89,7 +93,7 @@ Status check_params_match(const ImageParams& p, const Nand& nand, const StorePar
   return Status::ok();
 }
 
-static VolumeOptions volume_options(const ImageParams& p, bool read_only) {
+VolumeOptions volume_options(const ImageParams& p, bool read_only) {
   VolumeOptions o;
   o.read_only = read_only;
   if (p.cache_chunks) o.cache_chunks = *p.cache_chunks;
@@ -108,12 +112,8 @@ static Status create_new(const std::string& path, const ImageParams& params,
   img->created = true;
   std::unique_ptr<EmulatedNand> nand;
   PDL_TRY(EmulatedNand::create_file(path, g, &nand));
-  std::unique_ptr<PageStore> store;
-  Status st = format_store(*nand, sp, &store);
-  if (st.is_ok())
-    st = Volume::format(std::move(store), params.max_files.value_or(0), main_name,
-                        volume_options(params, false), &img->volume);
   img->nand = std::move(nand);
+  const Status st = format_volume(*img, params, main_name);
   if (!st.is_ok()) {
     img.reset();
     ::unlink(path.c_str());  // our own half-made image
@@ -125,6 +125,8 @@ static Status create_new(const std::string& path, const ImageParams& params,
 
 Status open_image(const std::string& path, const ImageParams& params, ImageMode mode,
                   bool read_only, const std::string& main_name, std::unique_ptr<Image>* out) {
+  if (params.mtd || MtdNand::is_mtd_path(path))
+    return open_mtd_image(params.mtd.value_or(path), params, mode, read_only, main_name, out);
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     if (errno != ENOENT)
@@ -146,30 +148,45 @@ Status open_image(const std::string& path, const ImageParams& params, ImageMode 
   Status s = EmulatedNand::open_file(path, &nand, read_only);
   if (s.is(Errc::kBusy)) return busy(path);
   PDL_TRY(s);
+  img->nand = std::move(nand);
+  PDL_TRY(mount_image(*img, params, read_only));
+  *out = std::move(img);
+  return Status::ok();
+}
+
+Status mount_image(Image& img, const ImageParams& params, bool read_only) {
+  Nand& nand = *img.nand;
   std::unique_ptr<PageStore> store;
-  PDL_TRY(mount_store(*nand, &store, &img->mount));
+  PDL_TRY(mount_store(nand, &store, &img.mount));
   const StoreParams sp = store->params();
   std::unique_ptr<Volume> vol;
-  s = Volume::open(std::move(store), volume_options(params, read_only), &vol);
+  Status s = Volume::open(std::move(store), volume_options(params, read_only), &vol);
   if (s.is(Errc::kFull) && !read_only) {
     // No room for the mount's clean-up (a chip at the end of its life, or one filled up to a
     // write that failed): mounted again, from what is on flash as after a crash, without the
     // clean-up and read-only, so that everything committed can still be read.
-    PDL_TRY(mount_store(*nand, &store, &img->mount));
+    PDL_TRY(mount_store(nand, &store, &img.mount));
     VolumeOptions o = volume_options(params, true);
     o.read_only_why = "the chip is full (" + std::string(s.message()) + ")";
     s = Volume::open(std::move(store), o, &vol);
   }
   PDL_TRY(s);
-  PDL_TRY(check_params_match(params, *nand, sp, vol->layout()));
-  img->volume = std::move(vol);
-  img->nand = std::move(nand);
-  *out = std::move(img);
+  PDL_TRY(check_params_match(params, nand, sp, vol->layout()));
+  img.volume = std::move(vol);
   return Status::ok();
+}
+
+Status format_volume(Image& img, const ImageParams& params, const std::string& main_name) {
+  std::unique_ptr<PageStore> store;
+  PDL_TRY(format_store(*img.nand, params.store_params(), &store));
+  return Volume::format(std::move(store), params.max_files.value_or(0), main_name,
+                        volume_options(params, false), &img.volume);
 }
 
 Status format_image(const std::string& path, const ImageParams& params,
                     const std::string& main_name, bool force, std::unique_ptr<Image>* out) {
+  if (params.mtd || MtdNand::is_mtd_path(path))
+    return format_mtd_image(params.mtd.value_or(path), params, main_name, force, out);
   struct stat st;
   if (::stat(path.c_str(), &st) == 0) {
     if (!force && !EmulatedNand::is_image_file(path))

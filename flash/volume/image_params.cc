@@ -6,8 +6,8 @@
 namespace pdl {
 
 const char* const ImageParams::kKeys[] = {
-    "method", "max_diff", "obsolete", "log_region", "page", "pages_per_block", "size", "nop",
-    "erase_limit", "max_files", "cache_chunks", "clock", nullptr};
+    "method", "max_diff", "obsolete", "log_region", "page", "pages_per_block", "spare", "size",
+    "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", nullptr};
 
 bool parse_size(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
@@ -62,6 +62,11 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     if ((*page & (*page - 1)) != 0) return bad("must be a power of two");
   } else if (key == "pages_per_block") {
     return u32(&pages_per_block, 2, 1024);
+  } else if (key == "spare") {
+    return u32(&spare, 32, 4096);
+  } else if (key == "mtd") {
+    if (value.empty()) return bad("the path of an MTD device (/dev/mtdN)");
+    mtd = std::string(value);
   } else if (key == "nop") {
     return u32(&nop, 1, 255);
   } else if (key == "erase_limit") {
@@ -89,6 +94,7 @@ Geometry ImageParams::geometry() const {
   Geometry g;
   if (page) g.page_data = *page;
   if (pages_per_block) g.pages_per_block = *pages_per_block;
+  if (spare) g.page_spare = *spare;
   if (nop) g.partial_programs = *nop;
   if (erase_limit) g.erase_limit = *erase_limit;
   g = g.resolved();

@@ -24,12 +24,14 @@ struct ImageParams {
   std::optional<uint32_t> log_region;       // IPL: log region per erase block, bytes
   std::optional<uint32_t> page;             // page data bytes
   std::optional<uint32_t> pages_per_block;
+  std::optional<uint32_t> spare;            // page spare bytes (default page/32, at least 32)
   std::optional<uint64_t> size;             // chip size, bytes (data areas)
   std::optional<uint32_t> nop;              // partial programs per page
   std::optional<uint32_t> erase_limit;      // erases a block endures (emulated wear-out)
   std::optional<uint32_t> max_files;        // directory slots
   std::optional<uint32_t> cache_chunks;     // Volume write-back cache, chunks (not stored)
   std::optional<bool> logical_clock;        // mtimes from a counter, not the wall (not stored)
+  std::optional<std::string> mtd;           // the image is this MTD device (/dev/mtdN)
 
   // Set one parameter from its text form. Unknown key: kNotFound (callers decide whether
   // foreign keys are allowed). Bad value: kInvalidArgument "<key>=<value>: <why>".

@@ -1,0 +1,313 @@
+// mtd_nand.cc — MtdNand: the Nand interface over a Linux MTD character device (mtd_nand.h).
+#include "flash/device/mtd_nand.h"
+
+#include <fcntl.h>
+#include <mtd/mtd-user.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+
+namespace pdl {
+
+namespace {
+
+constexpr unsigned kMtdCharMajor = 90;  // Documentation/admin-guide/devices.txt
+
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// A sysfs attribute of the device (/sys/dev/char/MAJ:MIN/<attr>), or `fallback`.
+uint64_t sysfs_number(dev_t dev, const char* attr, uint64_t fallback) {
+  const std::string p = "/sys/dev/char/" + std::to_string(major(dev)) + ":" +
+                        std::to_string(minor(dev)) + "/" + attr;
+  std::ifstream in(p);
+  unsigned long long v = 0;
+  if (in >> v) return v;
+  return fallback;
+}
+
+std::string sysfs_text(dev_t dev, const char* attr) {
+  std::ifstream in("/sys/dev/char/" + std::to_string(major(dev)) + ":" +
+                   std::to_string(minor(dev)) + "/" + attr);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+const char* type_name(uint8_t t) {
+  switch (t) {
+    case MTD_ABSENT: return "absent";
+    case MTD_RAM: return "RAM";
+    case MTD_ROM: return "ROM";
+    case MTD_NORFLASH: return "NOR flash";
+    case MTD_NANDFLASH: return "SLC NAND";
+    case MTD_DATAFLASH: return "DataFlash";
+    case MTD_UBIVOLUME: return "UBI volume";
+    case MTD_MLCNANDFLASH: return "MLC NAND";
+    default: return "unknown";
+  }
+}
+
+}  // namespace
+
+bool MtdNand::is_mtd_path(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode) &&
+         major(st.st_rdev) == kMtdCharMajor;
+}
+
+MtdNand::~MtdNand() {
+  if (fd_ >= 0) ::close(fd_);  // releases the flock
+}
+
+Status MtdNand::open(const std::string& path, const MtdOptions& opts,
+                     std::unique_ptr<MtdNand>* out) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return Status::error(errno == ENOENT ? Errc::kNotFound : Errc::kIoError,
+                         "cannot access " + path + ": " + strerror(errno));
+  if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != kMtdCharMajor)
+    return Status::error(Errc::kInvalidArgument,
+                         path + " is not an MTD character device (/dev/mtdN, major " +
+                             std::to_string(kMtdCharMajor) + ")");
+  std::unique_ptr<MtdNand> n(new MtdNand());
+  n->read_only_ = opts.read_only;
+  n->fd_ = ::open(path.c_str(), (opts.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+  if (n->fd_ < 0)
+    return Status::error(Errc::kIoError, "cannot open " + path + ": " + strerror(errno) +
+                                             (errno == EACCES && !opts.read_only
+                                                  ? " (a read-only mtdNro node, or no permission)"
+                                                  : ""));
+  if (::flock(n->fd_, (opts.read_only ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0)
+    return Status::error(errno == EWOULDBLOCK ? Errc::kBusy : Errc::kIoError,
+                         path + ": " + (errno == EWOULDBLOCK ? "locked by another process"
+                                                             : std::string(strerror(errno))));
+  mtd_info_user mi;
+  std::memset(&mi, 0, sizeof mi);
+  if (::ioctl(n->fd_, MEMGETINFO, &mi) != 0)
+    return Status::error(Errc::kInvalidArgument,
+                         path + " does not answer MEMGETINFO (" + strerror(errno) +
+                             "): not an MTD device");
+  MtdInfo& in = n->info_;
+  in.path = path;
+  in.name = sysfs_text(st.st_rdev, "name");
+  in.type = mi.type;
+  in.size = sysfs_number(st.st_rdev, "size", mi.size);
+  in.erasesize = mi.erasesize;
+  in.writesize = mi.writesize;
+  in.oobsize = mi.oobsize;
+  in.oobavail = uint32_t(sysfs_number(st.st_rdev, "oobavail", 0));
+  in.subpagesize = uint32_t(sysfs_number(st.st_rdev, "subpagesize", mi.writesize));
+  in.ecc_strength = uint32_t(sysfs_number(st.st_rdev, "ecc_strength", 0));
+  in.ecc_step_size = uint32_t(sysfs_number(st.st_rdev, "ecc_step_size", 0));
+  in.bitflip_threshold = uint32_t(sysfs_number(st.st_rdev, "bitflip_threshold", 0));
+  if (mi.type != MTD_NANDFLASH && mi.type != MTD_MLCNANDFLASH)
+    return Status::error(Errc::kInvalidArgument,
+                         path + " is " + type_name(mi.type) +
+                             ", not NAND: pdl needs pages with a spare (OOB) area");
+  if (!opts.read_only && !(mi.flags & MTD_WRITEABLE))
+    return Status::error(Errc::kReadOnly, path + " is a read-only MTD device");
+  if (in.oobavail == 0)
+    return Status::error(Errc::kInvalidArgument,
+                         path + ": the kernel does not report the free OOB bytes (sysfs "
+                                "oobavail; Linux 4.7 or later) or the ECC leaves none");
+  Geometry g;
+  g.page_data = mi.writesize;
+  g.page_spare = in.oobavail;
+  g.pages_per_block = mi.writesize ? mi.erasesize / mi.writesize : 0;
+  const uint64_t blocks = mi.erasesize ? in.size / mi.erasesize : 0;
+  g.blocks = uint32_t(std::min<uint64_t>(blocks, 0xFFFFFFFFu));
+  if (opts.max_blocks && opts.max_blocks < g.blocks) g.blocks = opts.max_blocks;
+  g.partial_programs = opts.partial_programs;
+  g = g.resolved();
+  if (Status v = g.validate(); !v.is_ok())
+    return Status::error(Errc::kInvalidArgument,
+                         path + " has a geometry pdl cannot use (" + g.describe() + "): " +
+                             std::string(v.message()));
+  n->geo_ = g;
+  n->programs_.assign(g.total_pages(), 0);
+  n->erases_.assign(g.blocks, 0);
+  n->page_buf_.resize(g.page_data);
+  n->oob_buf_.resize(g.page_spare);
+  *out = std::move(n);
+  return Status::ok();
+}
+
+bool MtdNand::limit_blocks(uint32_t blocks) {
+  const uint64_t device_blocks = info_.erasesize ? info_.size / info_.erasesize : 0;
+  if (blocks < 8 || blocks > device_blocks) return false;
+  geo_.blocks = blocks;
+  programs_.assign(geo_.total_pages(), 0);
+  erases_.resize(blocks, 0);
+  return true;
+}
+
+Status MtdNand::check_ppa(Ppa ppa) const {
+  if (ppa >= geo_.total_pages())
+    return Status::error(Errc::kNandRule, "page " + std::to_string(ppa) + " out of range");
+  return Status::ok();
+}
+
+Status MtdNand::errno_status(const char* what, uint64_t offset, int err) const {
+  return Status::error(Errc::kIoError, std::string(what) + " at offset " + std::to_string(offset) +
+                                           " of " + info_.path + ": " + strerror(err));
+}
+
+void MtdNand::add_time(uint64_t t0_ns) {
+  if (counting_) ctr_.sim_us += (now_ns() - t0_ns + 500) / 1000;
+}
+
+Status MtdNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare) {
+  PDL_TRY(check_ppa(ppa));
+  if ((!data.empty() && data.size() != geo_.page_data) ||
+      (!spare.empty() && spare.size() != geo_.page_spare))
+    return Status::error(Errc::kNandRule, "read of a partial page or spare");
+  const uint64_t off = uint64_t(ppa) * geo_.page_data;
+  mtd_read_req req;
+  std::memset(&req, 0, sizeof req);
+  req.start = off;
+  req.len = data.size();
+  req.ooblen = spare.size();
+  req.usr_data = uint64_t(uintptr_t(data.data()));
+  req.usr_oob = uint64_t(uintptr_t(spare.data()));
+  req.mode = MTD_OPS_AUTO_OOB;
+  const uint64_t t0 = now_ns();
+  const int rc = ::ioctl(fd_, MEMREAD, &req);
+  const int err = errno;
+  add_time(t0);
+  last_flips_ = 0;
+  if (counting_) {
+    (data.empty() ? ctr_.spare_reads : ctr_.page_reads)++;
+    ctr_.bytes_read += data.size() + spare.size();
+  }
+  if (rc != 0 && err == EBADMSG) {
+    if (counting_) ctr_.ecc_uncorrectable++;
+    return Status::error(Errc::kCorrupt, "uncorrectable ECC error reading page " +
+                                             std::to_string(ppa) + " of " + info_.path);
+  }
+  if (rc != 0 && err != EUCLEAN) {
+    if (err == ENOTTY || err == EOPNOTSUPP)
+      return Status::error(Errc::kUnsupported,
+                           info_.path + ": the kernel has no MEMREAD ioctl (Linux 5.18 or later)");
+    return errno_status("read", off, err);
+  }
+  last_flips_ = req.ecc_stats.max_bitflips;
+  if (counting_) ctr_.ecc_corrected_bits += req.ecc_stats.corrected_bitflips;
+  return Status::ok();
+}
+
+Status MtdNand::program(Ppa ppa, std::span<const uint8_t> data, std::span<const uint8_t> spare,
+                        uint32_t data_off, uint32_t spare_off) {
+  PDL_TRY(check_ppa(ppa));
+  if (read_only_) return Status::error(Errc::kReadOnly, info_.path + " is open read-only");
+  if ((!data.empty() && data_off + data.size() > geo_.page_data) ||
+      (!spare.empty() && spare_off + spare.size() > geo_.page_spare))
+    return Status::error(Errc::kNandRule, "program beyond the page");
+  if (data.empty() && spare.empty()) return Status::ok();
+  if (programs_[ppa] >= geo_.partial_programs)
+    return Status::error(Errc::kNandRule, "page " + std::to_string(ppa) + " programmed " +
+                                              std::to_string(programs_[ppa]) +
+                                              " times since its erase (NOP " +
+                                              std::to_string(geo_.partial_programs) + ")");
+  // MTD programs whole pages (and a spare from its first free byte): the rest is sent as 0xFF,
+  // which programs nothing.
+  const uint8_t* d = data.data();
+  if (!data.empty() && (data_off != 0 || data.size() != geo_.page_data)) {
+    std::fill(page_buf_.begin(), page_buf_.end(), 0xFF);
+    std::memcpy(page_buf_.data() + data_off, data.data(), data.size());
+    d = page_buf_.data();
+  }
+  const uint8_t* s = spare.data();
+  size_t slen = spare.size();
+  if (!spare.empty() && spare_off != 0) {
+    std::fill(oob_buf_.begin(), oob_buf_.end(), 0xFF);
+    std::memcpy(oob_buf_.data() + spare_off, spare.data(), spare.size());
+    s = oob_buf_.data();
+    slen = spare_off + spare.size();
+  }
+  const uint64_t off = uint64_t(ppa) * geo_.page_data;
+  mtd_write_req req;
+  std::memset(&req, 0, sizeof req);
+  req.start = off;
+  req.len = data.empty() ? 0 : geo_.page_data;
+  req.ooblen = slen;
+  req.usr_data = uint64_t(uintptr_t(data.empty() ? nullptr : d));
+  req.usr_oob = uint64_t(uintptr_t(spare.empty() ? nullptr : s));
+  req.mode = MTD_OPS_AUTO_OOB;
+  const uint64_t t0 = now_ns();
+  const int rc = ::ioctl(fd_, MEMWRITE, &req);
+  const int err = errno;
+  add_time(t0);
+  programs_[ppa]++;
+  if (counting_) {
+    ctr_.programs++;
+    ctr_.bytes_programmed += data.size() + spare.size();
+  }
+  if (rc == 0) return Status::ok();
+  if (err == EIO) {
+    if (counting_) ctr_.program_failures++;
+    return Status::error(Errc::kBadBlock, "program of page " + std::to_string(ppa) + " of " +
+                                              info_.path + " failed (EIO): bad block");
+  }
+  return errno_status("program", off, err);
+}
+
+Status MtdNand::erase(uint32_t block) {
+  if (block >= geo_.blocks)
+    return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
+  if (read_only_) return Status::error(Errc::kReadOnly, info_.path + " is open read-only");
+  erase_info_user64 e64{uint64_t(block) * info_.erasesize, info_.erasesize};
+  const uint64_t t0 = now_ns();
+  int rc = ::ioctl(fd_, MEMERASE64, &e64);
+  if (rc != 0 && errno == ENOTTY) {
+    erase_info_user e32{uint32_t(e64.start), uint32_t(e64.length)};
+    rc = ::ioctl(fd_, MEMERASE, &e32);
+  }
+  const int err = errno;
+  add_time(t0);
+  if (counting_) ctr_.erases++;
+  std::fill_n(programs_.begin() + ptrdiff_t(uint64_t(block) * geo_.pages_per_block),
+              geo_.pages_per_block, uint8_t(0));
+  erases_[block]++;
+  if (rc == 0) return Status::ok();
+  if (err == EIO) {
+    if (counting_) ctr_.erase_failures++;
+    return Status::error(Errc::kBadBlock, "erase of block " + std::to_string(block) + " of " +
+                                              info_.path + " failed (EIO): bad block");
+  }
+  return errno_status("erase", e64.start, err);
+}
+
+uint32_t MtdNand::erase_count(uint32_t block) const {
+  return block < erases_.size() ? erases_[block] : 0;
+}
+
+Status MtdNand::mark_bad(uint32_t block) {
+  if (block >= geo_.blocks)
+    return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
+  if (read_only_) return Status::error(Errc::kReadOnly, info_.path + " is open read-only");
+  loff_t off = loff_t(block) * info_.erasesize;
+  if (::ioctl(fd_, MEMSETBADBLOCK, &off) != 0) return errno_status("MEMSETBADBLOCK", off, errno);
+  return Status::ok();
+}
+
+bool MtdNand::is_bad(uint32_t block) {
+  if (block >= geo_.blocks) return true;
+  loff_t off = loff_t(block) * info_.erasesize;
+  const int rc = ::ioctl(fd_, MEMGETBADBLOCK, &off);
+  if (rc < 0) return errno != EOPNOTSUPP;  // no bad-block support: every block good
+  return rc > 0;
+}
+
+}  // namespace pdl

@@ -1,0 +1,101 @@
+// mtd_nand.h — a raw NAND chip through Linux MTD (/dev/mtdN): the Nand interface on real flash.
+//
+// The device tells its shape (MEMGETINFO, and sysfs for what that lacks: the spare bytes free
+// of ECC, the ECC strength); the engine then runs on it exactly as on the emulator:
+//   * geometry: page_data = writesize, pages_per_block = erasesize / writesize, blocks = the
+//     device's (or fewer: MtdOptions::max_blocks), page_spare = the OOB bytes the ECC leaves
+//     free (sysfs `oobavail`): every spare access is MTD_OPS_AUTO_OOB, so the engine's spare
+//     bytes are the free ones and the kernel keeps the ECC bytes;
+//   * read = MEMREAD (data and spare in one operation, with the read's ECC statistics): flips
+//     the ECC corrected are counted and reported (last_read_flips: the most in one ECC step,
+//     MTD's max_bitflips); an uncorrectable read (EBADMSG) is kCorrupt;
+//   * program = MEMWRITE (data and spare in one operation). MTD programs whole pages: a
+//     partial program (data at an offset, or the spare alone) sends 0xFF everywhere else,
+//     which leaves those bits as they are — and, with an ECC whose code of erased bytes is all
+//     ones (Linux's software Hamming and BCH are), their ECC bytes too. A failed program (EIO:
+//     the chip's status said fail) is kBadBlock;
+//   * erase = MEMERASE64 (MEMERASE on kernels without it); EIO is kBadBlock;
+//   * bad blocks = MEMGETBADBLOCK / MEMSETBADBLOCK (the kernel's own marker and table).
+// The NAND rules of nand.h are checked where that costs no I/O: addresses, and programs per
+// page between erases (counted in memory since open). "Only 1 -> 0" is the chip's physics;
+// a program breaking it leaves wrong bytes that the engine's CRCs catch.
+// Time: `sim_us` holds the real time spent in the device's ioctls (there is nothing to
+// simulate); erase counts are the ones since open (MTD keeps none).
+//
+// The device is locked (flock) while open: exclusively, or shared when read-only; a
+// conflicting opener gets kBusy. Thread-safety: none.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flash/device/nand.h"
+
+namespace pdl {
+
+struct MtdOptions {
+  bool read_only = false;         // O_RDONLY, shared lock; programs and erases fail (kReadOnly)
+  uint32_t max_blocks = 0;        // use only the first N erase blocks (0 = all)
+  uint32_t partial_programs = 0;  // NOP the engine may rely on (0 = 4: MTD cannot tell)
+};
+
+// What the device reports, for `pdl info` and the tests.
+struct MtdInfo {
+  std::string path;
+  std::string name;             // sysfs name ("NAND simulator partition 0")
+  uint8_t type = 0;             // MTD_NANDFLASH, MTD_MLCNANDFLASH
+  uint64_t size = 0;            // bytes of data area in the whole device
+  uint32_t erasesize = 0, writesize = 0, oobsize = 0, oobavail = 0, subpagesize = 0;
+  uint32_t ecc_strength = 0, ecc_step_size = 0, bitflip_threshold = 0;
+};
+
+class MtdNand final : public Nand {
+ public:
+  ~MtdNand() override;
+
+  // Open `path` (a /dev/mtdN character device). Clear errors: not a character device, not an
+  // MTD device, not NAND (NOR, RAM, ...), a geometry the engine cannot use (kInvalidArgument),
+  // locked by another process (kBusy), no permission (kIoError naming errno).
+  static Status open(const std::string& path, const MtdOptions& opts,
+                     std::unique_ptr<MtdNand>* out);
+  // True if `path` names an MTD character device (stat only; nothing is opened).
+  static bool is_mtd_path(const std::string& path);
+
+  const MtdInfo& info() const { return info_; }
+  // Use only the first `blocks` erase blocks from now on (8 .. the device's); false if not.
+  bool limit_blocks(uint32_t blocks);
+  const Geometry& geometry() const override { return geo_; }
+  Status read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare) override;
+  Status program(Ppa ppa, std::span<const uint8_t> data, std::span<const uint8_t> spare,
+                 uint32_t data_off = 0, uint32_t spare_off = 0) override;
+  Status erase(uint32_t block) override;
+  const NandCounters& counters() const override { return ctr_; }
+  void reset_counters() override { ctr_ = NandCounters{}; }
+  void set_counting(bool on) override { counting_ = on; }
+  uint32_t erase_count(uint32_t block) const override;
+  Status mark_bad(uint32_t block) override;
+  bool is_bad(uint32_t block) override;
+  uint32_t ecc_strength() const override { return info_.ecc_strength; }
+  uint32_t last_read_flips() const override { return last_flips_; }
+
+ private:
+  MtdNand() = default;
+  Status check_ppa(Ppa ppa) const;
+  Status errno_status(const char* what, uint64_t offset, int err) const;
+  void add_time(uint64_t t0_ns);
+
+  int fd_ = -1;
+  bool read_only_ = false;
+  bool counting_ = true;
+  MtdInfo info_;
+  Geometry geo_;
+  NandCounters ctr_;
+  uint32_t last_flips_ = 0;
+  std::vector<uint8_t> programs_;   // per page since its last erase (NOP)
+  std::vector<uint32_t> erases_;    // per block since open
+  std::vector<uint8_t> page_buf_, oob_buf_;
+};
+
+}  // namespace pdl
