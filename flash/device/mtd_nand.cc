@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -139,7 +140,9 @@ Status MtdNand::open(const std::string& path, const MtdOptions& opts,
   n->programs_.assign(g.total_pages(), 0);
   n->erases_.assign(g.blocks, 0);
   n->page_buf_.resize(g.page_data);
-  n->oob_buf_.resize(g.page_spare);
+  n->oob_buf_.resize(std::max(g.page_spare, in.oobsize));
+  const char* env = std::getenv("PDL_MTD_READS");
+  if (opts.pread_reads || (env && std::strcmp(env, "pread") == 0)) PDL_TRY(n->load_oob_layout());
   *out = std::move(n);
   return Status::ok();
 }
@@ -168,11 +171,73 @@ void MtdNand::add_time(uint64_t t0_ns) {
   if (counting_) ctr_.sim_us += (now_ns() - t0_ns + 500) / 1000;
 }
 
+// The free OOB bytes, in AUTO_OOB order, for reads without MEMREAD.
+Status MtdNand::load_oob_layout() {
+  nand_ecclayout_user l;
+  std::memset(&l, 0, sizeof l);
+  if (::ioctl(fd_, ECCGETLAYOUT, &l) != 0)
+    return Status::error(Errc::kUnsupported,
+                         info_.path + ": the kernel has neither MEMREAD (Linux 6.1) nor "
+                                      "ECCGETLAYOUT (" + strerror(errno) + ")");
+  free_oob_.clear();
+  for (const nand_oobfree& f : l.oobfree)
+    for (uint32_t i = 0; i < f.length && f.offset + i < info_.oobsize; i++)
+      free_oob_.push_back(f.offset + i);
+  if (free_oob_.size() < geo_.page_spare)
+    return Status::error(Errc::kUnsupported,
+                         info_.path + ": ECCGETLAYOUT names " + std::to_string(free_oob_.size()) +
+                             " free OOB bytes, sysfs oobavail " +
+                             std::to_string(geo_.page_spare));
+  pread_reads_ = true;
+  return Status::ok();
+}
+
+Status MtdNand::read_pread(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare) {
+  const uint64_t off = uint64_t(ppa) * geo_.page_data;
+  mtd_ecc_stats before, after;
+  if (::ioctl(fd_, ECCGETSTATS, &before) != 0) return errno_status("ECCGETSTATS", off, errno);
+  if (!data.empty()) {
+    const ssize_t n = ::pread(fd_, data.data(), data.size(), off_t(off));
+    if (n != ssize_t(data.size()))
+      return errno_status("read", off, n < 0 ? errno : EIO);
+  }
+  if (!spare.empty()) {
+    mtd_oob_buf64 ob;
+    std::memset(&ob, 0, sizeof ob);
+    ob.start = off;
+    ob.length = info_.oobsize;
+    ob.usr_ptr = uint64_t(uintptr_t(oob_buf_.data()));
+    if (::ioctl(fd_, MEMREADOOB64, &ob) != 0) return errno_status("MEMREADOOB64", off, errno);
+    for (size_t i = 0; i < spare.size(); i++) spare[i] = oob_buf_[free_oob_[i]];
+  }
+  if (::ioctl(fd_, ECCGETSTATS, &after) != 0) return errno_status("ECCGETSTATS", off, errno);
+  if (after.failed != before.failed) return Status::error(Errc::kCorrupt, "");
+  last_flips_ = after.corrected - before.corrected;
+  if (counting_) ctr_.ecc_corrected_bits += last_flips_;
+  return Status::ok();
+}
+
 Status MtdNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare) {
   PDL_TRY(check_ppa(ppa));
   if ((!data.empty() && data.size() != geo_.page_data) ||
       (!spare.empty() && spare.size() != geo_.page_spare))
     return Status::error(Errc::kNandRule, "read of a partial page or spare");
+  if (pread_reads_) {
+    const uint64_t t0 = now_ns();
+    last_flips_ = 0;
+    Status st = read_pread(ppa, data, spare);
+    add_time(t0);
+    if (counting_) {
+      (data.empty() ? ctr_.spare_reads : ctr_.page_reads)++;
+      ctr_.bytes_read += data.size() + spare.size();
+    }
+    if (st.is(Errc::kCorrupt)) {
+      if (counting_) ctr_.ecc_uncorrectable++;
+      return Status::error(Errc::kCorrupt, "uncorrectable ECC error reading page " +
+                                               std::to_string(ppa) + " of " + info_.path);
+    }
+    return st;
+  }
   const uint64_t off = uint64_t(ppa) * geo_.page_data;
   mtd_read_req req;
   std::memset(&req, 0, sizeof req);
@@ -197,9 +262,14 @@ Status MtdNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare)
                                              std::to_string(ppa) + " of " + info_.path);
   }
   if (rc != 0 && err != EUCLEAN) {
-    if (err == ENOTTY || err == EOPNOTSUPP)
-      return Status::error(Errc::kUnsupported,
-                           info_.path + ": the kernel has no MEMREAD ioctl (Linux 5.18 or later)");
+    if (err == ENOTTY) {  // a kernel before MEMREAD: pread + MEMREADOOB64 from now on
+      PDL_TRY(load_oob_layout());
+      if (counting_) {  // this attempt did nothing; the retry counts
+        (data.empty() ? ctr_.spare_reads : ctr_.page_reads)--;
+        ctr_.bytes_read -= data.size() + spare.size();
+      }
+      return read(ppa, data, spare);
+    }
     return errno_status("read", off, err);
   }
   last_flips_ = req.ecc_stats.max_bitflips;

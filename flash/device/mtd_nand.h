@@ -8,7 +8,12 @@
 //     bytes are the free ones and the kernel keeps the ECC bytes;
 //   * read = MEMREAD (data and spare in one operation, with the read's ECC statistics): flips
 //     the ECC corrected are counted and reported (last_read_flips: the most in one ECC step,
-//     MTD's max_bitflips); an uncorrectable read (EBADMSG) is kCorrupt;
+//     MTD's max_bitflips); an uncorrectable read (EBADMSG) is kCorrupt. Kernels before 6.1
+//     have no MEMREAD: then (or with MtdOptions::pread_reads) the data is read with pread and
+//     the spare with MEMREADOOB64, which returns the raw OOB — the free bytes are picked out
+//     by the layout ECCGETLAYOUT gives — and the ECC outcome is the change of ECCGETSTATS
+//     across the read (pread itself returns data even when it is uncorrectable); the
+//     corrected flips of the page stand for last_read_flips (an upper bound: scrubs early);
 //   * program = MEMWRITE (data and spare in one operation). MTD programs whole pages: a
 //     partial program (data at an offset, or the spare alone) sends 0xFF everywhere else,
 //     which leaves those bits as they are — and, with an ECC whose code of erased bytes is all
@@ -39,6 +44,8 @@ struct MtdOptions {
   bool read_only = false;         // O_RDONLY, shared lock; programs and erases fail (kReadOnly)
   uint32_t max_blocks = 0;        // use only the first N erase blocks (0 = all)
   uint32_t partial_programs = 0;  // NOP the engine may rely on (0 = 4: MTD cannot tell)
+  bool pread_reads = false;       // read as on kernels without MEMREAD (tests; also by env
+                                  // PDL_MTD_READS=pread)
 };
 
 // What the device reports, for `pdl info` and the tests.
@@ -83,6 +90,8 @@ class MtdNand final : public Nand {
  private:
   MtdNand() = default;
   Status check_ppa(Ppa ppa) const;
+  Status read_pread(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare);
+  Status load_oob_layout();
   Status errno_status(const char* what, uint64_t offset, int err) const;
   void add_time(uint64_t t0_ns);
 
@@ -96,6 +105,8 @@ class MtdNand final : public Nand {
   std::vector<uint8_t> programs_;   // per page since its last erase (NOP)
   std::vector<uint32_t> erases_;    // per block since open
   std::vector<uint8_t> page_buf_, oob_buf_;
+  bool pread_reads_ = false;
+  std::vector<uint32_t> free_oob_;  // pread reads: raw OOB offset of each spare byte
 };
 
 }  // namespace pdl

@@ -1,13 +1,16 @@
 // nand.h — the NAND device interface: read / program / erase with a spare area, plus counters.
 //
 // Everything above this layer speaks NAND verbs only; "write" exists only above the PageStore.
-// Implementations: EmulatedNand (RAM or image file, the test oracle) and, later, MtdNand.
+// Implementations: EmulatedNand (RAM or image file, the test oracle) and MtdNand (raw NAND
+// through Linux MTD, docs/mtd.md).
 //
 // Rules every implementation enforces (violations return Errc::kNandRule, never silently):
 //   * program may only change bits 1 -> 0 between erases;
 //   * at most Geometry::partial_programs programs per page between erases (data and spare
 //     programs each count one; a program touching both counts one);
 //   * addresses must be in range.
+// (MtdNand checks NOP and addresses; "only 1 -> 0" is the real chip's physics there, and a
+// program breaking it leaves bytes the engine's CRCs reject.)
 // Reads return what was programmed, or an error: bit flips within the ECC's strength are
 // corrected (and counted), more make the read fail with Errc::kCorrupt ("uncorrectable"; a
 // retry may succeed: read disturb is transient). A program or erase the chip reports as failed

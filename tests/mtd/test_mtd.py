@@ -6,7 +6,8 @@
 # pages and 128 KiB blocks) runs, on /dev/mtd0:
 #   1. the PageStore correctness suite (test_page_store_model under PDL_TEST_MTD): every method
 #      against a reference map across GC and remounts, on 12 blocks of the device;
-#   2. per method (pdl, opu, ipu, ipl) and journal mode (DELETE, WAL): `pdl format --mtd`,
+#   2. per method (pdl, opu, ipu, ipl) and journal mode (DELETE, WAL), and for pdl and ipl once
+#      more with reads as on kernels without MEMREAD (PDL_MTD_READS=pread): `pdl format --mtd`,
 #      a scripted SQLite workload through the stock sqlite3 and the pdl VFS (`mtd=` URI
 #      parameter), then in new processes (a remount each): the table's checksum and
 #      integrity_check, `pdl fsck --mtd`, `pdl info --mtd`;
@@ -32,6 +33,8 @@ import time
 
 METHODS = ["pdl", "opu", "ipu", "ipl"]
 JOURNALS = ["DELETE", "WAL"]
+# Also run with reads as on kernels before MEMREAD (pread + MEMREADOOB64 + ECCGETSTATS).
+PREAD_METHODS = ["pdl", "ipl"]
 SIZE = "32M"  # the part of the device each workload's store uses
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -111,22 +114,24 @@ def vm_script():
              "'every page store matches a reference map across GC and remounts' > /tmp/psm.log 2>&1",
              "rc=$?; tail -n 3 /tmp/psm.log; check $rc page_store_model",
              "say \"page store suite took $(( $(date +%s) - t0 )) s\""]
-    for m in METHODS:
-        for j in JOURNALS:
-            tag = f"{m}/{j}"
-            lines += [
-                f"pdl format --mtd /dev/mtd0 --size {SIZE} --method {m} --force > /dev/null",
-                f"check $? 'format {tag}'",
-                f"SQL \"$M0\" < /work/workload-{j}.sql > /tmp/w.out 2> /tmp/w.err",
-                f"rc=$?; cat /tmp/w.err; check $rc 'workload {tag}'",
-                f"say \"stats {tag} $(grep '^{{' /tmp/w.out | tail -n 1)\"",
-                "SQL \"$M0\" < /work/check.sql > /tmp/c.out 2>&1",
-                f"rc=$?; check $rc 'reopen {tag}'",
-                f"say \"rows {tag} $(grep '^rows ' /tmp/c.out | cut -c6-)\"",
-                f"grep -qx ok /tmp/c.out; check $? 'integrity_check {tag}'",
-                "pdl fsck --mtd /dev/mtd0 > /tmp/f.out 2>&1",
-                f"rc=$?; check $rc 'fsck {tag}' || cat /tmp/f.out",
-            ]
+    runs = [(m, j, "") for m in METHODS for j in JOURNALS]
+    runs += [(m, "DELETE", "pread") for m in PREAD_METHODS]
+    for m, j, reads in runs:
+        tag = f"{reads}:{m}/{j}" if reads else f"{m}/{j}"
+        env = f"PDL_MTD_READS={reads} " if reads else ""
+        lines += [
+            f"pdl format --mtd /dev/mtd0 --size {SIZE} --method {m} --force > /dev/null",
+            f"check $? 'format {tag}'",
+            f"{env}SQL \"$M0\" < /work/workload-{j}.sql > /tmp/w.out 2> /tmp/w.err",
+            f"rc=$?; cat /tmp/w.err; check $rc 'workload {tag}'",
+            f"say \"stats {tag} $(grep '^{{' /tmp/w.out | tail -n 1)\"",
+            f"{env}SQL \"$M0\" < /work/check.sql > /tmp/c.out 2>&1",
+            f"rc=$?; check $rc 'reopen {tag}'",
+            f"say \"rows {tag} $(grep '^rows ' /tmp/c.out | cut -c6-)\"",
+            f"grep -qx ok /tmp/c.out; check $? 'integrity_check {tag}'",
+            f"{env}pdl fsck --mtd /dev/mtd0 > /tmp/f.out 2>&1",
+            f"rc=$?; check $rc 'fsck {tag}' || cat /tmp/f.out",
+        ]
     lines += [
         "pdl info --mtd /dev/mtd0 | head -n 4; check $? 'info'",
         # In use: a process holds the device; the tool is refused with exit 4 naming it.
@@ -234,30 +239,34 @@ def main():
     report.append(f"{'method/journal':16} {'':9} {'page_reads':>10} {'spare_reads':>11} "
                   f"{'programs':>9} {'erases':>7} {'device_ms':>10}")
     mismatch = 0
-    for m_ in METHODS:
-        for j in JOURNALS:
-            tag = f"{m_}/{j}"
-            e_stats, e_rows = emulate(build, work, spare, j, m_)
-            d = dev.get(tag, {})
-            try:
-                d_stats = json.loads(d.get("stats", ""))["flash"]
-            except (json.JSONDecodeError, KeyError):
-                d_stats = None
-            if d.get("rows") != e_rows:
-                mismatch += 1
-                report.append(f"{tag}: rows differ: nandsim {d.get('rows')} emulator {e_rows}")
-            keys = ["page_reads", "spare_reads", "programs", "erases"]
-            if d_stats is None or any(d_stats[k] != e_stats[k] for k in keys):
-                mismatch += 1
-                report.append(f"{tag}: flash operation counts differ")
-            for name, s in (("nandsim", d_stats), ("emulator", e_stats)):
-                if s is None:
-                    report.append(f"{tag:16} {name:9} (missing)")
-                    continue
-                unit = "real" if name == "nandsim" else "simulated"
-                report.append(f"{tag:16} {name:9} {s['page_reads']:>10} {s['spare_reads']:>11} "
-                              f"{s['programs']:>9} {s['erases']:>7} {s['sim_us'] / 1000:>10.1f}"
-                              f" ({unit})")
+    emulated = {}
+    runs = [(m_, j, "") for m_ in METHODS for j in JOURNALS]
+    runs += [(m_, "DELETE", "pread") for m_ in PREAD_METHODS]
+    for m_, j, reads in runs:
+        tag = f"{reads}:{m_}/{j}" if reads else f"{m_}/{j}"
+        if (m_, j) not in emulated:
+            emulated[(m_, j)] = emulate(build, work, spare, j, m_)
+        e_stats, e_rows = emulated[(m_, j)]
+        d = dev.get(tag, {})
+        try:
+            d_stats = json.loads(d.get("stats", ""))["flash"]
+        except (json.JSONDecodeError, KeyError):
+            d_stats = None
+        if d.get("rows") != e_rows:
+            mismatch += 1
+            report.append(f"{tag}: rows differ: nandsim {d.get('rows')} emulator {e_rows}")
+        keys = ["page_reads", "spare_reads", "programs", "erases"]
+        if d_stats is None or any(d_stats[k] != e_stats[k] for k in keys):
+            mismatch += 1
+            report.append(f"{tag}: flash operation counts differ")
+        for name, s in (("nandsim", d_stats), ("emulator", e_stats)):
+            if s is None:
+                report.append(f"{tag:16} {name:9} (missing)")
+                continue
+            unit = "real" if name == "nandsim" else "simulated"
+            report.append(f"{tag:16} {name:9} {s['page_reads']:>10} {s['spare_reads']:>11} "
+                          f"{s['programs']:>9} {s['erases']:>7} {s['sim_us'] / 1000:>10.1f}"
+                          f" ({unit})")
     report.append("")
     report.append("device_ms: nandsim = real time in the MTD ioctls under QEMU TCG (RAM-backed "
                   "chip, emulated CPU); emulator = simulated time at seed 000 Table 1")
