@@ -100,8 +100,13 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
   std::printf("image        %s\n", path.c_str());
   std::printf("geometry     %s, NOP %u%s\n", g.describe().c_str(), g.partial_programs,
               g.erase_limit ? strf(", erase limit %u", g.erase_limit).c_str() : "");
-  std::printf("timing       read %u us, program %u us, erase %u us (simulated)\n", g.read_us,
-              g.program_us, g.erase_us);
+  const std::string device = img.volume->store().nand().device();
+  std::printf("device       %s\n", device.c_str());
+  if (device == "emulated")
+    std::printf("timing       read %u us, program %u us, erase %u us (simulated)\n", g.read_us,
+                g.program_us, g.erase_us);
+  else
+    std::printf("timing       real: the time spent in the device's operations\n");
   std::printf("method       %s", method_name(d.sp.method));
   if (d.sp.method == Method::kPdl) std::printf(", max_diff %u B", d.sp.max_differential);
   if (d.sp.method == Method::kIpl)

@@ -46,6 +46,12 @@ std::string sysfs_text(dev_t dev, const char* attr) {
   return s;
 }
 
+// True if environment variable `name` is set to `value` (the tests' switches).
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v && std::strcmp(v, value) == 0;
+}
+
 const char* type_name(uint8_t t) {
   switch (t) {
     case MTD_ABSENT: return "absent";
@@ -102,27 +108,38 @@ Status MtdNand::open(const std::string& path, const MtdOptions& opts,
                              "): not an MTD device");
   MtdInfo& in = n->info_;
   in.path = path;
-  in.name = sysfs_text(st.st_rdev, "name");
   in.type = mi.type;
-  in.size = sysfs_number(st.st_rdev, "size", mi.size);
+  in.size = mi.size;
   in.erasesize = mi.erasesize;
   in.writesize = mi.writesize;
   in.oobsize = mi.oobsize;
-  in.oobavail = uint32_t(sysfs_number(st.st_rdev, "oobavail", 0));
-  in.subpagesize = uint32_t(sysfs_number(st.st_rdev, "subpagesize", mi.writesize));
-  in.ecc_strength = uint32_t(sysfs_number(st.st_rdev, "ecc_strength", 0));
-  in.ecc_step_size = uint32_t(sysfs_number(st.st_rdev, "ecc_step_size", 0));
-  in.bitflip_threshold = uint32_t(sysfs_number(st.st_rdev, "bitflip_threshold", 0));
+  in.subpagesize = mi.writesize;
+  // sysfs has what MEMGETINFO lacks (older kernels have less of it; PDL_MTD_SYSFS=off makes
+  // the tests do without, as on a kernel before 3.5).
+  if (!env_is("PDL_MTD_SYSFS", "off")) {
+    in.name = sysfs_text(st.st_rdev, "name");
+    in.size = sysfs_number(st.st_rdev, "size", mi.size);  // MEMGETINFO's is 32 bits
+    in.oobavail = uint32_t(sysfs_number(st.st_rdev, "oobavail", 0));  // Linux 4.7
+    in.subpagesize = uint32_t(sysfs_number(st.st_rdev, "subpagesize", mi.writesize));
+    in.ecc_strength = uint32_t(sysfs_number(st.st_rdev, "ecc_strength", 0));  // 3.5
+    in.ecc_step_size = uint32_t(sysfs_number(st.st_rdev, "ecc_step_size", 0));
+    in.bitflip_threshold = uint32_t(sysfs_number(st.st_rdev, "bitflip_threshold", 0));
+  }
   if (mi.type != MTD_NANDFLASH && mi.type != MTD_MLCNANDFLASH)
     return Status::error(Errc::kInvalidArgument,
                          path + " is " + type_name(mi.type) +
                              ", not NAND: pdl needs pages with a spare (OOB) area");
   if (!opts.read_only && !(mi.flags & MTD_WRITEABLE))
     return Status::error(Errc::kReadOnly, path + " is a read-only MTD device");
+  if (in.oobavail == 0) {  // before Linux 4.7: the deprecated ECCGETLAYOUT knows
+    nand_ecclayout_user l;
+    std::memset(&l, 0, sizeof l);
+    if (::ioctl(n->fd_, ECCGETLAYOUT, &l) == 0) in.oobavail = l.oobavail;
+  }
   if (in.oobavail == 0)
     return Status::error(Errc::kInvalidArgument,
-                         path + ": the kernel does not report the free OOB bytes (sysfs "
-                                "oobavail; Linux 4.7 or later) or the ECC leaves none");
+                         path + ": the kernel reports no free OOB bytes (neither sysfs "
+                                "oobavail nor ECCGETLAYOUT) or the ECC leaves none");
   Geometry g;
   g.page_data = mi.writesize;
   g.page_spare = in.oobavail;
@@ -141,10 +158,24 @@ Status MtdNand::open(const std::string& path, const MtdOptions& opts,
   n->erases_.assign(g.blocks, 0);
   n->page_buf_.resize(g.page_data);
   n->oob_buf_.resize(std::max(g.page_spare, in.oobsize));
-  const char* env = std::getenv("PDL_MTD_READS");
-  if (opts.pread_reads || (env && std::strcmp(env, "pread") == 0)) PDL_TRY(n->load_oob_layout());
+  if (opts.pread_reads || env_is("PDL_MTD_READS", "pread")) PDL_TRY(n->use_pread_reads());
+  if (!opts.read_only && (opts.pwrite_programs || env_is("PDL_MTD_WRITES", "pwrite")))
+    PDL_TRY(n->use_pwrite_programs());
   *out = std::move(n);
   return Status::ok();
+}
+
+std::string MtdNand::device() const {
+  std::string ecc;
+  if (info_.ecc_strength)
+    ecc = ", ECC " + std::to_string(info_.ecc_strength) + " bit" +
+          (info_.ecc_strength == 1 ? "" : "s") + " per " + std::to_string(info_.ecc_step_size) +
+          " B";
+  return "mtd " + info_.path + " (" + (info_.name.empty() ? "" : info_.name + ", ") +
+         type_name(info_.type) + ecc +
+         "): reads " + (pread_reads_ ? "pread + MEMREADOOB64" : "MEMREAD") + ", programs " +
+         (read_only_ ? "none (read-only)"
+                     : pwrite_programs_ ? "pwrite + MEMWRITEOOB64" : "MEMWRITE");
 }
 
 bool MtdNand::limit_blocks(uint32_t blocks) {
@@ -171,24 +202,40 @@ void MtdNand::add_time(uint64_t t0_ns) {
   if (counting_) ctr_.sim_us += (now_ns() - t0_ns + 500) / 1000;
 }
 
-// The free OOB bytes, in AUTO_OOB order, for reads without MEMREAD.
-Status MtdNand::load_oob_layout() {
+// The free OOB bytes, in AUTO_OOB order, for the fallbacks (kernels without MEMREAD or
+// MEMWRITE), which see the raw OOB area.
+Status MtdNand::load_free_oob() {
+  if (!free_oob_.empty()) return Status::ok();
   nand_ecclayout_user l;
   std::memset(&l, 0, sizeof l);
   if (::ioctl(fd_, ECCGETLAYOUT, &l) != 0)
     return Status::error(Errc::kUnsupported,
-                         info_.path + ": the kernel has neither MEMREAD (Linux 6.1) nor "
-                                      "ECCGETLAYOUT (" + strerror(errno) + ")");
-  free_oob_.clear();
+                         info_.path + ": the kernel lacks MEMREAD (Linux 6.1) or MEMWRITE (3.2), "
+                                      "and ECCGETLAYOUT, which the fallback needs, failed (" +
+                                      strerror(errno) + ")");
+  std::vector<uint32_t> free_oob;
   for (const nand_oobfree& f : l.oobfree)
     for (uint32_t i = 0; i < f.length && f.offset + i < info_.oobsize; i++)
-      free_oob_.push_back(f.offset + i);
-  if (free_oob_.size() < geo_.page_spare)
+      free_oob.push_back(f.offset + i);
+  if (free_oob.size() < geo_.page_spare)
     return Status::error(Errc::kUnsupported,
-                         info_.path + ": ECCGETLAYOUT names " + std::to_string(free_oob_.size()) +
+                         info_.path + ": ECCGETLAYOUT names " + std::to_string(free_oob.size()) +
                              " free OOB bytes, sysfs oobavail " +
                              std::to_string(geo_.page_spare));
+  free_oob_ = std::move(free_oob);
+  raw_oob_.resize(info_.oobsize);
+  return Status::ok();
+}
+
+Status MtdNand::use_pread_reads() {
+  PDL_TRY(load_free_oob());
   pread_reads_ = true;
+  return Status::ok();
+}
+
+Status MtdNand::use_pwrite_programs() {
+  PDL_TRY(load_free_oob());
+  pwrite_programs_ = true;
   return Status::ok();
 }
 
@@ -263,7 +310,7 @@ Status MtdNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare)
   }
   if (rc != 0 && err != EUCLEAN) {
     if (err == ENOTTY) {  // a kernel before MEMREAD: pread + MEMREADOOB64 from now on
-      PDL_TRY(load_oob_layout());
+      PDL_TRY(use_pread_reads());
       if (counting_) {  // this attempt did nothing; the retry counts
         (data.empty() ? ctr_.spare_reads : ctr_.page_reads)--;
         ctr_.bytes_read -= data.size() + spare.size();
@@ -277,6 +324,31 @@ Status MtdNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare)
   return Status::ok();
 }
 
+// Kernels before MEMWRITE: the data with pwrite, then the spare with MEMWRITEOOB64 (raw OOB:
+// the free bytes in place, 0xFF elsewhere, which programs nothing). Returns 0 or an errno;
+// *chip_programs counts the programs the chip was sent.
+int MtdNand::program_pwrite(uint64_t off, const uint8_t* data, const uint8_t* spare,
+                            size_t spare_len, uint32_t* chip_programs) {
+  *chip_programs = 0;
+  if (data) {
+    ++*chip_programs;
+    const ssize_t n = ::pwrite(fd_, data, geo_.page_data, off_t(off));
+    if (n != ssize_t(geo_.page_data)) return n < 0 ? errno : EIO;
+  }
+  if (spare) {
+    std::fill(raw_oob_.begin(), raw_oob_.end(), 0xFF);
+    for (size_t i = 0; i < spare_len; i++) raw_oob_[free_oob_[i]] = spare[i];
+    mtd_oob_buf64 ob;
+    std::memset(&ob, 0, sizeof ob);
+    ob.start = off;
+    ob.length = info_.oobsize;
+    ob.usr_ptr = uint64_t(uintptr_t(raw_oob_.data()));
+    ++*chip_programs;
+    if (::ioctl(fd_, MEMWRITEOOB64, &ob) != 0) return errno;
+  }
+  return 0;
+}
+
 Status MtdNand::program(Ppa ppa, std::span<const uint8_t> data, std::span<const uint8_t> spare,
                         uint32_t data_off, uint32_t spare_off) {
   PDL_TRY(check_ppa(ppa));
@@ -285,11 +357,15 @@ Status MtdNand::program(Ppa ppa, std::span<const uint8_t> data, std::span<const 
       (!spare.empty() && spare_off + spare.size() > geo_.page_spare))
     return Status::error(Errc::kNandRule, "program beyond the page");
   if (data.empty() && spare.empty()) return Status::ok();
-  if (programs_[ppa] >= geo_.partial_programs)
-    return Status::error(Errc::kNandRule, "page " + std::to_string(ppa) + " programmed " +
-                                              std::to_string(programs_[ppa]) +
-                                              " times since its erase (NOP " +
-                                              std::to_string(geo_.partial_programs) + ")");
+  // Without MEMWRITE, data and spare are two programs of the chip.
+  const uint32_t cost = pwrite_programs_ && !data.empty() && !spare.empty() ? 2 : 1;
+  if (programs_[ppa] + cost > geo_.partial_programs)
+    return Status::error(Errc::kNandRule,
+                         "page " + std::to_string(ppa) + " programmed " +
+                             std::to_string(programs_[ppa]) + " times since its erase (NOP " +
+                             std::to_string(geo_.partial_programs) + ")" +
+                             (cost == 2 ? ": without MEMWRITE its data and spare take 2 more"
+                                        : ""));
   // MTD programs whole pages (and a spare from its first free byte): the rest is sent as 0xFF,
   // which programs nothing.
   const uint8_t* d = data.data();
@@ -306,25 +382,36 @@ Status MtdNand::program(Ppa ppa, std::span<const uint8_t> data, std::span<const 
     s = oob_buf_.data();
     slen = spare_off + spare.size();
   }
+  if (data.empty()) d = nullptr;
+  if (spare.empty()) s = nullptr;
   const uint64_t off = uint64_t(ppa) * geo_.page_data;
-  mtd_write_req req;
-  std::memset(&req, 0, sizeof req);
-  req.start = off;
-  req.len = data.empty() ? 0 : geo_.page_data;
-  req.ooblen = slen;
-  req.usr_data = uint64_t(uintptr_t(data.empty() ? nullptr : d));
-  req.usr_oob = uint64_t(uintptr_t(spare.empty() ? nullptr : s));
-  req.mode = MTD_OPS_AUTO_OOB;
   const uint64_t t0 = now_ns();
-  const int rc = ::ioctl(fd_, MEMWRITE, &req);
-  const int err = errno;
+  int err = 0;
+  uint32_t chip_programs = 1;
+  if (pwrite_programs_) {
+    err = program_pwrite(off, d, s, slen, &chip_programs);
+  } else {
+    mtd_write_req req;
+    std::memset(&req, 0, sizeof req);
+    req.start = off;
+    req.len = d ? geo_.page_data : 0;
+    req.ooblen = slen;
+    req.usr_data = uint64_t(uintptr_t(d));
+    req.usr_oob = uint64_t(uintptr_t(s));
+    req.mode = MTD_OPS_AUTO_OOB;
+    if (::ioctl(fd_, MEMWRITE, &req) != 0) err = errno;
+    if (err == ENOTTY) {  // a kernel before MEMWRITE: pwrite + MEMWRITEOOB64 from now on
+      PDL_TRY(use_pwrite_programs());
+      return program(ppa, data, spare, data_off, spare_off);
+    }
+  }
   add_time(t0);
-  programs_[ppa]++;
+  programs_[ppa] = uint8_t(programs_[ppa] + chip_programs);
   if (counting_) {
     ctr_.programs++;
     ctr_.bytes_programmed += data.size() + spare.size();
   }
-  if (rc == 0) return Status::ok();
+  if (err == 0) return Status::ok();
   if (err == EIO) {
     if (counting_) ctr_.program_failures++;
     return Status::error(Errc::kBadBlock, "program of page " + std::to_string(ppa) + " of " +

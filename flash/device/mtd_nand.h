@@ -18,11 +18,18 @@
 //     partial program (data at an offset, or the spare alone) sends 0xFF everywhere else,
 //     which leaves those bits as they are — and, with an ECC whose code of erased bytes is all
 //     ones (Linux's software Hamming and BCH are), their ECC bytes too. A failed program (EIO:
-//     the chip's status said fail) is kBadBlock;
+//     the chip's status said fail) is kBadBlock. Kernels before 3.2 have no MEMWRITE: then (or
+//     with MtdOptions::pwrite_programs) the data is programmed with pwrite and the spare with
+//     MEMWRITEOOB64 (raw OOB: the free bytes placed by ECCGETLAYOUT, 0xFF elsewhere), data
+//     first — two programs of the page when a program has both, each counted against the
+//     NOP (pdl's methods use at most 3 of a page's 4 that way: PDL and OPU a page then its
+//     obsolete mark, IPL 4 spare-less log sectors). A cut between the two leaves data with a
+//     blank spare, a tear the engine's recovery already reads as garbage;
 //   * erase = MEMERASE64 (MEMERASE on kernels without it); EIO is kBadBlock;
 //   * bad blocks = MEMGETBADBLOCK / MEMSETBADBLOCK (the kernel's own marker and table).
 // The NAND rules of nand.h are checked where that costs no I/O: addresses, and programs per
-// page between erases (counted in memory since open). "Only 1 -> 0" is the chip's physics;
+// page between erases (the chip's programs, counted in memory since open; the counters count
+// the engine's programs, as the emulator does). "Only 1 -> 0" is the chip's physics;
 // a program breaking it leaves wrong bytes that the engine's CRCs catch.
 // Time: `sim_us` holds the real time spent in the device's ioctls (there is nothing to
 // simulate); erase counts are the ones since open (MTD keeps none).
@@ -46,6 +53,8 @@ struct MtdOptions {
   uint32_t partial_programs = 0;  // NOP the engine may rely on (0 = 4: MTD cannot tell)
   bool pread_reads = false;       // read as on kernels without MEMREAD (tests; also by env
                                   // PDL_MTD_READS=pread)
+  bool pwrite_programs = false;   // program as on kernels without MEMWRITE (tests; also by
+                                  // env PDL_MTD_WRITES=pwrite)
 };
 
 // What the device reports, for `pdl info` and the tests.
@@ -74,6 +83,9 @@ class MtdNand final : public Nand {
   // Use only the first `blocks` erase blocks from now on (8 .. the device's); false if not.
   bool limit_blocks(uint32_t blocks);
   const Geometry& geometry() const override { return geo_; }
+  // "mtd /dev/mtd0 (NAND simulator partition 0, SLC NAND, ECC 1 bit per 256 B): reads
+  // MEMREAD, programs MEMWRITE" — the interface in use, fallbacks included.
+  std::string device() const override;
   Status read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare) override;
   Status program(Ppa ppa, std::span<const uint8_t> data, std::span<const uint8_t> spare,
                  uint32_t data_off = 0, uint32_t spare_off = 0) override;
@@ -91,7 +103,11 @@ class MtdNand final : public Nand {
   MtdNand() = default;
   Status check_ppa(Ppa ppa) const;
   Status read_pread(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare);
-  Status load_oob_layout();
+  Status load_free_oob();
+  Status use_pread_reads();
+  Status use_pwrite_programs();
+  int program_pwrite(uint64_t off, const uint8_t* data, const uint8_t* spare, size_t spare_len,
+                     uint32_t* chip_programs);
   Status errno_status(const char* what, uint64_t offset, int err) const;
   void add_time(uint64_t t0_ns);
 
@@ -102,11 +118,13 @@ class MtdNand final : public Nand {
   Geometry geo_;
   NandCounters ctr_;
   uint32_t last_flips_ = 0;
-  std::vector<uint8_t> programs_;   // per page since its last erase (NOP)
+  std::vector<uint8_t> programs_;   // the chip's, per page since its last erase (NOP)
   std::vector<uint32_t> erases_;    // per block since open
   std::vector<uint8_t> page_buf_, oob_buf_;
   bool pread_reads_ = false;
-  std::vector<uint32_t> free_oob_;  // pread reads: raw OOB offset of each spare byte
+  bool pwrite_programs_ = false;
+  std::vector<uint32_t> free_oob_;  // the fallbacks: raw OOB offset of each spare byte
+  std::vector<uint8_t> raw_oob_;    // a raw OOB area (oobsize bytes), for MEMWRITEOOB64
 };
 
 }  // namespace pdl

@@ -68,6 +68,8 @@ class Nand {
   Nand& operator=(const Nand&) = delete;
 
   virtual const Geometry& geometry() const = 0;
+  // What the chip is, for reports (PRAGMA pdl_stats "device", `pdl info`).
+  virtual std::string device() const { return "emulated"; }
 
   // Read page `ppa`. `data` is empty or exactly page_data bytes; `spare` is empty or exactly
   // page_spare bytes. An empty data span reads only the spare (costs one read all the same:
@@ -75,7 +77,8 @@ class Nand {
   virtual Status read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare) = 0;
 
   // Program part of page `ppa`: `data` goes to data-area offset `data_off`, `spare` to spare
-  // offset `spare_off`; either may be empty. One call = one program operation (one NOP).
+  // offset `spare_off`; either may be empty. One call = one program operation (one NOP; on
+  // Linux MTD without MEMWRITE, one with both data and spare costs the chip two: mtd_nand.h).
   virtual Status program(Ppa ppa, std::span<const uint8_t> data, std::span<const uint8_t> spare,
                          uint32_t data_off = 0, uint32_t spare_off = 0) = 0;
 

@@ -114,6 +114,7 @@ std::string image_stats_json(Image& image) {
                          .u("read_us", g.read_us)
                          .u("program_us", g.program_us)
                          .u("erase_us", g.erase_us))
+      .s("device", store.nand().device())
       .a("files", file_items)
       .o("flash", JsonObj()
                       .u("page_reads", nc.page_reads)

@@ -56,6 +56,7 @@ def main():
         stats = json.loads(conn.execute("PRAGMA pdl_stats").fetchone()[0])
         check(stats["method"] == "pdl", "pdl_stats method")
         check(stats["geometry"]["size_bytes"] == 8 << 20, "pdl_stats size")
+        check(stats["device"] == "emulated", "pdl_stats device")
         check(stats["flash"]["programs"] > 0, "pdl_stats flash programs")
         check(any(f["name"] == "py.db" for f in stats["files"]), "pdl_stats files")
         check(conn.execute("PRAGMA pdl_stats_reset").fetchone()[0] == "ok", "pdl_stats_reset")

@@ -6,8 +6,10 @@
 # pages and 128 KiB blocks) runs, on /dev/mtd0:
 #   1. the PageStore correctness suite (test_page_store_model under PDL_TEST_MTD): every method
 #      against a reference map across GC and remounts, on 12 blocks of the device;
-#   2. per method (pdl, opu, ipu, ipl) and journal mode (DELETE, WAL), and for pdl and ipl once
-#      more with reads as on kernels without MEMREAD (PDL_MTD_READS=pread): `pdl format --mtd`,
+#   2. per method (pdl, opu, ipu, ipl) and journal mode (DELETE, WAL), for pdl and ipl once
+#      more with reads as on kernels without MEMREAD (Linux 3.2-6.0: PDL_MTD_READS=pread), and
+#      for every method once more as on kernels without MEMWRITE either (before 3.2: also
+#      PDL_MTD_WRITES=pwrite; the page store suite runs that way too): `pdl format --mtd`,
 #      a scripted SQLite workload through the stock sqlite3 and the pdl VFS (`mtd=` URI
 #      parameter), then in new processes (a remount each): the table's checksum and
 #      integrity_check, `pdl fsck --mtd`, `pdl info --mtd`;
@@ -33,8 +35,26 @@ import time
 
 METHODS = ["pdl", "opu", "ipu", "ipl"]
 JOURNALS = ["DELETE", "WAL"]
-# Also run with reads as on kernels before MEMREAD (pread + MEMREADOOB64 + ECCGETSTATS).
+# Also run as on older kernels: "pread", before MEMREAD (Linux 6.1: pread + MEMREADOOB64 +
+# ECCGETSTATS); "old", before MEMWRITE (3.2: pwrite + MEMWRITEOOB64) and the sysfs attributes
+# (4.7: the free OOB bytes from ECCGETLAYOUT). KERNEL_ENV: the switches; KERNEL_IO: what the
+# stats' "device" must then say.
 PREAD_METHODS = ["pdl", "ipl"]
+OLD_METHODS = METHODS
+KERNEL_ENV = {"": "", "pread": "PDL_MTD_READS=pread",
+              "old": "PDL_MTD_READS=pread PDL_MTD_WRITES=pwrite PDL_MTD_SYSFS=off"}
+KERNEL_IO = {"": "(NAND simulator partition 0, SLC NAND, ECC 1 bit per 256 B): reads MEMREAD, "
+                 "programs MEMWRITE",
+             "pread": "reads pread + MEMREADOOB64, programs MEMWRITE",
+             "old": "(SLC NAND): reads pread + MEMREADOOB64, programs pwrite + MEMWRITEOOB64"}
+
+
+def all_runs():
+    """(method, journal, kernel) of every workload run, kernel a KERNEL_ENV key."""
+    runs = [(m, j, "") for m in METHODS for j in JOURNALS]
+    runs += [(m, "DELETE", "pread") for m in PREAD_METHODS]
+    runs += [(m, "DELETE", "old") for m in OLD_METHODS]
+    return runs
 SIZE = "32M"  # the part of the device each workload's store uses
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -113,25 +133,51 @@ def vm_script():
              "PDL_TEST_MTD=/dev/mtd0 PDL_TEST_SEED=7 test_page_store_model "
              "'every page store matches a reference map across GC and remounts' > /tmp/psm.log 2>&1",
              "rc=$?; tail -n 3 /tmp/psm.log; check $rc page_store_model",
-             "say \"page store suite took $(( $(date +%s) - t0 )) s\""]
-    runs = [(m, j, "") for m in METHODS for j in JOURNALS]
-    runs += [(m, "DELETE", "pread") for m in PREAD_METHODS]
-    for m, j, reads in runs:
-        tag = f"{reads}:{m}/{j}" if reads else f"{m}/{j}"
-        env = f"PDL_MTD_READS={reads} " if reads else ""
+             "say \"page store suite took $(( $(date +%s) - t0 )) s\"",
+             "say 'page store suite as on kernels before MEMWRITE and MEMREAD'",
+             "t0=$(date +%s)",
+             f"{KERNEL_ENV['old']} PDL_TEST_MTD=/dev/mtd0 PDL_TEST_SEED=7 test_page_store_model "
+             "'every page store matches a reference map across GC and remounts' > /tmp/psm.log 2>&1",
+             "rc=$?; tail -n 3 /tmp/psm.log; check $rc 'page_store_model (old kernel)'",
+             "say \"page store suite (old kernel) took $(( $(date +%s) - t0 )) s\""]
+    for m, j, kernel in all_runs():
+        tag = f"{kernel}:{m}/{j}" if kernel else f"{m}/{j}"
+        env = KERNEL_ENV[kernel]
+        lines += [f"export {env}"] if env else []
         lines += [
             f"pdl format --mtd /dev/mtd0 --size {SIZE} --method {m} --force > /dev/null",
             f"check $? 'format {tag}'",
-            f"{env}SQL \"$M0\" < /work/workload-{j}.sql > /tmp/w.out 2> /tmp/w.err",
+            f"SQL \"$M0\" < /work/workload-{j}.sql > /tmp/w.out 2> /tmp/w.err",
             f"rc=$?; cat /tmp/w.err; check $rc 'workload {tag}'",
             f"say \"stats {tag} $(grep '^{{' /tmp/w.out | tail -n 1)\"",
-            f"{env}SQL \"$M0\" < /work/check.sql > /tmp/c.out 2>&1",
+            f"grep '^{{' /tmp/w.out | grep -qF '{KERNEL_IO[kernel]}'; "
+            f"check $? 'device interface {tag}'",
+            f"SQL \"$M0\" < /work/check.sql > /tmp/c.out 2>&1",
             f"rc=$?; check $rc 'reopen {tag}'",
             f"say \"rows {tag} $(grep '^rows ' /tmp/c.out | cut -c6-)\"",
             f"grep -qx ok /tmp/c.out; check $? 'integrity_check {tag}'",
-            f"{env}pdl fsck --mtd /dev/mtd0 > /tmp/f.out 2>&1",
+            f"pdl fsck --mtd /dev/mtd0 > /tmp/f.out 2>&1",
             f"rc=$?; check $rc 'fsck {tag}' || cat /tmp/f.out",
         ]
+        lines += [f"unset {' '.join(v.split('=')[0] for v in env.split())}"] if env else []
+    # Without MEMWRITE a program of data and spare is two of the chip's: on a chip allowing 2
+    # per page, PDL's obsolete mark (a third) is refused — the statement fails, what was
+    # committed stays; with MEMWRITE the same runs.
+    nop2 = "'/dev/mtd1&nop=2'"
+    lines += [
+        "say 'NOP 2 without MEMWRITE'",
+        "pdl format --mtd /dev/mtd1 --size 4M --method pdl --nop 2 --force > /dev/null",
+        f"echo 'CREATE TABLE t(a);' | (export {KERNEL_ENV['old']}; SQL {nop2})",
+        "check $? 'nop 2: create'",
+        f"echo 'INSERT INTO t VALUES(1);' | (export {KERNEL_ENV['old']}; SQL {nop2}) 2> /tmp/o",
+        "rc=$?; cat /tmp/o",
+        "[ $rc != 0 ] && grep -q 'disk I/O error' /tmp/o",
+        "check $? 'nop 2: a third program refused'",
+        f"echo 'SELECT count(*) FROM t; PRAGMA integrity_check;' | SQL {nop2} > /tmp/o",
+        "[ \"$(cat /tmp/o)\" = \"$(printf '0\\nok')\" ]; check $? 'nop 2: committed table intact'",
+        f"echo 'INSERT INTO t VALUES(1); INSERT INTO t VALUES(2);' | SQL {nop2}",
+        "check $? 'nop 2: with MEMWRITE the same writes work'",
+    ]
     lines += [
         "pdl info --mtd /dev/mtd0 | head -n 4; check $? 'info'",
         # In use: a process holds the device; the tool is refused with exit 4 naming it.
@@ -227,7 +273,7 @@ def main():
             dev.setdefault(mm.group(2), {})[mm.group(1)] = mm.group(3)
     report = ["test-mtd: pdl on raw NAND (Linux MTD, nandsim under QEMU TCG) vs the emulator",
               f"command: ./run test-mtd (tests/mtd/test_mtd.py); VM wall time {vm_secs:.0f} s "
-              "(boot, page store suite, 8 workloads, edges)",
+              f"(boot, page store suite twice, {len(all_runs())} workloads, edges)",
               next((l for l in lines if l.startswith("PDL-MTD-DEVICE:")), "PDL-MTD-DEVICE: ?"),
               f"workload: tests/mtd/test_mtd.py workload_sql (120 transactions, ~2,000 rows),"
               f" store on the first {SIZE} of the device; emulator: the same geometry "
@@ -240,10 +286,8 @@ def main():
                   f"{'programs':>9} {'erases':>7} {'device_ms':>10}")
     mismatch = 0
     emulated = {}
-    runs = [(m_, j, "") for m_ in METHODS for j in JOURNALS]
-    runs += [(m_, "DELETE", "pread") for m_ in PREAD_METHODS]
-    for m_, j, reads in runs:
-        tag = f"{reads}:{m_}/{j}" if reads else f"{m_}/{j}"
+    for m_, j, kernel in all_runs():
+        tag = f"{kernel}:{m_}/{j}" if kernel else f"{m_}/{j}"
         if (m_, j) not in emulated:
             emulated[(m_, j)] = emulate(build, work, spare, j, m_)
         e_stats, e_rows = emulated[(m_, j)]
