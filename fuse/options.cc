@@ -49,6 +49,11 @@ int on_option(void* data, const char* arg, int key, struct fuse_args*) {
       const char* eq = std::strchr(arg, '=');
       if (!eq) return 1;
       const std::string k(arg, size_t(eq - arg));
+      if (k == "commit") {  // the VFS's: programs on a mount keep their own journals
+        p.error = "commit= is a parameter of the SQLite VFS; on a mount every fsync commits "
+                  "the store atomically";
+        return -1;
+      }
       const Status st = o.params.set(k, eq + 1);
       if (st.is(Errc::kNotFound)) return 1;  // not ours: libfuse's (or unknown: it refuses)
       if (!st.is_ok()) {

@@ -127,7 +127,7 @@ try:
     print(text)
     check(rc == 0, "info exits 0: " + err)
     for want in ["2048+64 B pages, 64 pages/block, 64 blocks (8 MiB)", "pdl, max_diff 512 B",
-                 "obsolete=spare", "main.db", "uuid ", "erase counts min", "pages scanned",
+                 "obsolete=memory", "main.db", "uuid ", "erase counts min", "pages scanned",
                  "logical pages:", "blocks:"]:
         check(want in text, "info shows '%s'" % want)
 
@@ -208,11 +208,11 @@ try:
 
     check(read_bytes(img) == before, "info, ls, cat, fsck, dump left the image byte-identical")
 
-    # ---- a second method: opu, obsolete=memory ----
+    # ---- a second method: opu, obsolete=spare (images default to memory) ----
     opu = os.path.join(tmp, "opu.pdl")
-    rc, _, err = pdl("format", opu, "--size", "8M", "--method", "opu", "--obsolete", "memory",
+    rc, _, err = pdl("format", opu, "--size", "8M", "--method", "opu", "--obsolete", "spare",
                      "--pages-per-block", "32")
-    check(rc == 0, "format opu/memory: " + err)
+    check(rc == 0, "format opu/spare: " + err)
     sql(opu, "create table t(x); insert into t select randomblob(300) from "
              "(with recursive c(i) as (select 1 union all select i+1 from c where i<500) "
              "select * from c); delete from t where rowid % 3 = 0;")

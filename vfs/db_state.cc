@@ -1,7 +1,10 @@
 // db_state.cc — the registry of images open in this process.
 #include "vfs/db_state.h"
 
+#include "flash/device/emulated_nand.h"
+
 #include "vfs/pdl_vfs.h"
+#include "vfs/vfs_file.h"
 
 #include <unistd.h>
 
@@ -76,6 +79,12 @@ Status acquire_db(const std::string& path, const ImageParams& params, const std:
     if (!db.empty() && db != s.db_name)
       return Status::error(Errc::kInvalidArgument, "db=" + db + " contradicts the open image, "
                                                    "whose database is " + s.db_name);
+    if (params.atomic_commit && *params.atomic_commit != s.commit_asked_atomic)
+      return Status::error(Errc::kInvalidArgument,
+                           std::string("commit=") + (*params.atomic_commit ? "atomic" : "journal") +
+                               " contradicts the open image, which another connection of this "
+                               "process opened with commit=" +
+                               (s.commit_asked_atomic ? "atomic" : "journal"));
     s.refs++;
     *out = it->second;
     return Status::ok();
@@ -94,6 +103,10 @@ Status acquire_db(const std::string& path, const ImageParams& params, const std:
   if (s->db_name.empty()) s->db_name = s->vol->main_name();
   if (s->db_name.empty()) s->db_name = only_database(*s->vol, basename_of(path));
   PDL_TRY(check_name(s->db_name));
+  // Atomic commit needs a store with atomic groups (PDL, OPU); IPU and IPL keep the journal
+  // on flash, as with commit=journal (pdl_stats says which).
+  s->commit_asked_atomic = params.atomic_commit.value_or(true);
+  s->atomic_commit = s->commit_asked_atomic && s->vol->atomic();
   s->refs = 1;
   registry().emplace(path, s);
   *out = s;
@@ -113,6 +126,17 @@ std::shared_ptr<DbState> find_db_for(const std::string& name, std::string* suffi
     }
   }
   return nullptr;  // (super-journals live on the host: vfs.cc)
+}
+
+Status acquire_db_of_journal(const std::string& name, std::shared_ptr<DbState>* out) {
+  out->reset();
+  static const std::string kSuffix = "-journal";
+  if (name.size() <= kSuffix.size() ||
+      name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0)
+    return Status::ok();
+  const std::string image = name.substr(0, name.size() - kSuffix.size());
+  if (!EmulatedNand::is_image_file(image)) return Status::ok();
+  return acquire_db(image, ImageParams(), "", false, out);
 }
 
 Nand* device_of(const std::string& full_path) {
@@ -137,6 +161,7 @@ void release_db(const std::shared_ptr<DbState>& db) {
   // be released instead of finding it busy.
   std::lock_guard<std::mutex> g(g_registry_mu);
   if (--db->refs > 0) return;
+  discard_unfinished(*db);  // (a transaction whose journal is still hot in memory)
   registry().erase(db->path);
   Status st = db->image->close();
   (void)st;  // the last xClose cannot report failure; unsynced data is what a crash would lose

@@ -1,6 +1,7 @@
 // db_state.h — what the connections of one process share about one open image: the Image
-// (device + store + Volume), SQLite's lock levels on the database, and the WAL-index (shm)
-// in process memory. Kept in a registry keyed by the image's full path.
+// (device + store + Volume), SQLite's lock levels on the database, the WAL-index (shm) in
+// process memory, and — with atomic commit — the rollback journal in process memory
+// (journal.cc). Kept in a registry keyed by the image's full path.
 //
 // Lock levels follow os_unix.c's in-process rules, without the fcntl calls (the image is
 // already owned by this process through its flock):
@@ -27,6 +28,11 @@ namespace pdl::vfs {
 
 inline constexpr int kShmLocks = 8;  // SQLITE_SHM_NLOCK
 
+// A file in process memory (temp files; the rollback journal with atomic commit).
+struct MemoryData {
+  std::vector<uint8_t> bytes;
+};
+
 struct DbState {
   std::string path;     // full path of the image = the database name SQLite uses
   std::string db_name;  // the database file inside the Volume
@@ -34,6 +40,16 @@ struct DbState {
   Volume* vol = nullptr;
   int refs = 0;         // open sqlite3_files (database, journals, WALs) — guarded by the registry
   pid_t pid = 0;        // the process that opened it (a forked child must not use it)
+  // commit=atomic on a store with atomic groups: the rollback journal lives in `journal`
+  // (journal.cc), never on flash, and each database sync is one atomic commit. Otherwise the
+  // journal is a Volume file, as for commit=journal.
+  bool atomic_commit = false;
+  bool commit_asked_atomic = true;  // what the opener asked (commit=), for contradictions
+  std::shared_ptr<MemoryData> journal;  // the in-memory journal "file" (null: none exists)
+  // The journal that exists now is a Volume file: a hot journal left by commit=journal, or one
+  // made durable for a commit spanning several databases (journal.cc). Guarded by the
+  // Volume's own serialisation of SQLite's journal calls (one writer holds the locks).
+  bool journal_on_flash = false;
 
   std::mutex mu;
   // Database lock table: owners are opaque file pointers.
@@ -56,6 +72,12 @@ Status acquire_db(const std::string& path, const ImageParams& params, const std:
 // The open DbState whose database name `name` extends by "-journal" or "-wal";
 // nullptr if none is open. `*suffix` gets the extension.
 std::shared_ptr<DbState> find_db_for(const std::string& name, std::string* suffix);
+// The image whose rollback journal `name` is ("<image>-journal"), when no connection of this
+// process has it open: SQLite reads the journals a super-journal names while it rolls back
+// another database, and a pdl image's journal lives inside it. Opened now (one more
+// reference: release_db). *out is null — and the status ok — if <image> is no pdl image: the
+// file is then the default VFS's.
+Status acquire_db_of_journal(const std::string& name, std::shared_ptr<DbState>* out);
 void add_ref(DbState& db);
 // Drop one reference; the last closes the Image (Volume::close, device unlocked).
 void release_db(const std::shared_ptr<DbState>& db);

@@ -40,10 +40,28 @@ int shm_map(sqlite3_file* file, int region, int size, int extend, void volatile*
   return SQLITE_OK;
 }
 
+namespace {
+int shm_lock_locked(PdlFile* f, int offset, int n, int flags);
+}
+
 int shm_lock(sqlite3_file* file, int offset, int n, int flags) {
   PdlFile* f = as(file);
+  int rc;
+  {
+    std::lock_guard<std::mutex> g(f->db->mu);
+    rc = shm_lock_locked(f, offset, n, flags);
+  }
+  // The WAL's write lock (slot 0) or checkpoint lock (slot 1) released: a write transaction or
+  // a checkpoint ended (journal.cc commits what it left, if it left pages on flash).
+  if (rc == SQLITE_OK && (flags & SQLITE_SHM_UNLOCK) && (flags & SQLITE_SHM_EXCLUSIVE) &&
+      offset <= 1)
+    return commit_at_transaction_end(*f->db);
+  return rc;
+}
+
+namespace {
+int shm_lock_locked(PdlFile* f, int offset, int n, int flags) {
   DbState& d = *f->db;
-  std::lock_guard<std::mutex> g(d.mu);
   const uint16_t mask = uint16_t(((1u << n) - 1) << offset);
   const void* me = f;
   if (flags & SQLITE_SHM_UNLOCK) {
@@ -74,6 +92,7 @@ int shm_lock(sqlite3_file* file, int offset, int n, int flags) {
   f->shm_excl_mask |= mask;
   return SQLITE_OK;
 }
+}  // namespace
 
 void shm_barrier(sqlite3_file* file) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -83,9 +102,9 @@ void shm_barrier(sqlite3_file* file) {
 int shm_unmap(sqlite3_file* file, int) {
   PdlFile* f = as(file);
   if (!f->shm_mapped) return SQLITE_OK;
-  shm_lock(file, 0, kShmLocks, SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE);
   DbState& d = *f->db;
   std::lock_guard<std::mutex> g(d.mu);
+  shm_lock_locked(f, 0, kShmLocks, SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE);
   f->shm_mapped = false;
   if (--d.shm_users == 0) {
     d.shm_regions.clear();

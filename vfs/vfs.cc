@@ -16,8 +16,14 @@
 //   open with a message. An image with no room left for the mount's clean-up opens read-only.
 // NOTES
 //   * A path that exists but is not a pdl image is refused and never written.
-//   * Deleting a journal (journal_mode=DELETE's commit point) is made durable at once, so a
+//   * commit=atomic (the default): the rollback journal lives in memory and each database sync
+//     is an atomic commit of the store (journal.cc). commit=journal keeps it on flash: then
+//     deleting a journal (journal_mode=DELETE's commit point) is made durable at once, so a
 //     commit acknowledged in DELETE mode survives a power cut (unix needs synchronous=EXTRA).
+//   * A file that belongs to no pdl image — the journal of an ATTACHed unix database, which
+//     SQLite opens through the main database's VFS while it rolls back a multi-database
+//     transaction — is served by the default VFS. The journal of a pdl image no connection of
+//     this process has open is served from that image, opened for the purpose.
 //   * Randomness, sleep, time and dlopen are delegated to the default ("unix") VFS.
 #include <unistd.h>
 #include <sys/stat.h>
@@ -120,11 +126,27 @@ int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, 
   } else {
     std::string suffix;
     f->db = find_db_for(zname, &suffix);
-    if (!f->db)
-      return open_failed(f, SQLITE_CANTOPEN,
-                         std::string(zname) + ": its database is not open through pdl");
-    add_ref(*f->db);
+    if (f->db) {
+      add_ref(*f->db);
+    } else {
+      Status st = acquire_db_of_journal(zname, &f->db);
+      if (!st.is_ok())
+        return open_failed(f, st.is(Errc::kBusy) ? SQLITE_BUSY : SQLITE_CANTOPEN,
+                           std::string(zname) + ": " + std::string(st.message()));
+      if (!f->db) {  // no pdl image's file: served as the default VFS would serve it
+        f->~PdlFile();
+        return g_base->xOpen(g_base, zname, file, flags, out_flags);
+      }
+      suffix = "-journal";
+    }
     f->name = f->db->db_name + suffix;
+    if (suffix == "-journal" && f->db->atomic_commit) {  // journal.cc
+      f->read_only = flags & SQLITE_OPEN_READONLY;
+      const int rc = open_journal(f, create);
+      if (rc == SQLITE_OK) return SQLITE_OK;
+      release_db(f->db);
+      return open_failed(f, rc, std::string(zname) + ": no such journal");
+    }
   }
   Status st = f->db->vol->open_file(f->name, create, &f->id);
   if (st.is_ok() && f->main_db && create && f->db->vol->main_name().empty())
@@ -149,32 +171,56 @@ int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, 
   return SQLITE_OK;
 }
 
+// The image holding `zname` (a journal or WAL of an open image, or the journal of a pdl image
+// opened for the call: `opened`), or null if the file is not a pdl image's.
+Status image_for(const char* zname, std::shared_ptr<DbState>* db, std::string* suffix,
+                 bool* opened) {
+  *opened = false;
+  *db = find_db_for(zname, suffix);
+  if (*db) return Status::ok();
+  PDL_TRY(acquire_db_of_journal(zname, db));
+  *opened = *db != nullptr;
+  *suffix = "-journal";
+  return Status::ok();
+}
+
 int x_delete(sqlite3_vfs*, const char* zname, int sync_dir) {
   if (is_super_journal(zname)) return g_base->xDelete(g_base, zname, sync_dir);
   std::string suffix;
-  std::shared_ptr<DbState> db = find_db_for(zname, &suffix);
-  if (!db) return SQLITE_IOERR_DELETE_NOENT;
-  Status st = db->vol->remove(db->db_name + suffix);
-  if (st.is(Errc::kNotFound)) return SQLITE_IOERR_DELETE_NOENT;
-  if (st.is_ok()) st = db->vol->sync();  // see NOTES: the delete may be a commit
-  return st.is_ok() ? SQLITE_OK : to_sqlite(st, SQLITE_IOERR_DELETE);
+  std::shared_ptr<DbState> db;
+  bool opened;
+  Status st = image_for(zname, &db, &suffix, &opened);
+  if (!st.is_ok()) return to_sqlite(st, SQLITE_IOERR_DELETE);
+  if (!db) return g_base->xDelete(g_base, zname, sync_dir);
+  int rc;
+  if (suffix == "-journal" && db->atomic_commit) {
+    rc = delete_journal(*db);
+  } else {
+    st = db->vol->remove(db->db_name + suffix);
+    if (st.is_ok()) st = db->vol->sync();  // see NOTES: the delete may be a commit
+    rc = st.is(Errc::kNotFound) ? SQLITE_IOERR_DELETE_NOENT
+                                : st.is_ok() ? SQLITE_OK : to_sqlite(st, SQLITE_IOERR_DELETE);
+  }
+  if (opened) release_db(db);
+  return rc;
 }
 
 int x_access(sqlite3_vfs*, const char* zname, int flags, int* out) {
   if (is_super_journal(zname)) return g_base->xAccess(g_base, zname, flags, out);
   std::string suffix;
-  std::shared_ptr<DbState> db = find_db_for(zname, &suffix);
-  if (db) {
+  std::shared_ptr<DbState> db;
+  bool opened;
+  Status st = image_for(zname, &db, &suffix, &opened);
+  if (!st.is_ok()) return to_sqlite(st, SQLITE_IOERR_ACCESS);
+  if (!db) return g_base->xAccess(g_base, zname, flags, out);
+  if (suffix == "-journal" && db->atomic_commit) {
+    *out = journal_exists(*db);
+  } else {
     FileInfo fi;
     *out = db->vol->stat(db->db_name + suffix, &fi).is_ok() &&
            (flags != SQLITE_ACCESS_EXISTS || fi.size > 0);
-    return SQLITE_OK;
   }
-  struct stat st;
-  if (flags == SQLITE_ACCESS_EXISTS)
-    *out = ::stat(zname, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_size > 0);
-  else
-    *out = ::access(zname, flags == SQLITE_ACCESS_READ ? R_OK : R_OK | W_OK) == 0;
+  if (opened) release_db(db);
   return SQLITE_OK;
 }
 

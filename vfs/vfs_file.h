@@ -1,9 +1,14 @@
 // vfs_file.h — the sqlite3_file "subclasses" of the pdl VFS and the helpers its parts share.
 //
-// Three kinds of file come out of xOpen:
-//   * Volume files: the database, its rollback journal / WAL / super-journal — all inside the
-//     image's Volume (volume_file.cc; locks and shm of the database: lock.cc, shm.cc);
+// Four kinds of file come out of xOpen:
+//   * Volume files: the database, its WAL, and its rollback journal with commit=journal —
+//     inside the image's Volume (volume_file.cc; locks and shm of the database: lock.cc, shm.cc);
+//   * the rollback journal with commit=atomic: in process memory, shared by the image's
+//     connections, on flash only when it must be (journal.cc);
 //   * memory files: temp databases, temp/sub-journals, transient files (memory_file.cc);
+//   * files that belong to no pdl image (a super-journal, the journal of an ATTACHed database
+//     of another VFS that SQLite opens through this one while rolling back): the default VFS's
+//     file object, in this object's place (vfs.cc);
 // SQLite allocates szOsFile bytes for each; xOpen constructs the C++ object in place and xClose
 // destroys it. Invariant: `base` is the first member, so sqlite3_file* and PdlFile* convert.
 #pragma once
@@ -19,10 +24,6 @@
 
 namespace pdl::vfs {
 
-struct MemoryData {
-  std::vector<uint8_t> bytes;
-};
-
 struct PdlFile {
   sqlite3_file base;  // must stay first
   // Volume file:
@@ -35,6 +36,7 @@ struct PdlFile {
   int lock = 0;            // SQLITE_LOCK_* held by this file (main database only)
   bool shm_mapped = false;
   uint16_t shm_shared_mask = 0, shm_excl_mask = 0;
+  bool journal = false;     // the database's rollback journal (journal.cc)
   // Memory file:
   std::unique_ptr<MemoryData> mem;
 };
@@ -42,6 +44,23 @@ static_assert(offsetof(PdlFile, base) == 0, "sqlite3_file must be the first memb
 
 extern const sqlite3_io_methods kVolumeFileMethods;
 extern const sqlite3_io_methods kMemoryFileMethods;
+extern const sqlite3_io_methods kJournalFileMethods;
+
+// The rollback journal with atomic commit (journal.cc). open_journal fills `f` (db and name
+// set) as the journal's file; journal_exists / delete_journal are xAccess / xDelete for it.
+int open_journal(PdlFile* f, bool create);
+bool journal_exists(DbState& db);
+int delete_journal(DbState& db);
+// Commit points SQLite tells the database file about (journal.cc):
+//   SQLITE_FCNTL_SYNC with a super-journal name: the journal is made durable (on flash) and
+//   committed with the database's pages, so a commit spanning several databases stays atomic;
+//   the end of a write transaction (xUnlock below RESERVED, a WAL write or checkpoint lock
+//   released): what it left uncommitted is committed, unless a journal in memory is hot.
+int journal_super_sync(DbState& db);
+int commit_at_transaction_end(DbState& db);
+// The last connection closes: a journal still hot in memory means an unfinished transaction,
+// whose changes are discarded (the commit that closing makes must not include them).
+void discard_unfinished(DbState& db);
 
 // Record `msg` as this thread's last error, log it through sqlite3_log, and print it on stderr
 // (unless PDL_VFS_QUIET is set): SQLite reports only a code, the user needs the reason.

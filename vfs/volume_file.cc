@@ -1,8 +1,9 @@
 // volume_file.cc — sqlite3_io_methods for files inside an image's Volume: the database, its
 // rollback journal, WAL and super-journal.
 //
-// xSync makes the whole Volume durable (every file's contents, sizes and names). Short reads
-// zero-fill and return SQLITE_IOERR_SHORT_READ. xSectorSize is the flash page's data size.
+// xSync makes the whole Volume durable (every file's contents, sizes and names) — with atomic
+// commit one atomic commit of the store (journal.cc says when else the store commits). Short
+// reads zero-fill and return SQLITE_IOERR_SHORT_READ. xSectorSize is the flash page's data size.
 // xDeviceCharacteristics claims only POWERSAFE_OVERWRITE: a write rewrites whole chunks, and
 // the store makes each chunk old-or-new after a crash, so bytes outside the written range
 // never change (the crash tests check it). SAFE_APPEND does not hold — a size may become
@@ -83,7 +84,13 @@ int x_lock(sqlite3_file* file, int level) {
 
 int x_unlock(sqlite3_file* file, int level) {
   PdlFile* f = as(file);
-  return f->main_db ? db_unlock(f, level) : SQLITE_OK;
+  if (!f->main_db) return SQLITE_OK;
+  const bool writing = f->lock >= SQLITE_LOCK_RESERVED;
+  const int rc = db_unlock(f, level);
+  // A write transaction ended: commit what it left uncommitted (journal.cc).
+  if (rc == SQLITE_OK && writing && level <= SQLITE_LOCK_SHARED)
+    return commit_at_transaction_end(*f->db);
+  return rc;
 }
 
 int x_check_reserved(sqlite3_file* file, int* out) {
@@ -100,6 +107,8 @@ int x_file_control(sqlite3_file* file, int op, void* arg) {
   switch (op) {
     case SQLITE_FCNTL_PRAGMA:
       return f->main_db ? pdl_pragma(f, static_cast<char**>(arg)) : SQLITE_NOTFOUND;
+    case SQLITE_FCNTL_SYNC:  // the database's sync is next; arg: a super-journal's name or null
+      return f->main_db && arg ? journal_super_sync(*f->db) : SQLITE_OK;
     case SQLITE_FCNTL_VFSNAME:
       *static_cast<char**>(arg) = sqlite3_mprintf("pdl");
       return SQLITE_OK;

@@ -83,16 +83,17 @@ uint64_t BlockManager::user_pages_available() const {
 uint64_t BlockManager::gc_pages_available() const {
   uint64_t n = uint64_t(free_.size()) * ppb_;
   if (head_[1] >= 0) n += ppb_ - written_[head_[1]];
-  if (head_[0] >= 0) n += ppb_ - written_[head_[0]] - 1;  // the last one stays the user's
+  if (head_[0] >= 0 && ppb_ - written_[head_[0]] > user_keep_)  // the last ones: the user's
+    n += ppb_ - written_[head_[0]] - user_keep_;
   return n;
 }
 
 Status BlockManager::next_page(Head h, Nand& nand, Ppa* out, bool after_failure) {
   // GC with no free block left finishes in the user head's remaining pages (after repeated
   // crashes mid-GC the reserve can be used up, and GC must still be able to run) — all but the
-  // last, which stays for the user: the write buffer's flush must always find a page.
+  // last user_keep, which stay for the user: a sync must always find its pages.
   if (h == Head::kGc && head_[1] < 0 && free_.empty() && head_[0] >= 0 &&
-      ppb_ - written_[head_[0]] >= 2)
+      ppb_ - written_[head_[0]] > user_keep_)
     h = Head::kUser;
   int64_t& head = head_[int(h)];
   while (head < 0) {

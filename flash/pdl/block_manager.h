@@ -19,7 +19,10 @@
 // cold moved data does not mix with hot new data.
 //
 // Invariant: user allocations never take the last `reserve` free blocks; only GC may, so GC
-// can always make progress. GC may also finish in the user head when no free block is left.
+// can always make progress. GC may also finish in the user head when no free block is left,
+// but never takes its last `user_keep` pages: the user may need them to complete a sync (one
+// page for the write buffer's flush; with atomic groups two, for the pending base page and
+// the write buffer's page, pdl_commit.cc).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +39,8 @@ class BlockManager {
   enum class Head : uint8_t { kUser = 0, kGc = 1 };
 
   BlockManager(const Geometry& g, uint32_t first_block, uint32_t reserve);
+  void set_user_keep(uint32_t pages) { user_keep_ = pages; }
+  uint32_t user_keep() const { return user_keep_; }
 
   // ---- setup (format / mount) ----
   void add_free(uint32_t block, bool erased);
@@ -55,8 +60,8 @@ class BlockManager {
   // the reserve.
   uint64_t user_pages_available() const;
 
-  // Pages GC may still program: the GC head's rest, the user head's rest but one, and every
-  // free block (reserve included).
+  // Pages GC may still program: the GC head's rest, the user head's rest but user_keep, and
+  // every free block (reserve included).
   uint64_t gc_pages_available() const;
 
   void valid_inc(Ppa ppa) { change_valid(ppa / ppb_, +1); }
@@ -77,6 +82,10 @@ class BlockManager {
   void take(uint32_t block);
   // A collected victim was erased: back to the free queue, known erased.
   void victim_erased(uint32_t block);
+  // A write head on `block` takes no more pages (its block is closed, erased pages and all),
+  // so that GC may take it (to purge a discarded group's pages).
+  void close_head(uint32_t block);
+  bool is_closed(uint32_t block) const { return state_[block] == kClosed; }
 
   // ---- bad blocks ----
   // A program in `block` failed: a write head on it is closed, and the block waits for
@@ -112,9 +121,9 @@ class BlockManager {
   void change_valid(uint32_t block, int d);
   void link(uint32_t block);
   void unlink(uint32_t block);
-  void close_head(uint32_t block);  // a write head on `block` takes no more pages
 
   uint32_t ppb_, first_, reserve_;
+  uint32_t user_keep_ = 1;
   std::vector<State> state_;
   std::vector<uint16_t> valid_, written_;
   std::vector<uint8_t> erased_;          // free block known to be erased

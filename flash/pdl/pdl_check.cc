@@ -1,9 +1,11 @@
 // pdl_check.cc — PdlStore::check(): the engine's invariants recomputed from scratch.
 //
-// Everything the engine keeps twice is compared: the reverse map against the ppmt, vdct
-// against the lpns pointing at each differential page, `copies` against the reverse map,
-// `in_dwb` against the write buffer, and each block's valid count against its pages. Free
-// blocks must hold nothing valid. O(physical pages + logical pages), no flash operation.
+// Everything the engine keeps twice is compared: the reverse map against the ppmt and the open
+// group's committed entries, vdct against the lpns pointing at each differential page (current
+// and committed), `copies` against the reverse map, `in_dwb` against the write buffer, the
+// pending base page against its lpn, and each block's valid count against its pages (the
+// pinned commit page included). Free blocks must hold nothing valid.
+// O(physical pages + logical pages), no flash operation.
 #include <string>
 
 #include "flash/pdl/pdl_store.h"
@@ -14,19 +16,37 @@ Status PdlStore::check() const {
   auto bad = [](const std::string& m) { return Status::error(Errc::kCorrupt, "tables: " + m); };
   const uint64_t pages = geo_.total_pages();
   std::vector<uint32_t> vdct(pages, 0), copies(ppmt_.size(), 0);
+  auto base_ok = [&](Lpn l, Ppa b, bool pending_allowed) {
+    if (b == kNoPpa) return true;
+    if (b == kPendingPpa) return pending_allowed && pending_.held && pending_.lpn == l;
+    return b < pages && p2l_[b] == l;
+  };
+  auto diff_ok = [&](Ppa d) {
+    return d == kNoPpa || (d < pages && p2l_[d] == kP2lDifferential);
+  };
   for (Lpn l = 0; l < ppmt_.size(); l++) {
     const PpmtEntry& e = ppmt_[l];
-    if (e.base != kNoPpa && (e.base >= pages || p2l_[e.base] != l))
+    const Refs* c = committed_of(l);
+    if (!base_ok(l, e.base, true))
       return bad("lpn " + std::to_string(l) + ": base page not in the reverse map");
-    if (e.diff != kNoPpa) {
-      if (e.diff >= pages || p2l_[e.diff] != kP2lDifferential)
-        return bad("lpn " + std::to_string(l) + ": differential page not a differential page");
-      vdct[e.diff]++;
+    if (!diff_ok(e.diff))
+      return bad("lpn " + std::to_string(l) + ": differential page not a differential page");
+    if (e.diff != kNoPpa) vdct[e.diff]++;
+    if (c) {
+      if (!base_ok(l, c->base, false) || !diff_ok(c->diff))
+        return bad("lpn " + std::to_string(l) + ": committed entry not on flash");
+      if (c->diff != kNoPpa && c->diff != e.diff) vdct[c->diff]++;
+    } else if (e.base == kPendingPpa) {
+      return bad("lpn " + std::to_string(l) + ": pending base page outside the open group");
     }
     RecordView r;
     if (bool(e.in_dwb) != dwb_.find(l, &r))
       return bad("lpn " + std::to_string(l) + ": in_dwb disagrees with the write buffer");
+    if (groups_ && e.in_dwb && !c)
+      return bad("lpn " + std::to_string(l) + ": buffered record outside the open group");
   }
+  if (pending_.held && (pending_.lpn >= ppmt_.size() || ppmt_[pending_.lpn].base != kPendingPpa))
+    return bad("the pending base page's lpn does not point at it");
   for (Ppa p = 0; p < pages; p++) {
     if (vdct[p] != vdct_[p])
       return bad("page " + std::to_string(p) + ": vdct " + std::to_string(vdct_[p]) +
@@ -37,14 +57,13 @@ Status PdlStore::check() const {
     if (copies[l] != ppmt_[l].copies)
       return bad("lpn " + std::to_string(l) + ": copies " + std::to_string(ppmt_[l].copies) +
                  ", reverse map has " + std::to_string(copies[l]));
+  if (commit_ppa_ != kNoPpa && (commit_ppa_ >= pages || blocks_.is_free(commit_ppa_ /
+                                                                        geo_.pages_per_block)))
+    return bad("the commit page " + std::to_string(commit_ppa_) + " is not on flash");
   const uint32_t ppb = geo_.pages_per_block;
   for (uint32_t b = kSuperblockBlocks; b < geo_.blocks; b++) {
     uint32_t valid = 0;
-    for (Ppa p = b * ppb; p < (b + 1) * ppb; p++) {
-      const uint32_t m = p2l_[p];
-      if (m == kP2lDifferential) valid += vdct_[p] > 0;
-      else if (m != kP2lNone && ppmt_[m].base == p) valid++;
-    }
+    for (Ppa p = b * ppb; p < (b + 1) * ppb; p++) valid += referenced(p) || p == commit_ppa_;
     if (valid != blocks_.valid(b))
       return bad("block " + std::to_string(b) + ": valid count " +
                  std::to_string(blocks_.valid(b)) + ", recount " + std::to_string(valid));

@@ -12,6 +12,14 @@
 // GC never touches the user's differential write buffer: compaction has its own buffer,
 // flushed before the erase, so buffered (unsynced) differentials are never made durable by GC
 // out of order with respect to their base pages.
+// Atomic groups (pdl_commit.cc): a page is valid if it is an lpn's current *or committed*
+// version, so GC moves the committed versions an open group replaced along with the group's
+// own pages. Copies keep their seqs: a moved page of the group stays uncommitted (a crash
+// discards it, a commit covers it), and a copy holding group data is itself a page of the
+// group. Merges are done only for lpns the open group has not touched. If the victim holds the
+// page with the newest commit record, the record is restated (moved with its base page, or a
+// marker) before the victim is erased. In kPerPage mode every page GC programs is a commit
+// record covering itself (all data on flash is committed there), so nothing is pinned.
 #include <algorithm>
 #include <cassert>
 
@@ -29,18 +37,26 @@ Status PdlStore::gc_flush_compaction() {
   h.lpn = uint32_t(gc_buffer_.count());
   h.aux = gc_buffer_.used();
   gc_buffer_.for_each([&](const RecordView& r) { h.seq = std::max(h.seq, r.seq); });
+  h.commit = !groups_;  // kPerPage: every page is a commit record covering itself
   Ppa q;
   PDL_TRY(program_page(BlockManager::Head::kGc, gc_buffer_.page(), h, &q));
   stats_.gc_diff_pages++;
   p2l_[q] = kP2lDifferential;
+  if (gc_buffer_group_) note_group_page(q);
+  size_t i = 0;
   gc_buffer_.for_each([&](const RecordView& r) {
+    const Ppa src = gc_sources_[i++];  // the victim's page the record came from
     PpmtEntry& e = ppmt_[r.lpn];
-    assert(vdct_[e.diff] > 0);  // the record's old page is in the victim
-    vdct_[e.diff]--;
-    e.diff = q;
+    auto c = committed_.find(r.lpn);
+    assert(vdct_[src] > 0);  // (the victim's own valid count no longer matters)
+    vdct_[src]--;
+    if (e.diff == src) e.diff = q;
+    if (c != committed_.end() && c->second.diff == src) c->second.diff = q;
     if (vdct_[q]++ == 0) blocks_.valid_inc(q);
   });
   gc_buffer_.clear();
+  gc_sources_.clear();
+  gc_buffer_group_ = false;
   return Status::ok();
 }
 
@@ -77,6 +93,7 @@ int64_t PdlStore::merge_victim() {
 // of the page waits in the write buffer: that one was computed against the old base.
 Status PdlStore::gc_merge(const RecordView& r, Ppa dp) {
   PpmtEntry& e = ppmt_[r.lpn];
+  assert(committed_of(r.lpn) == nullptr);  // only lpns the open group has not touched
   Status st = read_checked(e.base, scratch_base_, nullptr);
   if (st.is_ok()) st = diff_apply(r.runs, scratch_base_);
   if (!st.is_ok()) return fail(Status::error(Errc::kIoError, std::string(st.message())));
@@ -84,6 +101,7 @@ Status PdlStore::gc_merge(const RecordView& r, Ppa dp) {
   h.type = PageType::kBase;
   h.lpn = r.lpn;
   h.seq = r.seq;
+  h.commit = !groups_;
   Ppa q;
   PDL_TRY(program_page(BlockManager::Head::kGc, scratch_base_, h, &q));
   stats_.gc_merges++;
@@ -107,44 +125,55 @@ Status PdlStore::gc_once(int64_t victim) {
   if (victim < 0) return Status::error(Errc::kFull, "flash full: no block has space to reclaim");
   const Ppa first = Ppa(uint64_t(victim) * geo_.pages_per_block);
   const Ppa end = first + geo_.pages_per_block;
+  auto group_seq = [&](uint64_t seq) { return !legacy_ && seq > committed_seq_; };
 
   // Never start a collection that could not finish. Moving the victim costs one page per
-  // current base page; compacting k differential pages costs at most k pages (each page's
-  // records fit one page, so each page after the first causes at most one flush into a
-  // buffer the previous ones started, plus the last flush). Merges are extra and are only done
-  // while that bound still fits (below). A victim with nothing valid needs no room at all, so
-  // it can always be erased.
+  // current or committed base page; compacting k differential pages costs at most k pages
+  // (each page's records fit one page, so each page after the first causes at most one flush
+  // into a buffer the previous ones started, plus the last flush); restating the newest
+  // commit record costs one more. Merges are extra and are only done while that bound still
+  // fits (below). A victim with nothing valid needs no room at all, so it can always be erased.
   uint64_t bases = 0, dpages = 0;
   for (Ppa ppa = first; ppa < end; ppa++) {
     const uint32_t m = p2l_[ppa];
     if (m == kP2lDifferential) dpages += vdct_[ppa] > 0;
-    else if (m != kP2lNone && ppmt_[m].base == ppa) bases++;
+    else if (m != kP2lNone && referenced(ppa)) bases++;
   }
-  if (blocks_.gc_pages_available() < bases + dpages)
+  const bool holds_commit = commit_ppa_ >= first && commit_ppa_ < end;
+  const uint64_t marker = holds_commit ? 1 : 0;
+  if (blocks_.gc_pages_available() < bases + dpages + marker)
     return Status::error(Errc::kFull, "flash full: no room left for garbage collection");
   blocks_.take(uint32_t(victim));
   gc_victim_ = victim;
   stats_.gc_runs++;
   gc_orphans_.clear();
+  Ppa moved_commit = kNoPpa;  // the copy of the commit page, if it is a base page moved
 
-  // Pass 1: base pages. Move the current ones; every copy in the victim stops counting.
+  // Pass 1: base pages. Move the current and committed ones; every copy in the victim stops
+  // counting.
   for (Ppa ppa = first; ppa < end; ppa++) {
     const uint32_t m = p2l_[ppa];
     if (m == kP2lNone || m == kP2lDifferential) continue;
     PpmtEntry& e = ppmt_[m];
-    if (e.base == ppa) {
+    auto c = committed_.find(m);
+    const bool cur = e.base == ppa, com = c != committed_.end() && c->second.base == ppa;
+    if (cur || com) {
       SpareHeader h;
       Status st = read_checked(ppa, scratch_base_, &h);
       if (!st.is_ok()) return fail(st.is(Errc::kCorrupt) ? Status::error(Errc::kIoError,
                                                                std::string(st.message()))
                                                          : st);
       h.obsolete = false;
+      if (!groups_) h.commit = true;
       Ppa q;
-      PDL_TRY(program_page(BlockManager::Head::kGc, scratch_base_, h, &q));  // same seq
+      PDL_TRY(program_page(BlockManager::Head::kGc, scratch_base_, h, &q));  // same seq, flags
       p2l_[q] = m;
       e.copies = e.copies + 1;
-      e.base = q;
+      if (cur) e.base = q;
+      if (com) c->second.base = q;
       blocks_.valid_inc(q);
+      if (group_seq(h.seq)) note_group_page(q);
+      if (ppa == commit_ppa_ && h.commit && h.seq == committed_seq_) moved_commit = q;
       stats_.gc_base_moves++;
     }
     e.copies = e.copies - 1;
@@ -169,22 +198,35 @@ Status PdlStore::gc_once(int64_t victim) {
     while (rr.next(&r)) {
       if (r.lpn >= ppmt_.size()) continue;
       PpmtEntry& e = ppmt_[r.lpn];
-      if (e.diff != ppa) continue;  // superseded record
+      const Refs* c = committed_of(r.lpn);
+      if (e.diff != ppa && !(c && c->diff == ppa)) continue;  // superseded record
       // Room for this merge and for compacting what is left (see the bound above).
       const bool room =
-          blocks_.gc_pages_available() >= 1 + dpages + (gc_buffer_.empty() ? 0 : 1);
-      if (!r.tombstone && (merge_all || r.size() > geo_.page_data / 2) && !e.in_dwb && room) {
+          blocks_.gc_pages_available() >= 1 + dpages + marker + (gc_buffer_.empty() ? 0 : 1);
+      if (!r.tombstone && !c && (merge_all || r.size() > geo_.page_data / 2) && !e.in_dwb &&
+          room) {
         PDL_TRY(gc_merge(r, ppa));
         continue;
       }
-      if (r.size() > gc_buffer_.free_space()) PDL_TRY(gc_flush_compaction());
+      // One record per lpn and page: an lpn's current and committed differentials may both be
+      // in the victim.
+      RecordView dup;
+      if (r.size() > gc_buffer_.free_space() || gc_buffer_.find(r.lpn, &dup))
+        PDL_TRY(gc_flush_compaction());
       gc_buffer_.put(r);
+      gc_sources_.push_back(ppa);
+      if (group_seq(r.seq)) gc_buffer_group_ = true;
       stats_.gc_diff_moves++;
     }
     if (!rr.status().is_ok()) return fail(Status::error(Errc::kIoError, "corrupt differential page"));
     dpages--;
   }
   PDL_TRY(gc_flush_compaction());
+  // The newest commit record must outlive its page.
+  if (holds_commit) {
+    if (moved_commit != kNoPpa) set_commit_page(moved_commit);
+    else PDL_TRY(program_marker(BlockManager::Head::kGc, committed_seq_));
+  }
 
   for (Ppa ppa = first; ppa < end; ppa++) assert(vdct_[ppa] == 0);  // Invariant: victim empty
   // A victim a program failed in, or whose erase fails, is retired: marked bad, so that no
@@ -199,12 +241,19 @@ Status PdlStore::gc_once(int64_t victim) {
     blocks_.victim_erased(uint32_t(victim));
   }
   gc_victim_ = -1;
+  // Nothing of the victim is on flash any more: not the open group's pages, not a discarded
+  // group's (the purge's aim).
+  for (Ppa ppa = first; ppa < end; ppa++) group_page_[ppa] = 0;
+  if (void_block_[victim]) {
+    void_block_[victim] = 0;
+    void_blocks_--;
+  }
 
   // Pass 3, only now that the erase is complete: tombstones whose last hidden copy was in the
-  // victim protect nothing any more.
+  // victim protect nothing any more (unless the open group still needs its committed entry).
   for (Lpn l : gc_orphans_) {
     PpmtEntry& e = ppmt_[l];
-    if (e.copies == 0 && e.base == kNoPpa && e.diff != kNoPpa) {
+    if (e.copies == 0 && e.base == kNoPpa && e.diff != kNoPpa && !committed_of(l)) {
       const Ppa dp = e.diff;
       e.diff = kNoPpa;
       PDL_TRY(decrease_vdct(dp));

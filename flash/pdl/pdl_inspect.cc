@@ -21,7 +21,9 @@ LpnLocation PdlStore::locate(Lpn lpn) const {
   LpnLocation loc;
   if (lpn >= ppmt_.size()) return loc;
   const PpmtEntry& e = ppmt_[lpn];
-  loc.base = e.base;
+  loc.base = e.base == kPendingPpa ? kNoPpa : e.base;
+  loc.base_in_buffer = e.base == kPendingPpa;
+  loc.uncommitted = committed_of(lpn) != nullptr;
   loc.diff = e.diff;
   if (e.in_dwb) {
     RecordView r;

@@ -4,23 +4,33 @@
 // gathered first; the last programmed page of a block is the only one a power cut can have
 // torn mid-program (pages are programmed in order), so if it is a base page its data is read
 // and its CRC checked. Differential pages are read whole (Fig. 7, Case 2) and checked.
-// Then Fig. 7 runs over the block's pages:
+// Every base page and differential record found is an *item*; Fig. 7 then runs over the items:
 //   base r:          newer than ppmt.base -> it becomes the base; if also newer than the current
 //                    differential, that differential is dropped. Equal sequence numbers are the
 //                    two copies a cut during GC leaves: the first one seen is kept.
 //   differential d:  counts only if newer than both the base and the current differential.
+// The rule is order-independent (newest wins), which the commit cut-off below relies on.
 // Tombstones are differentials that unmap. Finally orphan differentials (no base) are dropped,
 // vdct and block valid counts are computed, and the next sequence number is max seen + 1.
+//
+// Commit cut-off (superblock format 2): the largest commit record S (the seq of a page whose
+// spare flags it as a commit page) ends the committed history; an item with a larger seq
+// belongs to the group the crash interrupted and is *void*: ignored, and its block noted so
+// that the next commit first erases it (pdl_commit.cc). S is known only once every page has
+// been seen, so items above the largest record seen so far wait in a side list and are judged
+// at the end — few in practice: only the interrupted group's pages come after every commit
+// page. Format 1 has no commit records: every item counts.
 //
 // Blocks marked bad are skipped unread. Recovery writes nothing (not even obsolete marks): a crash
 // during recovery is harmless and recovering twice gives the same tables (I4). Blocks with no
 // programmed page go to the free queue as "not known erased" and are erased before use, because an
 // interrupted program or erase may have left bits that a spare scan cannot see. The two partly
 // programmed blocks holding the newest pages are reopened as the user and GC heads if they have no
-// erased gaps and their remaining pages read back erased, so a store keeps the room it had across a
-// remount (the page reserved for the write buffer's flush, in particular).
+// erased gaps, hold no void page, and their remaining pages read back erased, so a store keeps the
+// room it had across a remount (the pages reserved for a commit, in particular).
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "flash/common/crc32c.h"
 #include "flash/pdl/pdl_store.h"
@@ -28,16 +38,69 @@
 
 namespace pdl {
 
-Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
-                       MountReport* report) {
+namespace {
+
+// A base page or a differential record, as the scan found it.
+struct Item {
+  Ppa ppa;
+  Lpn lpn;
+  uint64_t seq;
+  uint8_t kind;  // kBase, kDiff, kTombstone
+  static constexpr uint8_t kBase = 0, kDiff = 1, kTombstone = 2;
+};
+
+// Fig. 7 over items, in any order.
+class Fig7 {
+ public:
+  Fig7(std::vector<PpmtEntry>& ppmt, std::vector<uint32_t>& p2l)
+      : ppmt_(ppmt), p2l_(p2l), base_seq_(ppmt.size(), 0), diff_seq_(ppmt.size(), 0),
+        tomb_(ppmt.size(), 0) {}
+
+  void apply(const Item& it) {
+    PpmtEntry& e = ppmt_[it.lpn];
+    if (it.kind == Item::kBase) {  // Case 1: r is a base page
+      p2l_[it.ppa] = it.lpn;
+      e.copies = e.copies + 1;
+      if (it.seq > base_seq_[it.lpn]) {
+        e.base = it.ppa;
+        base_seq_[it.lpn] = it.seq;
+        if (it.seq > diff_seq_[it.lpn]) {
+          e.diff = kNoPpa;
+          tomb_[it.lpn] = 0;
+        }
+      }
+      return;
+    }
+    // Case 2: a differential d of page r.
+    if (it.seq > base_seq_[it.lpn] && it.seq > diff_seq_[it.lpn]) {
+      e.diff = it.ppa;
+      diff_seq_[it.lpn] = it.seq;
+      tomb_[it.lpn] = it.kind == Item::kTombstone;
+    }
+  }
+  bool tombstone(Lpn l) const { return tomb_[l] != 0; }
+
+ private:
+  std::vector<PpmtEntry>& ppmt_;
+  std::vector<uint32_t>& p2l_;
+  std::vector<uint64_t> base_seq_, diff_seq_;
+  std::vector<uint8_t> tomb_;
+};
+
+}  // namespace
+
+Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, CommitMode mode,
+                       std::unique_ptr<PageStore>* out, MountReport* report) {
   const auto t0 = std::chrono::steady_clock::now();
   const uint64_t us0 = nand.counters().sim_us;
   std::unique_ptr<PdlStore> s(new PdlStore(nand, params));
+  s->legacy_ = legacy;
+  s->groups_ = mode == CommitMode::kGroup && !legacy;
+  s->blocks_.set_user_keep(s->groups_ ? 2 : 1);
   const Geometry& g = s->geo_;
   const uint32_t ppb = g.pages_per_block;
   const size_t lpns = s->ppmt_.size();
-  std::vector<uint64_t> base_seq(lpns, 0), diff_seq(lpns, 0);
-  std::vector<uint8_t> tomb(lpns, 0);
+  Fig7 fig7(s->ppmt_, s->p2l_);
   std::vector<SpareHeader> hdr(ppb);
   std::vector<SpareState> state(ppb);
   std::vector<uint8_t> data(g.page_data);
@@ -46,7 +109,16 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
   std::vector<uint8_t> gap_free(g.blocks, 0);
   std::vector<uint64_t> newest(g.blocks, 0);
   MountReport rep;
+  rep.legacy = legacy;
   uint64_t max_seq = 0;
+  // The commit cut-off so far, and the page holding it (format 1: everything counts).
+  uint64_t cutoff = legacy ? std::numeric_limits<uint64_t>::max() : 0;
+  Ppa commit_ppa = kNoPpa;
+  std::vector<Item> waiting;  // items above the cut-off seen so far
+  auto take = [&](const Item& it) {
+    if (it.seq <= cutoff) fig7.apply(it);
+    else waiting.push_back(it);
+  };
 
   for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
     if (nand.is_bad(b)) {  // factory-marked or retired: never read (a retired block's stale
@@ -105,17 +177,11 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
           rep.torn_pages++;
           continue;
         }
-        PpmtEntry& e = s->ppmt_[h.lpn];
-        s->p2l_[r] = h.lpn;
-        e.copies = e.copies + 1;
-        if (h.seq > base_seq[h.lpn]) {
-          e.base = r;
-          base_seq[h.lpn] = h.seq;
-          if (h.seq > diff_seq[h.lpn]) {
-            e.diff = kNoPpa;
-            tomb[h.lpn] = 0;
-          }
+        if (h.commit && !legacy && h.seq > cutoff) {
+          cutoff = h.seq;
+          commit_ppa = r;
         }
+        take(Item{r, h.lpn, h.seq, Item::kBase});
         continue;
       }
       // Case 2: r is a differential page.
@@ -128,27 +194,39 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
         continue;
       }
       s->p2l_[r] = kP2lDifferential;
+      if (h.commit && !legacy && h.seq > cutoff) {  // (its records are all older than h.seq)
+        cutoff = h.seq;
+        commit_ppa = r;
+      }
       RecordReader rr(std::span<const uint8_t>(data).first(h.aux));
       RecordView d;
       while (rr.next(&d)) {
         if (d.lpn >= lpns) continue;
         max_seq = std::max(max_seq, d.seq);
-        if (d.seq > base_seq[d.lpn] && d.seq > diff_seq[d.lpn]) {
-          s->ppmt_[d.lpn].diff = r;
-          diff_seq[d.lpn] = d.seq;
-          tomb[d.lpn] = d.tombstone;
-        }
+        take(Item{r, d.lpn, d.seq, d.tombstone ? Item::kTombstone : Item::kDiff});
       }
       if (!rr.status().is_ok()) rep.torn_pages++;
     }
   }
+  // The cut-off is final: what waited is committed or void.
+  std::vector<uint8_t> void_block(g.blocks, 0);
+  for (const Item& it : waiting) {
+    if (it.seq <= cutoff) {
+      fig7.apply(it);
+      continue;
+    }
+    rep.void_pages++;  // (counts items: a void differential page may hold several)
+    void_block[it.ppa / ppb] = 1;
+  }
+  for (uint32_t b = 0; b < g.blocks; b++)
+    if (void_block[b]) s->note_void_block(b);
 
   // Resolve tombstones and orphans; rebuild vdct and block valid counts.
   std::vector<uint32_t> valid(g.blocks, 0);
   for (size_t l = 0; l < lpns; l++) {
     PpmtEntry& e = s->ppmt_[l];
     if (e.diff != kNoPpa) {
-      if (tomb[l]) {
+      if (fig7.tombstone(Lpn(l))) {
         e.base = kNoPpa;                    // trimmed after its last base page
         if (e.copies == 0) e.diff = kNoPpa;  // and nothing left to hide
       } else if (e.base == kNoPpa) {
@@ -161,16 +239,27 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
       rep.live_lpns++;
     }
   }
+  // With atomic groups the newest commit record is pinned: its page counts as valid until a
+  // newer one exists (set_commit_mode pins it later if the store starts kPerPage).
+  if (s->groups_) {
+    s->commit_ppa_ = commit_ppa;
+    if (commit_ppa != kNoPpa && !s->referenced(commit_ppa)) valid[commit_ppa / ppb]++;
+  } else {
+    s->commit_candidate_ = commit_ppa;
+  }
+  s->committed_seq_ = legacy ? 0 : cutoff;
   // Reopen the partly programmed blocks holding the newest pages as the write heads — the
   // newest as the user head, the next as the GC head — provided their pages 0..last were all
   // programmed (a block with erased pages among programmed ones is a GC victim whose erase
-  // was cut, and is erased again before reuse) and their remaining pages read back erased,
-  // data areas included, since a cut program may leave bits there while the spare stays blank.
+  // was cut, and is erased again before reuse), they hold no void page (they are collected
+  // before the next commit), and their remaining pages read back erased, data areas included,
+  // since a cut program may leave bits there while the spare stays blank.
   // Without this, every cut during GC would strand the rest of a block until GC reached it,
   // and repeated cuts could use up the reserve. Other blocks are closed.
   std::vector<std::pair<uint64_t, uint32_t>> partly;  // (newest seq, block)
   for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++)
-    if (used[b] && gap_free[b] && last_programmed[b] + 1 < ppb) partly.push_back({newest[b], b});
+    if (used[b] && gap_free[b] && !void_block[b] && last_programmed[b] + 1 < ppb)
+      partly.push_back({newest[b], b});
   std::sort(partly.rbegin(), partly.rend());
   int heads = 0;
   for (const auto& [seq, b] : partly) {
@@ -193,10 +282,12 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
 
   s->next_seq_ = max_seq + 1;
   rep.next_seq = s->next_seq_;
+  rep.committed_seq = s->committed_seq_;
   rep.free_blocks = s->blocks_.free_blocks();
   rep.sim_us = nand.counters().sim_us - us0;
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (report) *report = rep;
+  s->stats_.void_pages = rep.void_pages;
   s->ledger_.charge(s->ledger_.other());
   *out = std::move(s);
   return Status::ok();

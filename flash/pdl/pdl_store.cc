@@ -26,10 +26,15 @@ PdlStore::PdlStore(Nand& nand, const StoreParams& params)
       scratch_base_(nand.geometry().page_data),
       scratch_diff_(nand.geometry().page_data),
       scratch_runs_(nand.geometry().page_data),
-      scratch_spare_(nand.geometry().page_spare) {}
+      scratch_spare_(nand.geometry().page_spare),
+      group_page_(size_t(nand.geometry().total_pages()), 0),
+      void_block_(nand.geometry().blocks, 0) {}
 
-Status PdlStore::format(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out) {
+Status PdlStore::format(Nand& nand, const StoreParams& params, CommitMode mode,
+                        std::unique_ptr<PageStore>* out) {
   std::unique_ptr<PdlStore> s(new PdlStore(nand, params));
+  s->groups_ = mode == CommitMode::kGroup;
+  s->blocks_.set_user_keep(s->groups_ ? 2 : 1);
   // Erase every data block now: pages of an earlier format must never be recovered. Blocks
   // marked bad are skipped; one whose erase fails is marked bad.
   for (uint32_t b = kSuperblockBlocks; b < s->geo_.blocks; b++) {
@@ -107,6 +112,7 @@ Status PdlStore::program_page(BlockManager::Head head, std::span<const uint8_t> 
                                      : st);
     st = as_program_status(nand_.program(q, data, scratch_spare_));
     if (st.is_ok()) {
+      programmed_ = true;
       *out = q;
       return Status::ok();
     }
@@ -134,17 +140,20 @@ Status PdlStore::mark_obsolete(Ppa ppa, bool* marked) {
 Status PdlStore::decrease_vdct(Ppa dp) {
   assert(vdct_[dp] > 0);  // Invariant: vdct counts the lpns pointing at dp
   if (--vdct_[dp] != 0) return Status::ok();
-  blocks_.valid_dec(dp);
+  if (dp != commit_ppa_) blocks_.valid_dec(dp);
   bool marked;  // an unmarked stale differential page is harmless (older than what replaced it)
-  if (params_.obsolete == ObsoleteMode::kSpare && int64_t(dp / geo_.pages_per_block) != gc_victim_)
+  if (params_.obsolete == ObsoleteMode::kSpare && !group_page(dp) &&
+      int64_t(dp / geo_.pages_per_block) != gc_victim_)
     return mark_obsolete(dp, &marked);
   return Status::ok();
 }
 
-// A base page is superseded: "Set bp to obsolete" (Fig. 5).
+// A base page is superseded: "Set bp to obsolete" (Fig. 5). A page the open group programmed
+// is not marked: nothing could ever recover it in place of its replacement (recovery orders
+// by seq), so the mark would only cost a program. The pinned commit page stays valid.
 Status PdlStore::base_becomes_stale(Ppa bp) {
-  blocks_.valid_dec(bp);
-  if (params_.obsolete != ObsoleteMode::kSpare) return Status::ok();
+  if (bp != commit_ppa_) blocks_.valid_dec(bp);
+  if (params_.obsolete != ObsoleteMode::kSpare || group_page(bp)) return Status::ok();
   assert(p2l_[bp] < ppmt_.size());  // Invariant: a current base page is in the reverse map
   PpmtEntry& e = ppmt_[p2l_[bp]];
   bool marked;
@@ -175,6 +184,9 @@ Status PdlStore::collect_pending(bool must) {
 // Keep `pages` pages free for user writes, collecting garbage as needed (GC cost is thereby
 // amortized into writes, as in the paper's experiments, but charged to `gc`, not the writer).
 Status PdlStore::ensure_user_space(uint64_t pages) {
+  // A discarded group's pages go before anything newer is programmed: kPerPage programs carry
+  // commit records, and a group's commit record could otherwise cover them.
+  if (void_blocks_ > 0) PDL_TRY(purge_void_blocks());
   PDL_TRY(collect_pending(false));
   uint64_t rounds = 0;
   while (blocks_.user_pages_available() < pages) {
@@ -188,53 +200,70 @@ Status PdlStore::ensure_user_space(uint64_t pages) {
   return Status::ok();
 }
 
-// writingNewBasePage (Fig. 5).
+// writingNewBasePage (Fig. 5). With atomic groups the page is held in RAM (pending_) and
+// programmed when the next base page comes or at the commit; the previous pending page, if
+// any, is programmed now.
 Status PdlStore::write_new_base(Lpn lpn, std::span<const uint8_t> page) {
   PpmtEntry& e = ppmt_[lpn];
-  SpareHeader h;
-  h.type = PageType::kBase;
-  h.lpn = lpn;
-  h.seq = next_seq_++;
-  Ppa q;
-  PDL_TRY(program_page(BlockManager::Head::kUser, page, h, &q));
-  stats_.base_pages_written++;
-  ledger_.cls(lpn).base_pages++;
-  p2l_[q] = lpn;
-  e.copies = e.copies + 1;
-  blocks_.valid_inc(q);
+  if (!groups_) {  // programmed at once, a commit record of its own (kPerPage)
+    SpareHeader h;
+    h.type = PageType::kBase;
+    h.lpn = lpn;
+    h.seq = next_seq_++;
+    h.commit = true;
+    Ppa q;
+    PDL_TRY(program_page(BlockManager::Head::kUser, page, h, &q));
+    stats_.base_pages_written++;
+    ledger_.cls(lpn).base_pages++;
+    p2l_[q] = lpn;
+    e.copies = e.copies + 1;
+    blocks_.valid_inc(q);
+    const Ppa old_base = e.base, old_diff = e.diff;
+    e.base = q;
+    if (e.in_dwb) {
+      dwb_.remove(lpn);
+      e.in_dwb = 0;
+    }
+    PDL_TRY(drop_current_base(lpn, old_base));
+    return old_diff != kNoPpa ? set_current_diff(lpn, kNoPpa) : Status::ok();
+  }
+  if (pending_.held) PDL_TRY(program_pending(false));
+  pending_.held = true;
+  pending_.lpn = lpn;
+  pending_.seq = next_seq_++;
+  pending_.data.assign(page.begin(), page.end());
   const Ppa old_base = e.base, old_diff = e.diff;
-  e.base = q;
-  e.diff = kNoPpa;
+  e.base = kPendingPpa;
   if (e.in_dwb) {
     dwb_.remove(lpn);
     e.in_dwb = 0;
   }
-  if (old_base != kNoPpa) PDL_TRY(base_becomes_stale(old_base));
-  if (old_diff != kNoPpa) PDL_TRY(decrease_vdct(old_diff));
+  PDL_TRY(drop_current_base(lpn, old_base));
+  if (old_diff != kNoPpa) PDL_TRY(set_current_diff(lpn, kNoPpa));
   return Status::ok();
 }
 
 // Apply a trim whose tombstone is (or need not be) on flash: the base page becomes stale.
 Status PdlStore::apply_trim(Lpn lpn) {
   PpmtEntry& e = ppmt_[lpn];
-  const Ppa old_base = e.base, old_diff = e.diff;
+  const Ppa old_base = e.base;
   e.base = kNoPpa;
-  e.diff = kNoPpa;
-  PDL_TRY(base_becomes_stale(old_base));
-  if (old_diff != kNoPpa) PDL_TRY(decrease_vdct(old_diff));
-  return Status::ok();
+  PDL_TRY(drop_current_base(lpn, old_base));
+  return set_current_diff(lpn, kNoPpa);
 }
 
 // writingDifferentialWriteBuffer (Fig. 5). Trims take effect here, once their tombstones are
 // programmed: until then the trimmed lpn's base page and differential stay valid on flash, so a
-// crash before the sync recovers the synced version rather than an older copy.
+// crash before the sync recovers the synced version rather than an older copy. With `commit`
+// the page is the open group's commit page (pdl_commit.cc).
 // Costs: the caller's work so far is its own; the page's work (program, obsolete marks, vdct)
 // is split over the classes of its records by their bytes, tombstones included.
-Status PdlStore::flush_write_buffer() {
+Status PdlStore::flush_write_buffer(bool commit) {
   ledger_.charge_current();
-  if (params_.obsolete == ObsoleteMode::kSpare) {
+  if (!groups_ && params_.obsolete == ObsoleteMode::kSpare) {
     // A tombstone whose only copy is the current base page is unnecessary: marking that page
-    // obsolete makes the trim durable by itself.
+    // obsolete makes the trim durable by itself. (Not with atomic groups: a mark cannot be
+    // undone, and the group might not commit.)
     std::vector<Lpn> direct;
     dwb_.for_each([&](const RecordView& r) {
       if (r.tombstone && ppmt_[r.lpn].copies == 1) direct.push_back(r.lpn);
@@ -251,7 +280,7 @@ Status PdlStore::flush_write_buffer() {
   uint64_t bytes[kCostClasses] = {};
   dwb_.for_each([&](const RecordView& r) { bytes[ledger_.class_of(r.lpn)] += r.size(); });
   const uint64_t pages = stats_.diff_pages_written;
-  const Status st = program_write_buffer();
+  const Status st = program_write_buffer(commit);
   const NandCounters work = ledger_.take_uncharged();
   const bool programmed = stats_.diff_pages_written != pages;
   uint64_t total = 0;
@@ -266,16 +295,22 @@ Status PdlStore::flush_write_buffer() {
   return st;
 }
 
-Status PdlStore::program_write_buffer() {
+Status PdlStore::program_write_buffer(bool commit) {
   SpareHeader h;
   h.type = PageType::kDifferential;
   h.lpn = uint32_t(dwb_.count());
   h.aux = dwb_.used();
   dwb_.for_each([&](const RecordView& r) { h.seq = std::max(h.seq, r.seq); });
+  if (commit || !groups_) {  // the commit record: every seq handed out so far (format.md §3)
+    h.commit = true;
+    h.seq = next_seq_ - 1;
+  }
   Ppa q;
   PDL_TRY(program_page(BlockManager::Head::kUser, dwb_.page(), h, &q));
   stats_.diff_pages_written++;
   p2l_[q] = kP2lDifferential;
+  if (groups_) note_group_page(q);
+  if (commit) set_commit_page(q);
   Status st;
   dwb_.for_each([&](const RecordView& r) {
     if (!st.is_ok()) return;
@@ -284,11 +319,8 @@ Status PdlStore::program_write_buffer() {
     if (r.tombstone) {
       st = apply_trim(r.lpn);
       if (e.copies == 0) return;  // nothing left on flash to hide: the record is not needed
-    } else if (e.diff != kNoPpa) {
-      st = decrease_vdct(e.diff);
     }
-    e.diff = q;
-    if (vdct_[q]++ == 0) blocks_.valid_inc(q);
+    if (st.is_ok()) st = set_current_diff(r.lpn, q);
   });
   dwb_.clear();
   return st;
@@ -314,9 +346,15 @@ Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
     return Status::error(Errc::kInvalidArgument, "write of a partial page");
   CostLedger::Scope cost(ledger_, bucket_of(lpn));
   stats_.writes++;
-  // At most one page programmed by this write, plus one kept for the buffer's flush.
-  PDL_TRY(ensure_user_space(2));
+  // The pages this write may program, plus what a sync needs afterwards (kPerPage: the buffer's
+  // flush; atomic groups: the pending base page and the buffer's page).
+  PDL_TRY(ensure_user_space(kWritePages + blocks_.user_keep()));
+  if (groups_) touch(lpn);
   PpmtEntry& e = ppmt_[lpn];
+  if (e.base == kPendingPpa) {  // its newest version is the page held in RAM: replace it
+    pending_.data.assign(page.begin(), page.end());
+    return Status::ok();
+  }
   if (params_.method == Method::kOpu || e.base == kNoPpa) return write_new_base(lpn, page);
 
   // Step 1: read the base page.
@@ -390,6 +428,10 @@ Status PdlStore::read_page(Lpn lpn, std::span<uint8_t> page) {
     std::fill(page.begin(), page.end(), 0);
     return Status::error(Errc::kNotFound, "logical page " + std::to_string(lpn) + " unmapped");
   }
+  if (e.base == kPendingPpa) {  // held in RAM until the next commit (no differential)
+    std::copy(pending_.data.begin(), pending_.data.end(), page.begin());
+    return Status::ok();
+  }
   PDL_TRY(read_checked(e.base, page, nullptr));
   RecordView r;
   if (e.in_dwb) {
@@ -414,14 +456,23 @@ Status PdlStore::trim(Lpn lpn) {
   CostLedger::Scope cost(ledger_, bucket_of(lpn));
   stats_.trims++;
   if (ppmt_[lpn].base == kNoPpa || trim_pending(lpn)) return Status::ok();  // unmapped already
+  if (groups_) touch(lpn);
+  PpmtEntry& e = ppmt_[lpn];
+  if (e.base == kPendingPpa) {
+    // Its newest version never reached flash: dropped. A tombstone is needed only if a base
+    // page of the lpn is on flash (committed, or programmed by this group), else nothing
+    // could bring one back.
+    pending_.held = false;
+    e.base = kNoPpa;
+    if (e.copies == 0) return Status::ok();
+  }
   // Flush a full buffer before reserving room for the tombstone's own flush: the flushed
   // trims make pages stale that GC can then reclaim, so even a full store can be trimmed.
   if (dwb_.free_space() < kRecordHeader) {
-    PDL_TRY(ensure_user_space(1));
+    PDL_TRY(ensure_user_space(1 + (pending_.held ? 1 : 0)));
     PDL_TRY(flush_write_buffer());
   }
-  PDL_TRY(ensure_user_space(1));
-  PpmtEntry& e = ppmt_[lpn];
+  PDL_TRY(ensure_user_space(commit_pages() + (dwb_.empty() ? 1 : 0)));
   if (e.in_dwb) {
     dwb_.remove(lpn);
     e.in_dwb = 0;
@@ -432,18 +483,6 @@ Status PdlStore::trim(Lpn lpn) {
   r.tombstone = true;
   stats_.tombstones++;
   return put_record(r);
-}
-
-Status PdlStore::sync() {
-  if (!poisoned_.is_ok()) return poisoned_;
-  CostLedger::Scope cost(ledger_, ledger_.other());  // the flush charges its records' classes
-  stats_.syncs++;
-  if (!dwb_.empty()) {
-    PDL_TRY(ensure_user_space(1));
-    PDL_TRY(flush_write_buffer());
-  }
-  PDL_TRY(collect_pending(true));
-  return fail(nand_.flush());  // durable on the host too (image files)
 }
 
 }  // namespace pdl

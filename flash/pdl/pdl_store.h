@@ -7,30 +7,54 @@
 //   Fig. 6 PDL_Reading ............ PdlStore::read_page         (pdl_store.cc; read, peek)
 //   Fig. 7 PDL_RecoveringfromCrash  PdlStore::mount             (pdl_recovery.cc)
 //   §4.1 garbage collection ....... gc_once, gc_merge           (pdl_gc.cc)
+//   §4.5 flush = commit ........... sync, abort                 (pdl_commit.cc)
 // Also: PdlStore::check (pdl_check.cc) recomputes the tables; locate / block_info
 // (pdl_inspect.cc) expose the ppmt entry and block states to tools, from RAM only.
 //
 // OPU (out-place update with page-level mapping) is what PDL becomes when every write takes
 // Case 3 (seed 000 §4.1: "In this special case, PDL becomes the same as the page-based
 // method"), minus the base-page read that only differentials need. Method::kOpu runs exactly
-// that path, so both methods share allocation, GC, obsolete marking and recovery, and their
-// comparison differs only in what the paper says differs. Trim tombstones use the write
+// that path, so both methods share allocation, GC, obsolete marking, commit and recovery, and
+// their comparison differs only in what the paper says differs. Trim tombstones use the write
 // buffer in both methods.
 //
-// Crash model: a base page or differential page is durable once programmed; the write buffer
-// is lost. Sequence numbers order everything (GC copies keep them), so recovery picks the
-// newest base, and a differential only if newer than that base.
+// Commit modes (page_store.h). kPerPage is seed 000's engine: every page is durable once
+// programmed, and carries a commit record covering itself (so one recovery serves both
+// modes). kGroup — atomic groups (superblock format 2; pdl_commit.cc): every write and trim
+// since the last sync belongs to the open *group*; sync() commits it, abort() discards it. PDL and OPU write
+// out of place, so the committed version of every page the group changed is still on flash:
+// `committed_` remembers its <base page, differential page> for each lpn the group touched, and
+// those pages stay valid (GC moves them, nothing marks them obsolete) until the commit. The
+// commit record is the seq of a *commit page*, flagged in its spare area — normally the
+// differential write buffer's own page, programmed at the sync: a commit whose differentials
+// fit one page costs one program. Recovery takes the largest commit record S and ignores
+// every page and record with a larger seq (the crashed group's). Those *void* pages must be
+// gone before any later commit could cover their seqs, so the blocks holding them are
+// collected (purge_void_blocks) before the next commit record is programmed. The page
+// holding the newest commit record is pinned (counted valid): GC that takes its block first
+// programs a marker restating the record.
+// The last base page a group writes (Case 3, OPU, a first write) is held in RAM (`pending_`)
+// until the next base page or the commit: the commit record then rides on it when the buffer
+// is empty (OPU), and rewrites of the same page in a group cost nothing.
+//
+// Crash model: a page is durable once programmed; the write buffer and the pending base page
+// are lost. Sequence numbers order everything (GC copies keep them), so recovery picks the
+// newest committed base, and a differential only if newer than that base.
 //
 // Cost attribution (cost.h, cost_ledger.h): a PageStore call charges its own work to the lpn's
-// class; ensure_user_space charges each gc_once to `gc`; flush_write_buffer splits its page's work
-// over the classes of the records it holds; opening a block that mount left unclean charges that
-// erase to `other`. So the buckets always sum to the counters since reset_stats().
+// class; ensure_user_space charges each gc_once to `gc`; flush_write_buffer splits its page's
+// work over the classes of the records it holds; a pending base page is charged to its own
+// lpn's class when programmed; commit markers and void purges go to `other`. So the buckets
+// always sum to the counters since reset_stats().
 //
 // Invariants (checked by check(), by the tests through the PageStore API, and by asserts):
-//   * ppmt[l].base != kNoPpa  =>  p2l[base] == l and the page is programmed;
-//   * vdct[p] == number of lpns with ppmt.diff == p; a block's valid count == its current base
-//     pages + its differential pages with vdct > 0;
-//   * ppmt[l].in_dwb  <=>  the write buffer has a record for l.
+//   * ppmt[l].base is kNoPpa, kPendingPpa (then pending_ holds l's page) or a page with
+//     p2l[base] == l; the same for committed_[l].base;
+//   * vdct[p] == lpns whose current differential is p, plus lpns whose committed differential
+//     is p and current one is not; a block's valid count == its pages that are a current or
+//     committed base page, a differential page with vdct > 0, or the pinned commit page;
+//   * ppmt[l].in_dwb  <=>  the write buffer has a record for l; every lpn with a record or a
+//     pending base page is in committed_ (it was touched by the open group).
 // Bad blocks: factory-marked blocks are skipped at format and mount. A failed erase (the
 // erase limit included) retires the block at once; a failed program closes its block, is
 // redone on the next page, and the block is collected and retired (marked bad) before the
@@ -43,6 +67,7 @@
 #pragma once
 
 #include <memory>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -58,14 +83,25 @@ namespace pdl {
 class PdlStore final : public PageStore {
  public:
   // REQUIRES: params resolved for nand's geometry; the superblock is handled by the caller.
-  static Status format(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out);
-  static Status mount(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
-                      MountReport* report);
+  static Status format(Nand& nand, const StoreParams& params, CommitMode mode,
+                       std::unique_ptr<PageStore>* out);
+  // `legacy`: the superblock is format 1 — no commit records; every page on flash counts.
+  // REQUIRES: !legacy for kGroup.
+  static Status mount(Nand& nand, const StoreParams& params, bool legacy, CommitMode mode,
+                      std::unique_ptr<PageStore>* out, MountReport* report);
 
   Status read(Lpn lpn, std::span<uint8_t> page) override;
   Status write(Lpn lpn, std::span<const uint8_t> page) override;
   Status trim(Lpn lpn) override;
-  Status sync() override;
+  Status sync() override;  // pdl_commit.cc
+
+  Status set_commit_mode(CommitMode mode) override;  // pdl_commit.cc
+  bool atomic() const override { return groups_; }
+  Status abort() override;  // pdl_commit.cc
+  bool dirty() const override;
+  uint64_t uncommitted_pages() const override { return group_pages_.size(); }
+  bool legacy_format() const override { return legacy_; }
+  Status upgrade_format() override;  // pdl_commit.cc
 
   bool is_mapped(Lpn lpn) const override {
     return lpn < ppmt_.size() && ppmt_[lpn].base != kNoPpa && !trim_pending(lpn);
@@ -95,13 +131,26 @@ class PdlStore final : public PageStore {
  private:
   PdlStore(Nand& nand, const StoreParams& params);
 
+  // The committed <base, differential> of an lpn the open group changed.
+  struct Refs {
+    Ppa base = kNoPpa;
+    Ppa diff = kNoPpa;
+  };
+  // The group's last base page, not yet programmed (ppmt.base == kPendingPpa for its lpn).
+  struct Pending {
+    bool held = false;
+    Lpn lpn = 0;
+    uint64_t seq = 0;
+    std::vector<uint8_t> data;
+  };
+
   // --- cost attribution (cost_ledger.h) ---
   FlashCost& bucket_of(Lpn lpn) { return ledger_.bucket_of(lpn); }
 
   // --- writing (pdl_store.cc) ---
   Status write_new_base(Lpn lpn, std::span<const uint8_t> page);
-  Status flush_write_buffer();
-  Status program_write_buffer();  // flush_write_buffer's page program and table updates
+  Status flush_write_buffer(bool commit = false);
+  Status program_write_buffer(bool commit);  // flush_write_buffer's program and table updates
   Status put_record(const RecordView& r);  // Case 1 / Case 2 placement into the buffer
   Status decrease_vdct(Ppa dp);
   Status base_becomes_stale(Ppa bp);
@@ -123,6 +172,35 @@ class PdlStore final : public PageStore {
   Status fail(Status st);  // poison the store with a device error
   static constexpr uint32_t kProgramAttempts = 4;  // a page, then 3 more blocks
 
+  // --- the open group (pdl_commit.cc) ---
+  // Remember lpn's committed entry before the group first changes it.
+  void touch(Lpn lpn);
+  const Refs* committed_of(Lpn lpn) const {
+    auto it = committed_.find(lpn);
+    return it == committed_.end() ? nullptr : &it->second;
+  }
+  // Lpn's current base page `old` is replaced: stale unless it is still the committed one.
+  Status drop_current_base(Lpn lpn, Ppa old);
+  // Point lpn's current differential at `q` (kNoPpa: none), keeping vdct's count.
+  Status set_current_diff(Lpn lpn, Ppa q);
+  // A page the open group programmed: it holds the group's data (seq above committed_seq_).
+  void note_group_page(Ppa ppa);
+  bool group_page(Ppa ppa) const { return group_page_[ppa] != 0; }
+  Status program_pending(bool commit);
+  // A commit page without data whose record is `seq` (a commit, or GC restating the newest).
+  Status program_marker(BlockManager::Head h, uint64_t seq);
+  void set_commit_page(Ppa ppa);
+  bool referenced(Ppa ppa) const;  // a current or committed base page, or vdct > 0
+  void note_void_block(uint32_t block);
+  Status purge_void_blocks();
+  void end_group();  // clear the group's bookkeeping (after commit or abort)
+  // Pages a sync may have to program now: the pending base page, the write buffer, or a
+  // marker (kPerPage: the write buffer). Kept free for user programs, so sync() always can.
+  uint64_t commit_pages() const;
+  // Pages a write may program itself: the previous pending base page or a Case 2 flush.
+  static constexpr uint64_t kWritePages = 1;
+  static constexpr Ppa kPendingPpa = kNoPpa - 1;
+
   // --- garbage collection (pdl_gc.cc) ---
   // Collect one victim: `victim`, or the greedy choice if negative.
   Status gc_once(int64_t victim = -1);
@@ -141,6 +219,8 @@ class PdlStore final : public PageStore {
   BlockManager blocks_;
   WriteBuffer dwb_;           // the differential write buffer
   WriteBuffer gc_buffer_;     // differential page under construction by GC compaction
+  std::vector<Ppa> gc_sources_;  // the victim page each gc_buffer_ record came from
+  bool gc_buffer_group_ = false;  // gc_buffer_ holds a record of the open group
   uint64_t next_seq_ = 1;
   int64_t gc_victim_ = -1;    // block being collected (its pages are not marked obsolete)
   Status poisoned_;
@@ -150,6 +230,20 @@ class PdlStore final : public PageStore {
   CostLedger ledger_;
   std::vector<uint8_t> scratch_base_, scratch_diff_, scratch_runs_, scratch_spare_;
   std::vector<Lpn> gc_orphans_;  // lpns whose last copy on flash the current GC erases
+
+  // Atomic groups (pdl_commit.cc).
+  bool groups_ = false;          // CommitMode::kGroup
+  bool legacy_ = false;          // format 1: no commit records (until upgrade_format)
+  bool programmed_ = false;      // a page was programmed since mount (commit_ppa_ unpinned)
+  uint64_t committed_seq_ = 0;   // every seq <= this on flash is committed
+  Ppa commit_ppa_ = kNoPpa;      // the page holding the newest commit record (pinned; groups)
+  Ppa commit_candidate_ = kNoPpa;  // kPerPage: that page as mount found it (set_commit_mode)
+  std::unordered_map<Lpn, Refs> committed_;
+  std::vector<uint8_t> group_page_;  // per ppa: programmed by the open group, with its data
+  std::vector<Ppa> group_pages_;
+  std::vector<uint8_t> void_block_;  // per block: holds pages or records of a discarded group
+  uint32_t void_blocks_ = 0;
+  Pending pending_;
 };
 
 }  // namespace pdl

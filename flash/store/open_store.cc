@@ -3,6 +3,7 @@
 // Format order makes a cut format harmless: the old superblock copies are erased first (the
 // chip is then "not formatted"), then every data block, and the new superblock is programmed
 // last. A chip is a store only once its superblock is complete.
+// upgrade_store brings a PDL/OPU store of superblock format 1 (no commit records) to format 2.
 #include <ctime>
 #include <random>
 
@@ -14,10 +15,12 @@
 
 namespace pdl {
 
-Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out) {
+Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
+                    CommitMode mode) {
   Superblock sb;
   sb.params = params;
   PDL_TRY(sb.params.resolve(nand.geometry()));
+  sb.version = superblock_version_for(sb.params.method);
   std::random_device rd;
   for (auto& b : sb.uuid) b = uint8_t(rd());
   sb.format_time = uint64_t(std::time(nullptr));
@@ -31,24 +34,40 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
   if (sb.params.method == Method::kIpu || sb.params.method == Method::kIpl)
     PDL_TRY(IplStore::format(nand, sb.params, &store));  // erases the data blocks
   else
-    PDL_TRY(PdlStore::format(nand, sb.params, &store));
+    PDL_TRY(PdlStore::format(nand, sb.params, mode, &store));
   PDL_TRY(write_superblock(nand, sb));
   *out = std::move(store);
   return Status::ok();
 }
 
-Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report) {
+Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report,
+                   CommitMode mode) {
   Superblock sb;
   PDL_TRY(read_superblock(nand, &sb));
   switch (sb.params.method) {
     case Method::kPdl:
     case Method::kOpu:
-      return PdlStore::mount(nand, sb.params, out, report);
+      if (sb.version == kSuperblockLegacy && mode == CommitMode::kGroup)
+        return Status::error(Errc::kUnsupported,
+                             "a store of superblock format 1 has no commit records: upgrade it "
+                             "(a writable open does) before using atomic groups");
+      return PdlStore::mount(nand, sb.params, sb.version == kSuperblockLegacy, mode, out, report);
     case Method::kIpu:
     case Method::kIpl:
       return IplStore::mount(nand, sb.params, out, report);
   }
   return Status::error(Errc::kUnsupported, "unknown page-update method in superblock");
+}
+
+Status upgrade_store(Nand& nand, PageStore& store) {
+  if (!store.legacy_format()) return Status::ok();
+  // First a commit record covering every page on flash (format 1 counted them all), then the
+  // superblock: cut in between, the store mounts as format 1 again and is upgraded again.
+  PDL_TRY(store.upgrade_format());
+  Superblock sb;
+  PDL_TRY(read_superblock(nand, &sb));
+  sb.version = kSuperblockAtomic;
+  return rewrite_superblock(nand, sb);
 }
 
 }  // namespace pdl

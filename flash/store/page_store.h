@@ -9,6 +9,14 @@
 //   * after a crash, mount() gives each lpn its last synced value or a later written one —
 //     never a mix of two versions' bytes (an lpn is old or new, whole);
 //   * a write that returns Errc::kFull changed nothing.
+// Stores mounted or formatted with CommitMode::kGroup whose atomic() is true (PDL and OPU of
+// superblock format 2) promise more: the writes and trims between two syncs form one *group*,
+// and sync() *commits* it atomically — after a crash, mount() gives exactly the state of the
+// last sync that returned (or, if the crash came inside sync(), possibly of that sync), never
+// a part of a group. abort() discards the open group. A sync with nothing written or trimmed
+// since the last one programs nothing. A group needs room for the versions it replaces until
+// it commits: a write that would overfill the chip fails with kFull (nothing changed), and
+// the caller commits (or aborts) before going on.
 // After any device error (I/O error, power cut) the store is poisoned: every later call
 // returns that error; recover by mounting the media again.
 //
@@ -30,6 +38,13 @@
 namespace pdl {
 
 using Lpn = uint32_t;
+
+// How a store's changes become durable (fixed for the store object's lifetime, not on flash):
+//   kPerPage — every programmed page counts once it is on flash (seed 000's engine: writes
+//              between syncs may survive a crash one page at a time); what pdl-bench measures;
+//   kGroup   — atomic groups: sync() commits everything since the last sync, or nothing
+//              (PDL and OPU; IPU and IPL stay kPerPage, see atomic()). What the Volume uses.
+enum class CommitMode : uint8_t { kPerPage, kGroup };
 
 // Work done by the store, by cause. Flash-level counts are in the Nand's counters.
 struct StoreStats {
@@ -61,6 +76,12 @@ struct StoreStats {
                                       // factory-marked and retired (kept by reset_stats)
   uint64_t blocks_scrubbed = 0;       // blocks whose data moved because a read needed most
                                       // of the ECC (reread.h), then erased and reused
+  // Atomic commit (PDL/OPU, format 2)
+  uint64_t commits = 0;               // syncs that committed a group (programmed a commit page)
+  uint64_t commit_markers = 0;        // commit pages holding no data (a commit record alone)
+  uint64_t aborts = 0;                // open groups discarded (abort())
+  uint64_t void_pages = 0;            // programmed pages of discarded groups found (abort, mount)
+  uint64_t purged_blocks = 0;         // blocks collected to erase discarded groups' pages
 };
 
 // What mount() found and what it cost (simulated time is the Nand's; wall time is measured).
@@ -72,6 +93,9 @@ struct MountReport {
   uint64_t free_blocks = 0;
   uint64_t bad_blocks = 0;        // blocks marked bad (skipped)
   uint64_t next_seq = 0;
+  uint64_t committed_seq = 0;     // the last commit record (format 2): newer pages are discarded
+  uint64_t void_pages = 0;        // pages (or parts) of a group the crash left uncommitted
+  bool legacy = false;            // superblock format 1: no commit records, every page counts
   uint64_t sim_us = 0;            // simulated flash time of the scan
   double wall_s = 0;
 };
@@ -79,7 +103,11 @@ struct MountReport {
 // Where a logical page lives right now (PageStore::locate). In the paper's terms: the ppmt
 // entry <base page, differential page> of the lpn (seed 000 Fig. 3), plus the write buffer.
 struct LpnLocation {
-  Ppa base = kNoPpa;            // current base page; kNoPpa: unmapped (never written, trimmed)
+  Ppa base = kNoPpa;            // current base page; kNoPpa: unmapped (never written, trimmed),
+                                // or a base page not yet programmed (base_in_buffer)
+  bool base_in_buffer = false;  // the newest version is a whole page held in RAM until the
+                                // next commit or base page write (atomic stores)
+  bool uncommitted = false;     // written or trimmed since the last commit (atomic stores)
   // Differential page holding the lpn's newest differential *on flash*, or kNoPpa. When
   // diff_in_buffer, a newer differential waits in the write buffer and this one (if any) is
   // the on-flash one it will supersede at the next flush.
@@ -132,8 +160,32 @@ class PageStore {
   virtual Status write(Lpn lpn, std::span<const uint8_t> page) = 0;
   // Unmap lpn: later reads give kNotFound. Durable after the next sync().
   virtual Status trim(Lpn lpn) = 0;
-  // Make everything before it durable (flush the differential write buffer).
+  // Make everything before it durable (flush the differential write buffer); for an atomic()
+  // store, commit the open group.
   virtual Status sync() = 0;
+
+  // ---- atomic groups (see the contract above) ----
+  // Switch to `mode`. kGroup is taken only by PDL and OPU stores of the current format (then
+  // atomic() is true), and only before anything was written since the mount (other stores
+  // stay per-page: atomic() false, and this succeeds).
+  virtual Status set_commit_mode(CommitMode mode) {
+    (void)mode;
+    return Status::ok();
+  }
+  virtual bool atomic() const { return false; }
+  // Discard every write and trim since the last sync: reads give the committed state again.
+  virtual Status abort() {
+    return Status::error(Errc::kUnsupported, "this store has no atomic groups to abort");
+  }
+  // Something was written or trimmed since the last sync.
+  virtual bool dirty() const { return false; }
+  // Pages the open group has programmed so far (its part on flash that a commit would make
+  // durable and an abort or a crash discard).
+  virtual uint64_t uncommitted_pages() const { return 0; }
+  // Mounted from an older on-flash format that upgrade_format() brings up to date in place
+  // (the caller then rewrites the superblock: upgrade_store).
+  virtual bool legacy_format() const { return false; }
+  virtual Status upgrade_format() { return Status::ok(); }
 
   // Optional update-log hook, for a caller that knows its changes as they happen (the in-DBMS
   // IPL the paper compared with, seed 000 §5.1). Says that one update changed bytes
@@ -186,8 +238,15 @@ inline Status poison_on_device_error(Status st, Status* poisoned) {
 }
 
 // Write a superblock for `params` and return an empty store. Destroys what the chip held.
-Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out);
-// Recover the store on `nand` by scanning it (crash recovery, seed 000 Fig. 7).
-Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report = nullptr);
+Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
+                    CommitMode mode = CommitMode::kPerPage);
+// Recover the store on `nand` by scanning it (crash recovery, seed 000 Fig. 7). kGroup on a
+// store of superblock format 1 fails with kUnsupported: mount it kPerPage, upgrade_store, then
+// set_commit_mode(kGroup).
+Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report = nullptr,
+                   CommitMode mode = CommitMode::kPerPage);
+// A store mounted from an older format (legacy_format()) brought up to date, superblock
+// included; nothing for a current one. For writable opens only.
+Status upgrade_store(Nand& nand, PageStore& store);
 
 }  // namespace pdl

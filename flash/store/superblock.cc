@@ -14,14 +14,13 @@ namespace pdl {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'D', 'L', 'S', 'U', 'P', 'E', 'R'};
-constexpr uint32_t kVersion = 1;
 constexpr size_t kCrcAt = 76;
 
 void encode(const Superblock& sb, const Geometry& g, std::span<uint8_t> d) {
   std::fill(d.begin(), d.end(), 0xFF);
   uint8_t* p = d.data();
   std::memcpy(p, kMagic, 8);
-  le::put32(p + 8, kVersion);
+  le::put32(p + 8, sb.version);
   p[12] = uint8_t(sb.params.method);
   p[13] = uint8_t(sb.params.obsolete);
   le::put16(p + 14, 0);
@@ -45,9 +44,15 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, Superblock* sb) {
     return Status::error(Errc::kCorrupt, "no pdl superblock (not a formatted pdl store)");
   if (le::get32(p + kCrcAt) != crc32c(p, kCrcAt))
     return Status::error(Errc::kCorrupt, "superblock checksum mismatch");
-  if (le::get32(p + 8) != kVersion)
-    return Status::error(Errc::kUnsupported, "superblock format version " +
-                                                 std::to_string(le::get32(p + 8)) + " unknown");
+  const uint32_t version = le::get32(p + 8);
+  const Method method = Method(p[12]);
+  const bool pdl_family = method == Method::kPdl || method == Method::kOpu;
+  if (version != kSuperblockLegacy && !(version == kSuperblockAtomic && pdl_family))
+    return Status::error(Errc::kUnsupported,
+                         "superblock format version " + std::to_string(version) +
+                             " is unknown to this pdl (it reads 1, and 2 for pdl and opu "
+                             "stores): the image was made by a newer pdl");
+  sb->version = version;
   if (le::get32(p + 28) != g.page_data || le::get32(p + 32) != g.page_spare ||
       le::get32(p + 36) != g.pages_per_block || le::get32(p + 40) != g.blocks)
     return Status::error(Errc::kCorrupt, "superblock geometry differs from the device's");
@@ -69,26 +74,69 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, Superblock* sb) {
   return Status::ok();
 }
 
-}  // namespace
+// Program `data` + `spare` as page 0 of `block`; false if the block failed (now marked bad).
+Status program_copy(Nand& nand, uint32_t block, std::span<const uint8_t> data,
+                    std::span<const uint8_t> spare, bool* written) {
+  *written = false;
+  const Status st = as_program_status(nand.program(block * nand.geometry().pages_per_block, data,
+                                                   spare));
+  if (st.is(Errc::kBadBlock)) return nand.mark_bad(block);  // a copy fewer; never read again
+  PDL_TRY(st);
+  *written = true;
+  return Status::ok();
+}
 
-Status write_superblock(Nand& nand, const Superblock& sb) {
-  const Geometry& g = nand.geometry();
-  std::vector<uint8_t> data(g.page_data), spare(g.page_spare);
-  encode(sb, g, data);
+void encode_page(const Superblock& sb, const Geometry& g, std::vector<uint8_t>* data,
+                 std::vector<uint8_t>* spare) {
+  data->assign(g.page_data, 0xFF);
+  spare->assign(g.page_spare, 0xFF);
+  encode(sb, g, *data);
   SpareHeader h;
   h.type = PageType::kSuperblock;
-  h.data_crc = crc32c(data.data(), data.size());
-  spare_encode(h, spare);
+  h.data_crc = crc32c(data->data(), data->size());
+  spare_encode(h, *spare);
+}
+
+}  // namespace
+
+uint32_t superblock_version_for(Method method) {
+  return method == Method::kPdl || method == Method::kOpu ? kSuperblockAtomic
+                                                           : kSuperblockLegacy;
+}
+
+Status rewrite_superblock(Nand& nand, const Superblock& sb) {
+  const Geometry& g = nand.geometry();
+  std::vector<uint8_t> data, spare;
+  encode_page(sb, g, &data, &spare);
   uint32_t written = 0;
   for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
     if (nand.is_bad(b)) continue;
-    const Status st = as_program_status(nand.program(b * g.pages_per_block, data, spare));
-    if (st.is(Errc::kBadBlock)) {  // a copy fewer; the block is never read again
+    const Status st = erase_with_retries(nand, b);
+    if (st.is(Errc::kBadBlock)) {
       PDL_TRY(nand.mark_bad(b));
       continue;
     }
     PDL_TRY(st);
-    written++;
+    bool ok;
+    PDL_TRY(program_copy(nand, b, data, spare, &ok));
+    written += ok;
+  }
+  if (written == 0)
+    return Status::error(Errc::kBadBlock, "blocks 0 to " + std::to_string(kSuperblockBlocks - 1) +
+                                              " are all bad: no room for the superblock");
+  return Status::ok();
+}
+
+Status write_superblock(Nand& nand, const Superblock& sb) {
+  const Geometry& g = nand.geometry();
+  std::vector<uint8_t> data, spare;
+  encode_page(sb, g, &data, &spare);
+  uint32_t written = 0;
+  for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
+    if (nand.is_bad(b)) continue;
+    bool ok;
+    PDL_TRY(program_copy(nand, b, data, spare, &ok));
+    written += ok;
   }
   if (written == 0)
     return Status::error(Errc::kBadBlock, "blocks 0 to " + std::to_string(kSuperblockBlocks - 1) +

@@ -1,7 +1,13 @@
 // superblock.h — method parameters and geometry echo, stored twice (blocks 0 and 1, page 0).
 //
-// Written once by format (both copies, last, so a cut format leaves no valid superblock); read by mount from block 0,
-// falling back to block 1 if that copy is torn or corrupt. Layout: docs/format.md §2.
+// Written once by format (both copies, last, so a cut format leaves no valid superblock); read by
+// mount from block 0, falling back to block 1 if that copy is torn or corrupt. Layout:
+// docs/format.md §2.
+//
+// Versions: 1 — every page on flash counts (no commit records); 2 — PDL and OPU stores whose
+// sync is an atomic commit (commit records in spare areas, docs/format.md §3). A store of
+// version 1 is upgraded in place by the first writable open (upgrade_store, open_store.cc):
+// its superblock is rewritten copy by copy, so a cut leaves one valid copy of either version.
 #pragma once
 
 #include <array>
@@ -13,7 +19,16 @@
 
 namespace pdl {
 
+// Superblock format versions (docs/format.md §2).
+inline constexpr uint32_t kSuperblockLegacy = 1;  // no atomic commit: every page counts
+inline constexpr uint32_t kSuperblockAtomic = 2;  // PDL/OPU: sync() is an atomic commit
+
+// The version a new store of `method` gets: 2 for PDL and OPU; 1 for IPU and IPL, whose
+// format has no commit records.
+uint32_t superblock_version_for(Method method);
+
 struct Superblock {
+  uint32_t version = kSuperblockAtomic;
   StoreParams params;
   std::array<uint8_t, 16> uuid{};
   uint64_t format_time = 0;  // seconds since the epoch
@@ -23,8 +38,12 @@ struct Superblock {
 // REQUIRES: those blocks are erased.
 Status write_superblock(Nand& nand, const Superblock& sb);
 // Read the newest valid copy; Errc::kCorrupt with a clear message if neither copy is valid or
-// the geometry it records differs from the device's.
+// the geometry it records differs from the device's; kUnsupported for a version this build
+// does not know (an image made by a newer pdl), naming it.
 Status read_superblock(Nand& nand, Superblock* sb);
+// Replace both copies by `sb` (an upgrade): each block in turn is erased and programmed, so a
+// cut leaves at least one valid copy, of the old or the new content.
+Status rewrite_superblock(Nand& nand, const Superblock& sb);
 // The block count a valid copy records (its page, spare and block shape must match the
 // device's): a store may use fewer blocks than its device (MTD: the first `blocks`).
 Status peek_superblock_blocks(Nand& nand, uint32_t* blocks);

@@ -93,6 +93,10 @@ Status check_params_match(const ImageParams& p, const Nand& nand, const StorePar
   return Status::ok();
 }
 
+CommitMode commit_mode(const ImageParams& p) {
+  return p.atomic_commit.value_or(true) ? CommitMode::kGroup : CommitMode::kPerPage;
+}
+
 VolumeOptions volume_options(const ImageParams& p, bool read_only) {
   VolumeOptions o;
   o.read_only = read_only;
@@ -160,12 +164,19 @@ Status mount_image(Image& img, const ImageParams& params, bool read_only) {
   PDL_TRY(mount_store(nand, &store, &img.mount));
   const StoreParams sp = store->params();
   std::unique_ptr<Volume> vol;
-  Status s = Volume::open(std::move(store), volume_options(params, read_only), &vol);
+  // An image of an older format is brought up to date by its first writable open; then the
+  // store runs atomic groups (each Volume sync one commit: what the VFS's in-memory journal
+  // relies on) unless the opener asked for the journal on flash (commit=journal: the store
+  // commits page by page, seed 000's engine, as before atomic commit existed).
+  Status s = read_only ? Status::ok() : upgrade_store(nand, *store);
+  if (s.is_ok() && !store->legacy_format()) s = store->set_commit_mode(commit_mode(params));
+  if (s.is_ok()) s = Volume::open(std::move(store), volume_options(params, read_only), &vol);
   if (s.is(Errc::kFull) && !read_only) {
     // No room for the mount's clean-up (a chip at the end of its life, or one filled up to a
     // write that failed): mounted again, from what is on flash as after a crash, without the
     // clean-up and read-only, so that everything committed can still be read.
     PDL_TRY(mount_store(nand, &store, &img.mount));
+    if (!store->legacy_format()) PDL_TRY(store->set_commit_mode(commit_mode(params)));
     VolumeOptions o = volume_options(params, true);
     o.read_only_why = "the chip is full (" + std::string(s.message()) + ")";
     s = Volume::open(std::move(store), o, &vol);
@@ -178,7 +189,7 @@ Status mount_image(Image& img, const ImageParams& params, bool read_only) {
 
 Status format_volume(Image& img, const ImageParams& params, const std::string& main_name) {
   std::unique_ptr<PageStore> store;
-  PDL_TRY(format_store(*img.nand, params.store_params(), &store));
+  PDL_TRY(format_store(*img.nand, params.store_params(), &store, commit_mode(params)));
   return Volume::format(std::move(store), params.max_files.value_or(0), main_name,
                         volume_options(params, false), &img.volume);
 }

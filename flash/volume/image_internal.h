@@ -12,6 +12,8 @@ namespace pdl {
 // kBusy "image PATH is in use by pid N (comm)".
 Status busy(const std::string& path);
 VolumeOptions volume_options(const ImageParams& p, bool read_only);
+// How the image's store commits: atomic groups unless commit=journal (ImageParams).
+CommitMode commit_mode(const ImageParams& p);
 // Mount img.nand's store and open its Volume into img (read-only if asked, or if the mount's
 // clean-up finds no room); then check that `params` agree with what is on flash.
 Status mount_image(Image& img, const ImageParams& params, bool read_only);

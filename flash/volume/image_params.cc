@@ -7,7 +7,7 @@ namespace pdl {
 
 const char* const ImageParams::kKeys[] = {
     "method", "max_diff", "obsolete", "log_region", "page", "pages_per_block", "spare", "size",
-    "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", nullptr};
+    "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit", nullptr};
 
 bool parse_size(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
@@ -75,6 +75,10 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     return u32(&max_files, 1, 65536);
   } else if (key == "cache_chunks") {  // ("cache" is SQLite's own URI key)
     return u32(&cache_chunks, 1, 4096);
+  } else if (key == "commit") {
+    if (value == "atomic") atomic_commit = true;
+    else if (value == "journal") atomic_commit = false;
+    else return bad("atomic or journal");
   } else if (key == "clock") {
     if (value == "wall") logical_clock = false;
     else if (value == "logical") logical_clock = true;
@@ -107,7 +111,7 @@ StoreParams ImageParams::store_params() const {
   StoreParams p;
   if (method) p.method = *method;
   if (max_diff) p.max_differential = *max_diff;
-  if (obsolete) p.obsolete = *obsolete;
+  p.obsolete = obsolete.value_or(ObsoleteMode::kMemory);
   if (log_region) p.log_region = *log_region;
   return p;
 }

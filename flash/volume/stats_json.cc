@@ -47,7 +47,12 @@ JsonObj store_stats_json(const StoreStats& ss) {
       .u("program_retries", ss.program_retries)
       .u("blocks_retired", ss.blocks_retired)
       .u("bad_blocks", ss.bad_blocks)
-      .u("blocks_scrubbed", ss.blocks_scrubbed);
+      .u("blocks_scrubbed", ss.blocks_scrubbed)
+      .u("commits", ss.commits)
+      .u("commit_markers", ss.commit_markers)
+      .u("aborts", ss.aborts)
+      .u("void_pages", ss.void_pages)
+      .u("purged_blocks", ss.purged_blocks);
   return o;
 }
 

@@ -57,6 +57,7 @@ Volume::Volume(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
                const VolumeHeader& hdr)
     : store_(std::move(store)),
       opts_(opts),
+      atomic_(store_->atomic()),
       hdr_(hdr),
       chunk_(hdr.layout.chunk),
       slot_ids_(hdr.layout.max_files(), 0),
@@ -73,6 +74,89 @@ Volume::Volume(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
 }
 
 Volume::~Volume() { store_->set_classifier(nullptr); }
+
+void Volume::reset_state() {
+  const VolumeLayout& L = hdr_.layout;
+  header_dirty_ = false;
+  files_.clear();
+  names_.clear();
+  std::fill(slot_ids_.begin(), slot_ids_.end(), 0);
+  stale_slots_.clear();
+  std::fill(owners_.begin(), owners_.end(), Owner{});
+  std::fill(lpn_kind_.begin() + L.data_first, lpn_kind_.end(), uint8_t(FileKind::kDatabase));
+  std::fill(dir_dirty_.begin(), dir_dirty_.end(), false);
+  std::fill(owner_dirty_.begin(), owner_dirty_.end(), false);
+  pool_ = LpnPool(L.data_first, L.data_lpns);
+  pending_free_.clear();
+  trimmed_.clear();
+  uncleared_.clear();
+  vacated_.clear();
+  cache_.clear();
+  next_id_ = 1;
+  next_version_ = 1;
+}
+
+Status Volume::rollback() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (!atomic_)
+    return Status::error(Errc::kUnsupported, "the store has no atomic groups to roll back");
+  if (opts_.read_only) return Status::ok();
+  PDL_TRY(store_->abort());
+  // What the last commit holds: the header (the main name may have changed), then the rest.
+  Status st = store_->read(0, scratch_);
+  if (st.is(Errc::kNotFound))
+    return Status::error(Errc::kCorrupt, "no volume header (the store holds no pdl volume)");
+  PDL_TRY(st);
+  VolumeHeader h;
+  PDL_TRY(decode_header(scratch_, store_->logical_pages(), store_->page_size(), &h));
+  hdr_.main_name = h.main_name;
+  reset_state();
+  return load();
+}
+
+bool Volume::dirty() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (opts_.read_only) return false;
+  if (store_->dirty() || header_dirty_) return true;
+  for (bool d : dir_dirty_)
+    if (d) return true;
+  for (bool d : owner_dirty_)
+    if (d) return true;
+  for (const CachedChunk& e : cache_)
+    if (e.dirty) return true;
+  return false;
+}
+
+uint64_t Volume::uncommitted_pages() {
+  std::lock_guard<std::mutex> g(mu_);
+  return store_->uncommitted_pages();
+}
+
+void Volume::count_unstored(FileKind kind, bool write, uint64_t bytes) {
+  std::lock_guard<std::mutex> g(mu_);
+  KindStats& ks = stats_.kind[size_t(kind)];
+  if (write) {
+    ks.writes++;
+    ks.bytes_written += bytes;
+  } else {
+    ks.reads++;
+    ks.bytes_read += bytes;
+  }
+}
+
+void Volume::hold_commits(bool held) {
+  std::lock_guard<std::mutex> g(mu_);
+  held_ = held;
+}
+
+// A commit the Volume starts by itself (atomic stores, commits not held): everything so far,
+// as sync() would.
+Status Volume::auto_commit() {
+  committing_ = true;
+  const Status st = sync_locked();
+  committing_ = false;
+  return st;
+}
 
 Status Volume::format(std::unique_ptr<PageStore> store, uint32_t max_files,
                       const std::string& main_name, const VolumeOptions& opts,
@@ -149,7 +233,7 @@ Status Volume::create_locked(std::string_view name, FileId* id) {
   PDL_TRY(check_name(name));
   if (names_.count(name))
     return Status::error(Errc::kExists, "file '" + std::string(name) + "' exists");
-  if (vacated_.count(name)) PDL_TRY(commit_meta());  // see rename()
+  if (vacated_.count(name) && !atomic_) PDL_TRY(commit_meta());  // see rename()
   auto free_slot = std::find(slot_ids_.begin(), slot_ids_.end(), 0u);
   if (free_slot == slot_ids_.end())
     return Status::error(Errc::kFull, "directory full (" + std::to_string(slot_ids_.size()) +
@@ -230,7 +314,7 @@ Status Volume::rename(std::string_view from, std::string_view to) {
   // A name vacated by an earlier rename is taken again only once that rename is durable:
   // otherwise a cut could leave the old slot under that name beside the new one, and mount
   // would keep the newer — losing the renamed file's data.
-  if (vacated_.count(to)) PDL_TRY(commit_meta());
+  if (vacated_.count(to) && !atomic_) PDL_TRY(commit_meta());
   // Replacing another file: the renamed file moves into the replaced file's slot, so one
   // slot write switches the name over. If its old slot is in another directory page, that
   // slot keeps its bytes on flash (a stale copy with a lower version) until a commit has made
@@ -245,7 +329,7 @@ Status Volume::rename(std::string_view from, std::string_view to) {
     const uint32_t target = files_.at(old->second).slot;
     remove_locked(old->second);
     const uint32_t per = hdr_.layout.slots_per_page();
-    stale = target / per != f.slot / per;
+    stale = target / per != f.slot / per && !atomic_;  // (atomic: one commit covers both)
     if (stale) {
       stale_slots_[f.slot] = f.meta;
       slot_ids_[f.slot] = kStaleSlot;
@@ -375,17 +459,46 @@ Status Volume::read(FileId id, uint64_t off, std::span<uint8_t> buf, size_t* got
   return Status::ok();
 }
 
-// Write one whole chunk to the store, allocating its lpn on first write.
+// Atomic stores: an lpn released since the last commits (its trim issued or not) taken back at
+// once. Its release and this reuse commit together, so no crash can show the old owner's bytes
+// under the new owner, and its pending trim or owner clearing is dropped.
+std::vector<uint32_t>* Volume::take_released(uint32_t* lpn) {
+  for (auto* list : {&trimmed_, &pending_free_}) {
+    if (list->empty()) continue;
+    *lpn = list->back();
+    list->pop_back();
+    return list;
+  }
+  return nullptr;
+}
+
+// Write one whole chunk to the store, allocating its lpn on first write. On an atomic store a
+// write refused for lack of room (the open group keeps every version it replaced until it
+// commits) commits what came before and tries again, unless commits are held.
 Status Volume::store_chunk(File& f, uint32_t c, std::span<const uint8_t> data) {
+  Status st = store_chunk_once(f, c, data);
+  if (!st.is(Errc::kFull) || !may_commit() || !store_->dirty()) return st;
+  PDL_TRY(auto_commit());
+  return store_chunk_once(f, c, data);
+}
+
+Status Volume::store_chunk_once(File& f, uint32_t c, std::span<const uint8_t> data) {
   KindStats& ks = stats_.kind[size_t(f.kind)];
   uint32_t l = c < f.chunks.size() ? f.chunks[c] : kNoLpn;
   const bool fresh = l == kNoLpn;
+  std::vector<uint32_t>* from = nullptr;  // the released list a reused lpn came from
   size_t changed = 0;
   if (fresh) {
     // Released lpns reach the pool two commits after their release (commit_meta): when the
-    // pool is empty, commit to bring them in rather than fail.
+    // pool is empty, commit to bring them in rather than fail (atomic stores take them at
+    // once instead: no commit in the middle of a group).
     bool took = pool_.take(&l);
-    for (int i = 0; i < 2 && !took && (!pending_free_.empty() || !trimmed_.empty()); i++) {
+    if (!took && atomic_) {
+      from = take_released(&l);
+      took = from != nullptr;
+    }
+    for (int i = 0; i < 2 && !took && !atomic_ && (!pending_free_.empty() || !trimmed_.empty());
+         i++) {
       PDL_TRY(commit_meta());
       took = pool_.take(&l);
     }
@@ -397,11 +510,15 @@ Status Volume::store_chunk(File& f, uint32_t c, std::span<const uint8_t> data) {
     Status st = store_->peek(l, old_);
     if (!st.is_ok() && !st.is(Errc::kNotFound)) return st;
     changed = count_changed(old_, data);
+    // The chunk holds these bytes already: nothing to store. (A rollback writes back pages the
+    // store holds again after Volume::rollback; on a full chip they need no room at all.)
+    if (changed == 0 && st.is_ok()) return Status::ok();
   }
   if (fresh) lpn_kind_[l] = uint8_t(f.kind);  // before the write: its cost is charged by kind
   Status st = store_->write(l, data);
-  if (!st.is_ok()) {
-    if (fresh) pool_.put(l);  // nothing changed (kFull), or the store is poisoned anyway
+  if (!st.is_ok()) {  // nothing changed (kFull), or the store is poisoned anyway
+    if (from) from->push_back(l);
+    else if (fresh) pool_.put(l);
     return st;
   }
   if (fresh) {
@@ -411,6 +528,9 @@ Status Volume::store_chunk(File& f, uint32_t c, std::span<const uint8_t> data) {
   }
   ks.chunks_written++;
   ks.bytes_changed += changed;
+  if (opts_.auto_commit_pages && may_commit() &&
+      store_->uncommitted_pages() >= opts_.auto_commit_pages)
+    return auto_commit();
   return Status::ok();
 }
 
@@ -468,7 +588,7 @@ Status Volume::unclaim_released(File& f, uint64_t new_size) {
     if (o.id == f.meta.id && o.chunk < n) set_owner(l, Owner{});
   }
   for (const auto& [l, o] : uncleared_)
-    if (o.id == f.meta.id && o.chunk >= old_n && o.chunk < n) return commit_meta();
+    if (o.id == f.meta.id && o.chunk >= old_n && o.chunk < n && !atomic_) return commit_meta();
   return Status::ok();
 }
 

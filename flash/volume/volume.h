@@ -28,6 +28,17 @@
 //   * modification times are kept lazily (like Linux `lazytime`): persisted with other slot
 //     changes (size, name) and at close; after a crash a file's mtime may be older.
 //
+// On a store with atomic groups (PageStore::atomic(), what images use) sync() is one atomic
+// commit: after a crash the Volume is exactly its state at the last sync — every file's bytes,
+// sizes, names and the owner map together — and rollback() returns to it without a crash. The
+// rules above still hold (they are conservative there); two of them would need commits in the
+// middle of a group and are not used: a full lpn pool takes released lpns at once (their
+// release commits with their reuse), and renames never commit twice. Commits the Volume starts
+// by itself — when the open group outgrows the room left for it (a write would fail with
+// kFull), or past VolumeOptions::auto_commit_pages — happen only while commits are not held
+// (hold_commits: the SQLite VFS holds them while a transaction's rollback journal exists only
+// in memory, since a commit then would make half a transaction durable).
+//
 // Thread-safety: every public method locks the Volume's mutex, so the connections and threads
 // of one process share a Volume safely. The store below is driven under that mutex only.
 #pragma once
@@ -91,6 +102,9 @@ struct VolumeOptions {
   // 2026-01-01) per change — instead of the wall clock: the bytes written, and so every flash
   // figure, become a pure function of the operations (benchmarks, repeatable runs).
   bool logical_clock = false;
+  // Atomic stores: commit by itself once the open group has programmed this many pages
+  // (0 = only when a write would otherwise fail with kFull), unless commits are held.
+  uint32_t auto_commit_pages = 0;
 };
 
 class Volume {
@@ -128,6 +142,19 @@ class Volume {
   Status flush(FileId id);
   // Everything durable (see the contract above).
   Status sync();
+  // Atomic stores: discard everything since the last sync, in RAM and in the store, and read
+  // the Volume's state back from what the last sync committed. kUnsupported otherwise.
+  Status rollback();
+  // Something was written, truncated, created, removed or renamed since the last sync.
+  bool dirty();
+  // Pages the store's open group has programmed (PageStore::uncommitted_pages).
+  uint64_t uncommitted_pages();
+  // Reads and writes a caller served without the store (the SQLite VFS's rollback journal in
+  // memory), counted in stats() with the Volume's own: what SQLite asked for, at no flash cost.
+  void count_unstored(FileKind kind, bool write, uint64_t bytes);
+  // While held, the Volume commits only when sync() or close() is called (see above).
+  void hold_commits(bool held);
+  bool atomic() const { return atomic_; }
   // sync(), persist lazy mtimes, and make the releases' trims durable. The Volume stays usable.
   Status close();
 
@@ -168,6 +195,7 @@ class Volume {
   };
 
   Volume(std::unique_ptr<PageStore> store, const VolumeOptions& opts, const VolumeHeader& hdr);
+  void reset_state();  // the RAM state of an empty volume (construction, rollback)
   Status load();  // volume_mount.cc
   Status repair_tails();  // volume_mount.cc
   Status check_locked();  // volume_mount.cc
@@ -179,6 +207,11 @@ class Volume {
   void release(File& f, uint32_t first_chunk);
   Status read_chunk(File& f, uint32_t c, std::span<uint8_t> out);
   Status store_chunk(File& f, uint32_t c, std::span<const uint8_t> data);
+  Status store_chunk_once(File& f, uint32_t c, std::span<const uint8_t> data);
+  // Atomic stores: reuse an lpn released but not yet back in the pool; the list it came from.
+  std::vector<uint32_t>* take_released(uint32_t* lpn);
+  bool may_commit() const { return atomic_ && !held_ && !committing_; }
+  Status auto_commit();
   Status cached_chunk(File& f, uint32_t c, CachedChunk** out);  // load for read-modify-write
   Status evict_one();
   void drop_cache(FileId id, uint32_t first_chunk);
@@ -196,6 +229,9 @@ class Volume {
   std::mutex mu_;
   std::unique_ptr<PageStore> store_;
   const VolumeOptions opts_;
+  const bool atomic_;      // the store commits groups atomically
+  bool held_ = false;      // hold_commits
+  bool committing_ = false;  // a commit the Volume started is running (no recursion)
   VolumeHeader hdr_;
   const uint32_t chunk_;
   bool header_dirty_ = false;
