@@ -1,9 +1,11 @@
 // test_vfs_crash.cc — power cuts under live SQLite connections: acknowledged commits survive,
 // unacknowledged ones are all-or-nothing, and the database is intact after recovery.
 //
-// For each method {pdl, opu} and journal mode {DELETE, TRUNCATE, PERSIST, WAL} (OFF and MEMORY
-// promise nothing across a crash), a deterministic sequence of transactions runs once uncut to
-// count its mutating flash operations T. Each trial then replays it on a fresh image with the
+// For each method {pdl, opu, ipu, ipl}, commit mode {atomic — the journal in memory, journal —
+// the journal on flash; IPU and IPL have only the latter} and journal mode {DELETE, TRUNCATE,
+// PERSIST, WAL, and with atomic commit MEMORY, which it makes crash-safe} (OFF promises
+// nothing: ROLLBACK does not work in it), a deterministic sequence of transactions runs once
+// uncut to count its mutating flash operations T. Each trial then replays it on a fresh image with the
 // chip frozen (EmulatedNand::cut_power_after) after k uniform in [0, T) operations, the
 // interrupted operation torn per a random Tear. SQL keeps running until it fails; the commits
 // acknowledged before (COMMIT returned SQLITE_OK) are recorded. All connections are closed
@@ -20,8 +22,12 @@
 // sets the per-chip count.
 //
 // The exhaustive campaign ([exhaustive]) cuts a three-transaction workload at every mutating
-// operation instead, for every method; PDL_EXHAUSTIVE_STRIDE=s cuts every s-th operation only
-// (the sanitizer run of CI repeats a sample of what the plain run did exhaustively).
+// operation instead, for every method and commit mode; PDL_EXHAUSTIVE_STRIDE=s cuts every s-th
+// operation only (the sanitizer run of CI repeats a sample of what the plain run did
+// exhaustively). With atomic commit also: a transaction whose cache spilled into the database
+// file and which then rolls back, cut at every operation; one transaction over two images,
+// cut at every operation of either chip (between the two images' commits, in particular);
+// and synchronous=OFF cut at random, where no transaction may ever show half done.
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -45,10 +51,10 @@ constexpr int kSlots = 8;        // marker rows
 // max_files=8: the default 256-slot directory would take a sixth of the 512K chip.
 const char* const kChips[] = {"size=512K&page=2048&pages_per_block=16&max_files=8",
                               "size=2M&page=2048&pages_per_block=16&max_files=8"};
-// method x journal mode x chip; IPU and IPL on the small chip only, with a quarter of the
-// trials: every IPU overwrite rewrites a 16-page block, which multiplies the host I/O of each
-// trial (the suite runs twice in CI, once under sanitizers).
-constexpr int kConfigs = 2 * 4 * 2 + 2 * 4 * 1;
+// method x commit x journal mode x chip; IPU and IPL (journal on flash only) on the small chip
+// only, with a quarter of the trials: every IPU overwrite rewrites a 16-page block, which
+// multiplies the host I/O of each trial (the suite runs twice in CI, once under sanitizers).
+constexpr int kConfigs = 2 * (5 + 4) * 2 + 2 * 4 * 1;
 
 struct RowVal {
   int64_t txn = 0;
@@ -187,10 +193,20 @@ pdl::EmulatedNand* chip(const std::string& path) {
 struct Workload {
   std::string method, journal;
   const char* chip;
+  std::string commit = "atomic";
+  std::string sync = "FULL";
   std::string uri(const std::string& path) const {
-    return pdl_uri(path, std::string(chip) + "&method=" + method);
+    return pdl_uri(path, std::string(chip) + "&method=" + method + "&commit=" + commit);
   }
 };
+
+// The commit modes of a method (IPU and IPL: the journal on flash only) and whether a journal
+// mode is run under it (MEMORY only with atomic commit, which makes it crash-safe).
+bool runs(const std::string& method, const std::string& commit, const std::string& journal) {
+  const bool in_page = method == "ipu" || method == "ipl";
+  if (in_page && commit == "atomic") return false;
+  return journal != "MEMORY" || commit == "atomic";
+}
 
 // `w` (writer) and `r` (a second connection that reads now and then) open on the image at
 // `path` (created if missing), in the workload's journal mode; SQLite's PRNG reseeded.
@@ -198,11 +214,11 @@ void open_pair(const Workload& wl, const std::string& path, Conn& w, Conn& r) {
   seed_sqlite_prng();  // every replay of a workload writes the same bytes
   w.must_open(wl.uri(path));
   set_journal_mode(w, wl.journal);
-  w.must("PRAGMA synchronous=FULL");
+  w.must("PRAGMA synchronous=" + wl.sync);
   if (wl.journal == "WAL") w.must("PRAGMA wal_autocheckpoint=8");  // checkpoints get cut too
   r.must_open(wl.uri(path));
   if (wl.journal != "WAL") set_journal_mode(r, wl.journal);
-  r.must("PRAGMA synchronous=FULL");
+  r.must("PRAGMA synchronous=" + wl.sync);
 }
 
 // A fresh image with the schema; `w` and `r` open on it.
@@ -255,13 +271,15 @@ TEST_CASE("a power cut loses no acknowledged commit and never leaves half a tran
           "[vfs][crash]") {
   use_pdl_vfs();
   const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  const std::string commit = GENERATE(as<std::string>(), "atomic", "journal");
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST",
-                                       "WAL");
+                                       "MEMORY", "WAL");
   const int chip_index = GENERATE(0, 1);
   const bool in_page = method == "ipu" || method == "ipl";
-  if (in_page && chip_index == 1) return;
-  const Workload wl{method, journal, kChips[chip_index]};
-  INFO("method " << method << ", journal_mode " << journal << ", chip " << wl.chip);
+  if ((in_page && chip_index == 1) || !runs(method, commit, journal)) return;
+  const Workload wl{method, journal, kChips[chip_index], commit};
+  INFO("method " << method << ", commit=" << commit << ", journal_mode " << journal << ", chip "
+                 << wl.chip);
   static int total_cuts = 0, total_trials = 0, configs = 0;
   const int trials = in_page ? std::max(1, trials_per_config() / 4) : trials_per_config();
 
@@ -355,7 +373,8 @@ TEST_CASE("a power cut loses no acknowledged commit and never leaves half a tran
   CHECK(cuts >= trials * 9 / 10);  // nearly every trial really cut power
   if (configs == kConfigs)
     WARN("power cuts performed: " << total_cuts << " in " << total_trials << " trials over "
-                                  << configs << " (method, journal mode, chip) configurations ("
+                                  << configs
+                                  << " (method, commit, journal mode, chip) configurations ("
                                   << trials_per_config()
                                   << " each, IPU/IPL a quarter; PDL_CRASH_TRIALS to change)");
   INFO("in-flight transactions found durable: " << in_flight_durable
@@ -399,15 +418,16 @@ namespace {
 // Cut one of the two chips (the other keeps working, as when one device fails) during a
 // sequence of two-image transactions; after reopening both, both show the same commit.
 // Returns how many trials needed a second attempt to open and recover the pair.
-int two_image_trials(const std::string& journal, bool cut_main) {
+int two_image_trials(const std::string& journal, bool cut_main, const std::string& commit) {
   use_pdl_vfs();
-  INFO("journal_mode " << journal << ", cut the " << (cut_main ? "main" : "attached")
-                       << " image's chip");
+  INFO("commit=" << commit << ", journal_mode " << journal << ", cut the "
+                 << (cut_main ? "main" : "attached") << " image's chip");
+  const std::string cm = "commit=" + commit;
   const int trials = std::max(1, trials_per_config() / 2);
   auto open_pair = [&](Conn& c, const std::string& main_path, const std::string& other_path,
                        bool fresh) {
-    c.must_open(pdl_uri(main_path, fresh ? "size=2M&pages_per_block=16&max_files=8" : ""));
-    c.must("ATTACH '" + pdl_uri(other_path, fresh ? "size=2M&method=opu&max_files=8" : "") +
+    c.must_open(pdl_uri(main_path, cm + (fresh ? "&size=2M&pages_per_block=16&max_files=8" : "")));
+    c.must("ATTACH '" + pdl_uri(other_path, cm + (fresh ? "&size=2M&method=opu&max_files=8" : "")) +
            "' AS o");
     set_journal_mode(c, journal);
     c.must("PRAGMA main.synchronous=FULL; PRAGMA o.synchronous=FULL");
@@ -429,7 +449,7 @@ int two_image_trials(const std::string& journal, bool cut_main) {
     REQUIRE(total_ops > 0);
     CHECK(pair_state(c) == pair_state_after(kPairTxns));
   }
-  auto rng = seeded_rng(0xA77A + std::hash<std::string>()(journal) + cut_main);
+  auto rng = seeded_rng(0xA77A + std::hash<std::string>()(journal + commit) + cut_main);
   int cuts = 0, recovery_failures = 0;
   bool failed = false;
   for (int trial = 0; trial < trials; trial++) {
@@ -463,8 +483,8 @@ int two_image_trials(const std::string& journal, bool cut_main) {
     // Recovery: the first read after ATTACH rolls hot journals back. It must work the first
     // time; if it does not, the failure is counted and a second attempt checks consistency.
     Conn c;
-    c.must_open(pdl_uri(mp));
-    int rrc = c.exec("ATTACH '" + pdl_uri(op) + "' AS o");
+    c.must_open(pdl_uri(mp, cm));
+    int rrc = c.exec("ATTACH '" + pdl_uri(op, cm) + "' AS o");
     if (rrc == SQLITE_OK) rrc = c.exec("SELECT count(*) FROM main.log, o.log");
     if (rrc != SQLITE_OK) {
       UNSCOPED_INFO("trial " << trial << ": first recovery attempt failed: rc " << rrc << " "
@@ -472,8 +492,8 @@ int two_image_trials(const std::string& journal, bool cut_main) {
                              << sqlite3_extended_errcode(c.get()) << ")");
       recovery_failures++;
       c.close();
-      c.must_open(pdl_uri(mp));
-      c.must("ATTACH '" + pdl_uri(op) + "' AS o");
+      c.must_open(pdl_uri(mp, cm));
+      c.must("ATTACH '" + pdl_uri(op, cm) + "' AS o");
     }
     set_journal_mode(c, journal);
     const std::string got = pair_state(c);
@@ -499,7 +519,8 @@ TEST_CASE("a power cut on either image's chip leaves both images at the same com
           "[vfs][crash][attach]") {
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST");
   const bool cut_main = GENERATE(false, true);
-  const int retried = two_image_trials(journal, cut_main);
+  const std::string commit = GENERATE(as<std::string>(), "atomic", "journal");
+  const int retried = two_image_trials(journal, cut_main, commit);
   // The first recovery attempt must work too, except where a known bug (below) intervenes.
   if (!(journal == "PERSIST" && cut_main)) CHECK(retried == 0);
 }
@@ -510,7 +531,8 @@ TEST_CASE("a power cut on either image's chip leaves both images at the same com
 // main image's chip in PERSIST mode). Super-journals are now recognised by name.
 TEST_CASE("after a power cut two attached images reopen and recover at the first attempt",
           "[vfs][crash][attach][attach-recovery]") {
-  const int retried = two_image_trials("PERSIST", true);
+  const std::string commit = GENERATE(as<std::string>(), "atomic", "journal");
+  const int retried = two_image_trials("PERSIST", true, commit);
   INFO("trials whose first recovery attempt failed");
   CHECK(retried == 0);
 }
@@ -520,13 +542,14 @@ namespace {
 // Mount the image at `path` with the flash API (store recovery, then the Volume's clean-up),
 // the chip cut after `cut` mutating operations (none if negative). Returns the mutating
 // operations the recovery performed (up to the cut).
-uint64_t recover(const std::string& path, int64_t cut, pdl::Tear tear, uint64_t seed) {
+uint64_t recover(const std::string& path, int64_t cut, pdl::Tear tear, uint64_t seed,
+                 pdl::CommitMode mode) {
   std::unique_ptr<pdl::EmulatedNand> nand;
   REQUIRE(pdl::EmulatedNand::open_file(path, &nand).is_ok());
   if (cut >= 0) nand->cut_power_after(uint64_t(cut), tear, seed);
   std::unique_ptr<pdl::PageStore> store;
   std::unique_ptr<pdl::Volume> vol;
-  pdl::Status st = pdl::mount_store(*nand, &store);
+  pdl::Status st = pdl::mount_store(*nand, &store, nullptr, mode);
   if (st.is_ok()) st = pdl::Volume::open(std::move(store), {}, &vol);
   if (st.is_ok()) st = vol->close();
   if (cut < 0) {
@@ -552,10 +575,12 @@ TEST_CASE("a power cut at every flash operation of a short workload, each tear, 
           "during the recovery lose nothing acknowledged", "[vfs][crash][exhaustive]") {
   use_pdl_vfs();
   const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
-  const std::string journal = GENERATE(as<std::string>(), "DELETE", "WAL");
+  const std::string commit = GENERATE(as<std::string>(), "atomic", "journal");
+  const std::string journal = GENERATE(as<std::string>(), "DELETE", "MEMORY", "WAL");
+  if (!runs(method, commit, journal)) return;
   constexpr int64_t kFirst = 7, kLast = 8;
-  const Workload wl{method, journal, kChips[0]};
-  INFO("method " << method << ", journal_mode " << journal);
+  const Workload wl{method, journal, kChips[0], commit};
+  INFO("method " << method << ", commit=" << commit << ", journal_mode " << journal);
   static uint64_t total_cuts = 0, total_recovery_cuts = 0, configs = 0;
 
   const std::string tmpl = temp_path("template.db");
@@ -602,11 +627,13 @@ TEST_CASE("a power cut at every flash operation of a short workload, each tear, 
       // How much the recovery writes (on a copy), then a cut in the middle of it.
       const std::string copy = path + ".copy";
       std::filesystem::copy_file(path, copy);
-      const uint64_t rec_ops = recover(copy, -1, pdl::Tear::kNone, 0);
+      const pdl::CommitMode mode =
+          commit == "atomic" ? pdl::CommitMode::kGroup : pdl::CommitMode::kPerPage;
+      const uint64_t rec_ops = recover(copy, -1, pdl::Tear::kNone, 0, mode);
       std::filesystem::remove(copy);
       if (rec_ops > 0) {
         INFO("recovery cut after " << (k % rec_ops) << " of " << rec_ops << " ops");
-        recover(path, int64_t(k % rec_ops), tear, seed ^ 0x5EC0);
+        recover(path, int64_t(k % rec_ops), tear, seed ^ 0x5EC0, mode);
         recovery_cuts++;
       }
       Conn c;
@@ -626,11 +653,11 @@ TEST_CASE("a power cut at every flash operation of a short workload, each tear, 
   }
   total_cuts += cuts;
   total_recovery_cuts += recovery_cuts;
-  if (++configs == 8)
+  if (++configs == 14)
     WARN("exhaustive campaign: " << total_cuts << " power cuts (at one operation in " << stride
                                  << ", x 3 tears), " << total_recovery_cuts
-                                 << " of them followed by a cut during the recovery, over 8 "
-                                 << "(method, journal mode) configurations");
+                                 << " of them followed by a cut during the recovery, over 14 "
+                                 << "(method, commit, journal mode) configurations");
 }
 
 // I/O errors at operation N (RELIABILITY.md; SQLite's own ioerr tests do this at the VFS): the
@@ -796,4 +823,207 @@ TEST_CASE("an I/O error at any device operation of a short workload fails cleanl
                                 << total_failed << " outages failed cleanly (" << total_same_conn
                                 << " of them went on on the same connection once the device was "
                                 << "back, the rest after a reopen), 0 acknowledged commits lost");
+}
+
+// synchronous=OFF (atomic commit): SQLite syncs nothing, and promises nothing across a crash.
+// The store still commits only whole transactions (journal.cc), so whatever a cut leaves is
+// the state after some transaction — never half of one. In the rollback journal modes the
+// journal's finalization is itself a commit point, so every acknowledged transaction is there
+// too; MEMORY and WAL commit lazily, and may lose the last few.
+TEST_CASE("with synchronous=OFF a power cut never leaves half a transaction", "[vfs][crash][off]") {
+  use_pdl_vfs();
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu");
+  const std::string journal = GENERATE(as<std::string>(), "DELETE", "PERSIST", "MEMORY", "WAL");
+  Workload wl{method, journal, kChips[0]};
+  wl.sync = "OFF";
+  INFO("method " << method << ", journal_mode " << journal << ", synchronous=OFF");
+  uint64_t total_ops = 0;
+  {
+    const std::string path = temp_path("dry.db");
+    Conn w, r;
+    prepare(wl, path, w, r);
+    pdl::EmulatedNand* nand = chip(path);
+    const uint64_t ops0 = nand->mutating_ops();
+    int64_t attempted = 0;
+    REQUIRE(run_sequence(wl, w, r, &attempted) == kTxns);
+    total_ops = nand->mutating_ops() - ops0;
+    REQUIRE(total_ops > 0);
+  }
+  const bool acked_durable = journal == "DELETE" || journal == "PERSIST";
+  auto rng = seeded_rng(0x0FF + std::hash<std::string>()(method + journal));
+  const int trials = std::max(1, trials_per_config() / 2);
+  for (int trial = 0; trial < trials; trial++) {
+    const uint64_t k = rng() % total_ops;
+    const auto tear = static_cast<pdl::Tear>(rng() % 3);
+    const uint64_t tear_seed = rng();
+    if (only_trial() >= 0 && trial != only_trial()) continue;
+    INFO("trial " << trial << ": cut after " << k << " of " << total_ops << " ops, tear "
+                  << int(tear));
+    const std::string path = temp_path("off.db");
+    int64_t acked = 0, attempted = 0;
+    {
+      Conn w, r;
+      prepare(wl, path, w, r);
+      chip(path)->cut_power_after(k, tear, tear_seed);
+      acked = run_sequence(wl, w, r, &attempted);
+    }
+    Conn c;
+    REQUIRE(c.open(wl.uri(path)) == SQLITE_OK);
+    REQUIRE(c.text("PRAGMA integrity_check") == "ok");
+    REQUIRE(c.text("PRAGMA pdl_check") == "ok");
+    const State got = read_state(c);
+    int64_t m = -1;  // the transaction whose state the database shows
+    for (int64_t i = std::min<int64_t>(attempted, kTxns); i >= 0 && m < 0; i--)
+      if (got == state_after(i)) m = i;
+    INFO("acknowledged " << acked << ", attempted " << attempted << "; shows the state after "
+                         << m);
+    REQUIRE(m >= 0);  // never half a transaction
+    if (acked_durable) REQUIRE(m >= acked);
+  }
+}
+
+namespace {
+
+// A transaction that changes most rows with a tiny cache — so its pages spill into the
+// database file before it ends — and then rolls back.
+int run_spilling_rollback(Conn& c) {
+  int rc = c.exec("PRAGMA cache_size=4");
+  if (rc == SQLITE_OK) rc = c.exec("BEGIN");
+  if (rc == SQLITE_OK) rc = c.exec("UPDATE rows SET payload = zeroblob(length(payload) + 64)");
+  if (rc == SQLITE_OK) rc = c.exec("UPDATE markers SET count = count + 1000");
+  if (rc == SQLITE_OK) rc = c.exec("ROLLBACK");
+  c.exec("PRAGMA cache_size=-2000");
+  return rc;
+}
+
+}  // namespace
+
+// The rollback after a spill, cut at every operation: the transaction writes the database file
+// before it ends (its pages in the store's open group), then SQLite restores it from the
+// journal in memory (the group discarded). Whatever the cut, the database is the state before
+// it — or after the small transaction that follows.
+TEST_CASE("a transaction that spills its cache and rolls back, cut at every operation, leaves "
+          "no trace", "[vfs][crash][exhaustive][spill]") {
+  use_pdl_vfs();
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu");
+  const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST");
+  const Workload wl{method, journal, kChips[0]};
+  INFO("method " << method << ", journal_mode " << journal);
+  constexpr int64_t kBefore = 10;
+  const std::string tmpl = temp_path("template.db");
+  {
+    Conn w, r;
+    prepare(wl, tmpl, w, r);
+    int64_t attempted = 0;
+    REQUIRE(run_sequence(wl, w, r, &attempted, 1, kBefore) == kBefore);
+  }
+  auto workload = [&](Conn& w, int64_t* acked) {
+    *acked = kBefore;
+    if (run_spilling_rollback(w) != SQLITE_OK) return;
+    if (run_txn(w, kBefore + 1) == SQLITE_OK) *acked = kBefore + 1;
+  };
+  uint64_t total_ops = 0, aborts = 0;
+  {
+    const std::string path = temp_path("dry.db");
+    std::filesystem::copy_file(tmpl, path);
+    Conn w, r;
+    open_pair(wl, path, w, r);
+    pdl::EmulatedNand* nand = chip(path);
+    const uint64_t ops0 = nand->mutating_ops();
+    int64_t acked = 0;
+    workload(w, &acked);
+    REQUIRE(acked == kBefore + 1);
+    total_ops = nand->mutating_ops() - ops0;
+    aborts = uint64_t(json_number(parse_json(w.text("PRAGMA pdl_stats")), "store.aborts"));
+  }
+  REQUIRE(total_ops > 0);
+  CHECK(aborts >= 1);  // the spilled pages were discarded, not written back
+  const uint64_t stride = uint64_t(env_int("PDL_EXHAUSTIVE_STRIDE", 1));
+  for (uint64_t k = 0; k < total_ops; k += stride) {
+    for (int t = 0; t < 3; t++) {
+      INFO("cut after " << k << " of " << total_ops << " ops, tear " << t);
+      const std::string path = temp_path("cut.db");
+      std::filesystem::copy_file(tmpl, path);
+      int64_t acked = 0;
+      {
+        Conn w, r;
+        open_pair(wl, path, w, r);
+        chip(path)->cut_power_after(k, static_cast<pdl::Tear>(t), k * 3 + uint64_t(t) + 1);
+        workload(w, &acked);
+      }
+      Conn c;
+      REQUIRE(c.open(wl.uri(path)) == SQLITE_OK);
+      REQUIRE(c.text("PRAGMA integrity_check") == "ok");
+      REQUIRE(c.text("PRAGMA pdl_check") == "ok");
+      const State got = read_state(c);
+      INFO("acknowledged " << acked << ":" << diff(got, state_after(acked)));
+      REQUIRE((got == state_after(kBefore) || got == state_after(kBefore + 1)));
+      if (acked == kBefore + 1) REQUIRE(got == state_after(kBefore + 1));
+    }
+  }
+}
+
+// One transaction over two pdl images, cut at every operation of one chip (the other keeps
+// working, as when one device fails): in particular between the first image's commit and the
+// second's. Both images then show the same commit — before the transaction or after it.
+TEST_CASE("a transaction over two images, cut at every operation of either chip, commits in "
+          "both or in neither", "[vfs][crash][exhaustive][attach]") {
+  use_pdl_vfs();
+  const std::string journal = GENERATE(as<std::string>(), "DELETE", "PERSIST");
+  const bool cut_main = GENERATE(false, true);
+  INFO("journal_mode " << journal << ", cut the " << (cut_main ? "main" : "attached")
+                       << " image's chip");
+  auto open_both = [&](Conn& c, const std::string& mp, const std::string& op, bool fresh) {
+    c.must_open(pdl_uri(mp, fresh ? "size=2M&pages_per_block=16&max_files=8" : ""));
+    c.must("ATTACH '" + pdl_uri(op, fresh ? "size=2M&method=opu&max_files=8" : "") + "' AS o");
+    set_journal_mode(c, journal);
+  };
+  const std::string tm = temp_path("tm.db"), to = temp_path("to.db");
+  {
+    Conn c;
+    open_both(c, tm, to, true);
+    c.must("CREATE TABLE main.acct(v INTEGER); CREATE TABLE o.acct(v INTEGER);"
+           "INSERT INTO main.acct VALUES (10000); INSERT INTO o.acct VALUES (0);"
+           "CREATE TABLE main.log(id INTEGER PRIMARY KEY, pad BLOB);"
+           "CREATE TABLE o.log(id INTEGER PRIMARY KEY, pad BLOB)");
+    for (int64_t i = 1; i <= 3; i++) REQUIRE(run_pair_txn(c, i) == SQLITE_OK);
+  }
+  uint64_t total_ops = 0;
+  {
+    const std::string mp = temp_path("m.db"), op = temp_path("o.db");
+    std::filesystem::copy_file(tm, mp);
+    std::filesystem::copy_file(to, op);
+    Conn c;
+    open_both(c, mp, op, false);
+    pdl::EmulatedNand* nand = chip(cut_main ? mp : op);
+    const uint64_t ops0 = nand->mutating_ops();
+    REQUIRE(run_pair_txn(c, 4) == SQLITE_OK);
+    total_ops = nand->mutating_ops() - ops0;
+  }
+  REQUIRE(total_ops > 0);
+  const uint64_t stride = uint64_t(env_int("PDL_EXHAUSTIVE_STRIDE", 1));
+  for (uint64_t k = 0; k < total_ops; k += stride) {
+    for (int t = 0; t < 3; t++) {
+      INFO("cut after " << k << " of " << total_ops << " ops, tear " << t);
+      const std::string mp = temp_path("m.db"), op = temp_path("o.db");
+      std::filesystem::copy_file(tm, mp);
+      std::filesystem::copy_file(to, op);
+      bool acked = false;
+      {
+        Conn c;
+        open_both(c, mp, op, false);
+        chip(cut_main ? mp : op)->cut_power_after(k, static_cast<pdl::Tear>(t), k * 3 + t + 1);
+        acked = run_pair_txn(c, 4) == SQLITE_OK;
+        if (!acked) c.exec("ROLLBACK");
+      }
+      Conn c;
+      c.must_open(pdl_uri(mp));
+      c.must("ATTACH '" + pdl_uri(op) + "' AS o");
+      const std::string got = pair_state(c);
+      INFO("acknowledged " << acked << "; recovered " << got);
+      CHECK(c.text("PRAGMA main.integrity_check") == "ok");
+      CHECK(c.text("PRAGMA o.integrity_check") == "ok");
+      REQUIRE((got == pair_state_after(4) || (!acked && got == pair_state_after(3))));
+    }
+  }
 }

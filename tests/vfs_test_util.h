@@ -345,6 +345,15 @@ inline double json_number(const Json& j, const std::string& path) {
   return v->num;
 }
 
+// A JSON string at `path`; REQUIREs it exists and is a string.
+inline std::string json_string(const Json& j, const std::string& path) {
+  const Json* v = j.at(path);
+  INFO("JSON field " << path);
+  REQUIRE(v != nullptr);
+  REQUIRE(v->type == Json::kString);
+  return v->str;
+}
+
 // ---- host files ----
 
 inline bool file_exists(const std::string& path) {

@@ -108,6 +108,9 @@ std::string image_stats_json(Image& image) {
                          ? "none"  // no obsolete marks
                          : obsolete_name(sp.obsolete))
       .u("log_region", sp.log_region)
+      // How the store commits: "atomic" (every sync one atomic commit; the SQLite VFS keeps
+      // the rollback journal in memory) or "journal" (page by page; the journal on flash).
+      .s("commit", store.atomic() ? "atomic" : "journal")
       .u("logical_pages", sp.logical_pages)
       .o("geometry", JsonObj()
                          .u("page_data", g.page_data)
