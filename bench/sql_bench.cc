@@ -1,8 +1,11 @@
 // sql_bench.cc — pdl-sqlbench: SQLite micro-benchmarks on the pdl VFS, per page-update method,
 // against the unix VFS in the same run.
 //
-// For each journal mode (default DELETE and WAL) and each method, on a fresh image:
-//   insert  N single-row transactions (autocommit) into t(id INTEGER PRIMARY KEY, a, b);
+// For each journal mode (default DELETE and WAL), method, commit mode (default journal — the
+// rollback journal on flash — and atomic — the journal in memory, each commit one atomic commit
+// of the store) and obsolete mode (default the images' own, memory), on a fresh image:
+//   insert  N single-row transactions (autocommit) into t(id INTEGER PRIMARY KEY, a, b), b a
+//           text of --row-bytes bytes (default 100);
 //   update  N single-row transactions, rows chosen by a seeded generator.
 // Reported per committed transaction: simulated flash µs (seed 000 Table 1 timing), flash
 // programs / reads / erases / bytes programmed — in total and split into database, journal or
@@ -39,6 +42,10 @@ const char kUsage[] =
     "  --rows N          transactions per phase (default 10000)\n"
     "  --methods LIST    page-update methods, comma-separated (default pdl,opu)\n"
     "  --journal LIST    journal modes, comma-separated (default delete,wal)\n"
+    "  --commit LIST     journal (on flash) and/or atomic (in memory) (default journal,atomic)\n"
+    "  --obsolete LIST   PDL/OPU obsolete marks: spare and/or memory (default memory, the\n"
+    "                    images' own; spare is the paper's and pdl's before atomic commit)\n"
+    "  --row-bytes N     bytes of text per row (default 100)\n"
     "  --dir DIR         where images and the unix database go (default /dev/shm, else /tmp)\n"
     "  --size SIZE       chip size for new images (default 256M)\n"
     "  --uri-extra S     extra URI parameters for pdl images, e.g. '&max_diff=2048'\n"
@@ -48,7 +55,9 @@ const char kUsage[] =
 
 struct Options {
   int rows = 10000;
+  int row_bytes = 100;
   std::vector<std::string> methods{"pdl", "opu"}, journals{"delete", "wal"};
+  std::vector<std::string> commits{"journal", "atomic"}, obsoletes{"memory"};
   std::string dir, size = "256M", extra, json;
   uint64_t seed = 1;
 };
@@ -76,7 +85,7 @@ void exec(sqlite3* db, const std::string& sql) {
 struct Flash {
   double sim_us = 0, programs = 0, reads = 0, erases = 0, bytes_programmed = 0;
   double kind_sim_us[pdl::kFileKinds] = {}, kind_programs[pdl::kFileKinds] = {};
-  double gc_sim_us = 0, other_sim_us = 0;
+  double gc_sim_us = 0, other_sim_us = 0, gc_programs = 0, other_programs = 0;
   uint64_t bytes_written[pdl::kFileKinds] = {}, bytes_changed[pdl::kFileKinds] = {};
 };
 
@@ -100,11 +109,13 @@ Flash read_flash(pdl::Image& img) {
   }
   f.gc_sim_us = cb.gc.sim_us;
   f.other_sim_us = cb.other.sim_us;
+  f.gc_programs = cb.gc.programs;
+  f.other_programs = cb.other.programs;
   return f;
 }
 
 struct Phase {
-  std::string vfs, method, journal, phase;
+  std::string vfs, method, journal, phase, commit, obsolete;
   double wall_us_per_txn = 0;
   bool has_flash = false;
   Flash flash;
@@ -113,7 +124,8 @@ struct Phase {
 // Runs the insert and update phases on `uri`; flash figures if `image_path` is a pdl image.
 std::vector<Phase> run(const Options& o, const std::string& uri, const std::string& vfs,
                        const std::string& method, const std::string& journal,
-                       const std::string& image_path) {
+                       const std::string& image_path, const std::string& commit = "",
+                       const std::string& obsolete = "") {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(uri.c_str(), &db,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, nullptr);
@@ -135,16 +147,21 @@ std::vector<Phase> run(const Options& o, const std::string& uri, const std::stri
                                  nullptr),
           "prepare");
     std::mt19937_64 rng(o.seed);
-    char text[120];
+    std::string text;
     for (int phase = 0; phase < 2; phase++) {
       if (img) exec(db, "PRAGMA pdl_stats_reset");
       const auto t0 = Clock::now();
       sqlite3_stmt* s = phase == 0 ? ins : upd;
       for (int i = 0; i < o.rows; i++) {
-        std::snprintf(text, sizeof text, "row %d phase %d %016llx", i, phase,
+        // "row I phase P <hex>" padded with letters to --row-bytes.
+        char head[64];
+        std::snprintf(head, sizeof head, "row %d phase %d %016llx ", i, phase,
                       (unsigned long long)rng());
+        text = head;
+        while (text.size() < size_t(o.row_bytes)) text += char('a' + text.size() % 26);
+        text.resize(size_t(o.row_bytes));
         sqlite3_bind_int64(s, 1, phase == 0 ? i : 1 + int64_t(rng() % uint64_t(o.rows)));
-        sqlite3_bind_text(s, 2, text, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 2, text.c_str(), int(text.size()), SQLITE_TRANSIENT);
         check(db, sqlite3_step(s), phase == 0 ? "insert" : "update");
         sqlite3_reset(s);
       }
@@ -152,6 +169,8 @@ std::vector<Phase> run(const Options& o, const std::string& uri, const std::stri
       p.vfs = vfs;
       p.method = method;
       p.journal = journal;
+      p.commit = commit;
+      p.obsolete = obsolete;
       p.phase = phase == 0 ? "insert" : "update";
       p.wall_us_per_txn =
           std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o.rows;
@@ -187,6 +206,9 @@ int main(int argc, char** argv) {
     if (a == "--rows") o.rows = std::atoi(val().c_str());
     else if (a == "--methods") o.methods = pdl::split_list(val());
     else if (a == "--journal") o.journals = pdl::split_list(val());
+    else if (a == "--commit") o.commits = pdl::split_list(val());
+    else if (a == "--obsolete") o.obsoletes = pdl::split_list(val());
+    else if (a == "--row-bytes") o.row_bytes = std::atoi(val().c_str());
     else if (a == "--dir") o.dir = val();
     else if (a == "--size") o.size = val();
     else if (a == "--uri-extra") o.extra = val();
@@ -200,10 +222,20 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (o.rows <= 0) {
-    std::fprintf(stderr, "pdl-sqlbench: --rows must be positive\n");
+  if (o.rows <= 0 || o.row_bytes < 1 || o.row_bytes > 100000) {
+    std::fprintf(stderr, "pdl-sqlbench: --rows must be positive, --row-bytes 1 .. 100000\n");
     return 2;
   }
+  for (const std::string& c : o.commits)
+    if (c != "journal" && c != "atomic") {
+      std::fprintf(stderr, "pdl-sqlbench: --commit: journal or atomic, not '%s'\n", c.c_str());
+      return 2;
+    }
+  for (const std::string& b : o.obsoletes)
+    if (b != "spare" && b != "memory") {
+      std::fprintf(stderr, "pdl-sqlbench: --obsolete: spare or memory, not '%s'\n", b.c_str());
+      return 2;
+    }
   if (o.dir.empty()) o.dir = pdl::default_scratch_root();
   std::string work;
   if (pdl::Status st = pdl::make_scratch_dir(o.dir, "pdl-sqlbench", &work); !st.is_ok()) {
@@ -222,15 +254,21 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "unix %s ...\n", j.c_str());
       auto r = run(o, "file:" + unix_path + "?vfs=unix", "unix", "-", j, "");
       all.insert(all.end(), r.begin(), r.end());
-      for (const std::string& m : o.methods) {
-        const std::string img = work + "/" + m + "-" + j + ".db";
-        std::fprintf(stderr, "pdl %s %s ...\n", m.c_str(), j.c_str());
-        r = run(o, "file:" + img + "?vfs=pdl&method=" + m + "&size=" + o.size + "&clock=logical" +
-                       o.extra, "pdl",
-                m, j, img);
-        all.insert(all.end(), r.begin(), r.end());
-        unlink(img.c_str());
-      }
+      for (const std::string& m : o.methods)
+        for (const std::string& c : o.commits)
+          for (const std::string& b : o.obsoletes) {
+            const bool marks = m == "pdl" || m == "opu";  // IPU and IPL have none
+            if (!marks && b != o.obsoletes.front()) continue;
+            const std::string img = work + "/" + m + "-" + j + ".db";
+            std::fprintf(stderr, "pdl %s %s commit=%s obsolete=%s ...\n", m.c_str(), j.c_str(),
+                         c.c_str(), b.c_str());
+            r = run(o, "file:" + img + "?vfs=pdl&method=" + m + "&size=" + o.size +
+                           "&clock=logical&commit=" + c + (marks ? "&obsolete=" + b : "") +
+                           o.extra,
+                    "pdl", m, j, img, c, marks ? b : "-");
+            all.insert(all.end(), r.begin(), r.end());
+            unlink(img.c_str());
+          }
       unlink(unix_path.c_str());
       unlink((unix_path + "-wal").c_str());
       unlink((unix_path + "-shm").c_str());
@@ -242,14 +280,15 @@ int main(int argc, char** argv) {
   rmdir(work.c_str());
   if (status) return status;
 
-  std::printf("pdl-sqlbench: %d single-row transactions per phase; chip %s; images in %s\n",
-              o.rows, o.size.c_str(), o.dir.c_str());
+  std::printf("pdl-sqlbench: %d single-row transactions per phase, %d-byte rows; chip %s; "
+              "images in %s\n", o.rows, o.row_bytes, o.size.c_str(), o.dir.c_str());
   std::printf("Per committed transaction. sim_us = simulated flash time (seed 000 Table 1); "
-              "db/jrnl/dir/gc = its split by file kind (cost.h).\nwall_us = host time; "
-              "speed = unix wall / pdl wall in the same run (> 1: pdl faster).\n\n");
-  std::printf("%-7s %-6s %-7s %9s %8s %8s %8s %8s %8s %8s %8s %7s %9s %7s\n", "journal", "method",
-              "phase", "sim_us", "db_us", "jrnl_us", "dir_us", "gc_us", "programs", "reads",
-              "erases", "KiB_pgm", "wall_us", "speed");
+              "programs split db/jrnl/dir/gc by file kind (cost.h; marks with the pages they\n"
+              "obsolete); wall_us = host time; speed = unix wall / pdl wall in the same run "
+              "(> 1: pdl faster).\n\n");
+  std::printf("%-7s %-6s %-7s %-6s %-7s %9s %8s %6s %6s %6s %6s %7s %7s %7s %9s %6s\n",
+              "journal", "method", "commit", "marks", "phase", "sim_us", "programs", "db", "jrnl",
+              "dir", "gc", "reads", "erases", "KiB_pgm", "wall_us", "speed");
   std::vector<std::string> json;
   for (const Phase& p : all) {
     double unix_wall = 0;
@@ -259,11 +298,12 @@ int main(int argc, char** argv) {
     const double n = o.rows;
     pdl::JsonObj rec;
     rec.s("vfs", p.vfs).s("method", p.method).s("journal", p.journal).s("phase", p.phase)
+        .s("commit", p.commit).s("obsolete", p.obsolete).u("row_bytes", uint64_t(o.row_bytes))
         .u("transactions", uint64_t(o.rows)).n("wall_us_per_txn", p.wall_us_per_txn);
     if (!p.has_flash) {
-      std::printf("%-7s %-6s %-7s %9s %8s %8s %8s %8s %8s %8s %8s %7s %9.1f %7s\n",
-                  p.journal.c_str(), "unix", p.phase.c_str(), "-", "-", "-", "-", "-", "-", "-",
-                  "-", "-", p.wall_us_per_txn, "1.00");
+      std::printf("%-7s %-6s %-7s %-6s %-7s %9s %8s %6s %6s %6s %6s %7s %7s %7s %9.1f %6s\n",
+                  p.journal.c_str(), "unix", "-", "-", p.phase.c_str(), "-", "-", "-", "-", "-",
+                  "-", "-", "-", "-", p.wall_us_per_txn, "1.00");
       json.push_back(rec.str());
       continue;
     }
@@ -273,18 +313,27 @@ int main(int argc, char** argv) {
     const double jrnl = f.kind_sim_us[unsigned(pdl::FileKind::kJournal)] +
                         f.kind_sim_us[unsigned(pdl::FileKind::kWal)];
     const double speed = unix_wall / p.wall_us_per_txn;
-    std::printf("%-7s %-6s %-7s %9.1f %8.1f %8.1f %8.1f %8.1f %8.2f %8.2f %8.4f %7.2f %9.1f %7.2f\n",
-                p.journal.c_str(), p.method.c_str(), p.phase.c_str(), f.sim_us / n,
-                f.kind_sim_us[unsigned(pdl::FileKind::kDatabase)] / n, jrnl / n,
-                f.kind_sim_us[unsigned(pdl::FileKind::kDirectory)] / n, f.gc_sim_us / n,
-                f.programs / n, f.reads / n, f.erases / n, f.bytes_programmed / n / 1024.0,
-                p.wall_us_per_txn, speed);
+    const double jrnl_pg = f.kind_programs[unsigned(pdl::FileKind::kJournal)] +
+                           f.kind_programs[unsigned(pdl::FileKind::kWal)];
+    std::printf("%-7s %-6s %-7s %-6s %-7s %9.1f %8.2f %6.2f %6.2f %6.2f %6.2f %7.2f %7.4f %7.2f "
+                "%9.1f %6.2f\n",
+                p.journal.c_str(), p.method.c_str(), p.commit.c_str(), p.obsolete.c_str(),
+                p.phase.c_str(), f.sim_us / n, f.programs / n,
+                f.kind_programs[unsigned(pdl::FileKind::kDatabase)] / n, jrnl_pg / n,
+                f.kind_programs[unsigned(pdl::FileKind::kDirectory)] / n, f.gc_programs / n,
+                f.reads / n, f.erases / n, f.bytes_programmed / n / 1024.0, p.wall_us_per_txn,
+                speed);
     rec.n("sim_us_per_txn", f.sim_us / n)
         .n("db_sim_us_per_txn", f.kind_sim_us[unsigned(pdl::FileKind::kDatabase)] / n)
         .n("journal_sim_us_per_txn", jrnl / n)
         .n("directory_sim_us_per_txn", f.kind_sim_us[unsigned(pdl::FileKind::kDirectory)] / n)
         .n("gc_sim_us_per_txn", f.gc_sim_us / n)
         .n("programs_per_txn", f.programs / n)
+        .n("db_programs_per_txn", f.kind_programs[unsigned(pdl::FileKind::kDatabase)] / n)
+        .n("journal_programs_per_txn", jrnl_pg / n)
+        .n("directory_programs_per_txn", f.kind_programs[unsigned(pdl::FileKind::kDirectory)] / n)
+        .n("gc_programs_per_txn", f.gc_programs / n)
+        .n("other_programs_per_txn", f.other_programs / n)
         .n("reads_per_txn", f.reads / n)
         .n("erases_per_txn", f.erases / n)
         .n("bytes_programmed_per_txn", f.bytes_programmed / n)

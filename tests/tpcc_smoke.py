@@ -3,12 +3,13 @@
 
     tpcc_smoke.py PDL_TPCC PDL_TOOL PLOT_SCRIPT
 
-1. A comparison of every method in three journal modes on a tiny database (--scale 0.002,
-   a short fixed warm-up): exit 0, the printed tables (every method, the checks, the
-   "NOT crash-safe" label of journal_mode=memory, the summary), the JSON (per-transaction
-   figures whose parts add up, ratios to PDL, all checks passed, one checksum per run) and the
-   CSV; the images kept by --image-dir are pdl images whose database `pdl cat` extracts as a
-   sound SQLite file.
+1. A comparison of every method in both commit modes and three journal modes on a tiny
+   database (--scale 0.002, a short fixed warm-up): exit 0, the printed tables (every member,
+   the checks, journal_mode=memory labelled crash-safe with atomic commit only, the summary),
+   the JSON (per-transaction figures whose parts add up, ratios to PDL(256B) atomic, no journal
+   programmed under commit=atomic, crash safety per member, all checks passed, one checksum per
+   run) and the CSV; the images kept by --image-dir are pdl images whose database `pdl cat`
+   extracts as a sound SQLite file.
 2. A two-point sweep: its JSON and exp7.png (if matplotlib is importable).
 3. Bad arguments exit 2 naming the problem; a chip too small exits 1 and says so.
 """
@@ -19,7 +20,15 @@ import subprocess
 import sys
 import tempfile
 
-LABELS = ["PDL(256B)", "PDL(2KB)", "OPU", "IPU", "IPL(18KB)", "IPL(64KB)", "unix VFS"]
+# Members: PDL and OPU in both commit modes, IPU and IPL (no atomic commit) with the journal on
+# flash, and the unix VFS's wall-clock reference.
+MEMBERS = [("pdl-journal", "PDL(256B) journal"), ("pdl-atomic", "PDL(256B) atomic"),
+           ("pdl2k-journal", "PDL(2KB) journal"), ("pdl2k-atomic", "PDL(2KB) atomic"),
+           ("opu-journal", "OPU journal"), ("opu-atomic", "OPU atomic"),
+           ("ipu-journal", "IPU journal"), ("ipl-journal", "IPL(18KB) journal"),
+           ("ipl64k-journal", "IPL(64KB) journal"), ("unix", "unix VFS")]
+LABELS = [label for _, label in MEMBERS]
+IMAGE_KEYS = [key for key, _ in MEMBERS if key != "unix"]
 
 
 def run(cmd, **kw):
@@ -41,7 +50,8 @@ def main():
         for label in LABELS:
             if out.count(label) < 3:
                 errors.append(f"stdout: {label} missing from a table")
-        for must in ("journal_mode=memory (NOT crash-safe on a power cut)",
+        for must in ("journal_mode=memory (crash-safe with atomic commit only)",
+                     "PDL(256B) with atomic commit against:",
                      "same database content on every method: yes", "== Summary",
                      "consistency 1-10,12 ok; integrity_check ok"):
             if must not in out:
@@ -55,6 +65,8 @@ def main():
                 errors.append(f"json {r['journal_mode']}: members {labels}")
             if r["warmup_transactions"] != 30 or not r["warmup_fixed"]:
                 errors.append(f"json {r['journal_mode']}: warm-up not 30 fixed")
+            if r["reference"] != "pdl-atomic":
+                errors.append(f"json {r['journal_mode']}: reference {r['reference']}")
             sums = {m["check"]["checksum"] for m in r["methods"]}
             if len(sums) != 1:
                 errors.append(f"json {r['journal_mode']}: checksums differ {sums}")
@@ -66,6 +78,12 @@ def main():
                     errors.append(f"{who}: {m['transactions']} transactions")
                 if sum(t["count"] for t in m["latency"]) != 60:
                     errors.append(f"{who}: latency counts do not add up to 60")
+                atomic = m["key"].endswith("-atomic")
+                if m["commit"] != ("atomic" if atomic else "journal" if m["vfs"] == "pdl" else ""):
+                    errors.append(f"{who}: commit {m['commit']!r}")
+                safe = r["journal_mode"] != "memory" or atomic
+                if m["crash_safe"] != safe:
+                    errors.append(f"{who}: crash_safe {m['crash_safe']}")
                 if m["vfs"] == "unix":
                     continue
                 pt = m["per_transaction"]
@@ -76,7 +94,9 @@ def main():
                     errors.append(f"{who}: no flash work measured")
                 if (r["journal_mode"] == "memory") != (pt["journal"]["sqlite_bytes_written"] == 0):
                     errors.append(f"{who}: journal bytes {pt['journal']['sqlite_bytes_written']}")
-                if m["key"] == "pdl" and (m["ratio_to_pdl_database"] != 1 or
+                if atomic and r["journal_mode"] != "wal" and pt["journal"]["programs"] != 0:
+                    errors.append(f"{who}: {pt['journal']['programs']} journal programs")
+                if m["key"] == "pdl-atomic" and (m["ratio_to_pdl_database"] != 1 or
                                           m["ratio_to_pdl_total"] != 1):
                     errors.append(f"{who}: PDL's ratio to itself is not 1")
         rows = open(csv).read().splitlines()
@@ -84,7 +104,7 @@ def main():
             errors.append(f"csv: {len(rows)} lines")
         # The kept images: pdl images holding the database under the image's name.
         for j in ("delete", "wal", "memory"):
-            for key in ("pdl", "opu", "ipu", "ipl", "ipl64k", "pdl2k"):
+            for key in IMAGE_KEYS:
                 img = os.path.join(imgs, j, key + ".db")
                 plain = os.path.join(tmp, f"{j}-{key}.sqlite")
                 with open(plain, "wb") as f:
@@ -139,13 +159,14 @@ def main():
         # --image-dir never overwrites a file that is not a previous run's image.
         foreign = os.path.join(tmp, "foreign")
         os.makedirs(foreign)
-        with open(os.path.join(foreign, "pdl.db"), "w") as f:
+        with open(os.path.join(foreign, "pdl-atomic.db"), "w") as f:
             f.write("precious")
         e = run([tpcc, "--work-dir", tmp, "--scale", "0.002", "--methods", "pdl", "--journal-mode",
                  "delete", "--transactions", "5", "--warmup", "5", "--quiet", "--image-dir", foreign])
         if e.returncode != 1 or "not overwriting" not in e.stderr or \
-                open(os.path.join(foreign, "pdl.db")).read() != "precious":
-            errors.append(f"--image-dir over a foreign pdl.db: exit {e.returncode} {e.stderr[:300]!r}")
+                open(os.path.join(foreign, "pdl-atomic.db")).read() != "precious":
+            errors.append(f"--image-dir over a foreign pdl-atomic.db: exit {e.returncode} "
+                          f"{e.stderr[:300]!r}")
         left = [n for n in os.listdir(tmp) if n.startswith("pdl-tpcc-")]
         if left:
             errors.append(f"scratch directories left behind: {left}")

@@ -134,7 +134,7 @@ Status Fleet::open(const std::string& source) {
   Db src;
   PDL_TRY(src.open("file:" + source + "?vfs=unix&mode=ro"));
   std::vector<MethodSpec> all = methods_;
-  if (cfg_.unix_reference) all.push_back({"unix", "unix VFS", ""});
+  if (cfg_.unix_reference) all.push_back({"unix", "unix VFS", "", "unix", ""});
   for (const MethodSpec& spec : all) {
     auto m = std::make_unique<Member>();
     m->spec = spec;
@@ -256,6 +256,7 @@ Status Fleet::measure(uint64_t n, double duration_s, std::vector<Measurement>* o
     Measurement r;
     r.key = m.spec.key;
     r.label = m.spec.label;
+    r.commit = m.spec.commit;
     r.has_flash = m.image != nullptr;
     r.first_txn = m.next;
     r.cache_pages = m.cache_pages;

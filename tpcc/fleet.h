@@ -52,6 +52,7 @@ struct TypeFigures {
 // One member's figures for one measured phase.
 struct Measurement {
   std::string key, label;  // "unix" / "unix VFS" for the reference
+  std::string commit;      // the member's commit mode ("" for the unix reference)
   bool has_flash = false;
   uint64_t first_txn = 0, txns = 0;
   double wall_s = 0;

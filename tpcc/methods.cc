@@ -9,17 +9,42 @@ namespace pdl::tpcc {
 
 std::vector<MethodSpec> all_methods() {
   return {
-      {"pdl", "PDL(256B)", "method=pdl&max_diff=256"},
-      {"pdl2k", "PDL(2KB)", "method=pdl&max_diff=2048"},
-      {"opu", "OPU", "method=opu"},
-      {"ipu", "IPU", "method=ipu"},
-      {"ipl", "IPL(18KB)", "method=ipl&log_region=18K"},
-      {"ipl64k", "IPL(64KB)", "method=ipl&log_region=64K"},
+      {"pdl", "PDL(256B)", "method=pdl&max_diff=256", "pdl", ""},
+      {"pdl2k", "PDL(2KB)", "method=pdl&max_diff=2048", "pdl2k", ""},
+      {"opu", "OPU", "method=opu", "opu", ""},
+      {"ipu", "IPU", "method=ipu", "ipu", ""},
+      {"ipl", "IPL(18KB)", "method=ipl&log_region=18K", "ipl", ""},
+      {"ipl64k", "IPL(64KB)", "method=ipl&log_region=64K", "ipl64k", ""},
   };
 }
 
+std::vector<MethodSpec> with_commits(const std::vector<MethodSpec>& methods,
+                                     const std::vector<std::string>& commits) {
+  std::vector<MethodSpec> out;
+  const bool several = commits.size() > 1;
+  for (const MethodSpec& m : methods) {
+    bool journal_done = false;
+    for (const std::string& c0 : commits) {
+      const std::string c = m.atomic_capable() ? c0 : "journal";
+      if (c == "journal" && journal_done) continue;
+      journal_done = journal_done || c == "journal";
+      MethodSpec v = m;
+      v.commit = c;
+      v.uri = m.uri + "&commit=" + c;
+      if (several) {
+        v.key = m.key + "-" + c;
+        v.label = m.label + " " + c;
+      }
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
 std::string MethodSpec::uri_params(unsigned page) const {
-  return key == "pdl2k" ? "method=pdl&max_diff=" + std::to_string(page) : uri;
+  if (method != "pdl2k") return uri;
+  return "method=pdl&max_diff=" + std::to_string(page) +
+         (commit.empty() ? "" : "&commit=" + commit);
 }
 
 std::vector<MethodSpec> default_methods() {

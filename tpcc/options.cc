@@ -23,6 +23,9 @@ const char kUsage[] =
     "  --methods LIST      pdl, pdl2k, opu, ipu, ipl, ipl64k or all (default pdl,opu,ipu,ipl;\n"
     "                      with --sweep the paper's Fig. 14 set: pdl,pdl2k,opu,ipl,ipl64k)\n"
     "  --journal-mode LIST SQLite journal modes (default delete,wal,memory)\n"
+    "  --commit LIST       atomic (the journal in memory, each commit one atomic commit of the\n"
+    "                      store) and/or journal (the journal on flash; IPU and IPL always)\n"
+    "                      (default journal,atomic: both, side by side)\n"
     "  --transactions N    measured transactions per method (default 5000; --quick 1000)\n"
     "  --duration S        measure the first method for S seconds, the others as many\n"
     "  --cache-pct P       SQLite page cache, % of the database's pages (default 1)\n"
@@ -32,7 +35,7 @@ const char kUsage[] =
     "                      --gc-rounds times on average)\n"
     "  --gc-rounds R       warm-up target (default 1)\n"
     "  --warmup-max N      cap of the automatic warm-up (default 20 x --transactions)\n"
-    "  --obsolete MODE     PDL/OPU obsolete marks: spare (default) or memory\n"
+    "  --obsolete MODE     PDL/OPU obsolete marks: spare (the paper's) or memory (default)\n"
     "  --no-unix           skip the unix-VFS wall-clock reference\n"
     "  --seed N            data and transaction inputs (default 1)\n"
     "  --sweep             Exp. 7: I/O per transaction as the cache varies (--sweep-cache)\n"
@@ -102,6 +105,12 @@ Options parse_options(int argc, char** argv) {
           usage_error("--journal-mode: unknown mode '" + j +
                       "' (delete, truncate, persist, memory, wal, off)");
       if (o.journals.empty()) usage_error("--journal-mode: no mode given");
+    } else if (a == "--commit") {
+      o.commits = split_list(val());
+      for (const std::string& c : o.commits)
+        if (c != "atomic" && c != "journal")
+          usage_error("--commit: unknown mode '" + c + "' (atomic, journal)");
+      if (o.commits.empty()) usage_error("--commit: no mode given");
     } else if (a == "--transactions") {
       o.transactions = count(a, val(), 1, 1ull << 40);
       txns_set = true;
@@ -164,6 +173,7 @@ Options parse_options(int argc, char** argv) {
     (void)parse_methods("pdl,pdl2k,opu,ipl,ipl64k", &o.methods, &err);
   }
   if (o.warmup_max == 0) o.warmup_max = std::max<uint64_t>(20000, 20 * o.transactions);
+  o.methods = with_commits(o.methods, o.commits);
   return o;
 }
 

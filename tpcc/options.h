@@ -14,6 +14,7 @@ struct Options {
   double scale = 1.0;
   std::vector<MethodSpec> methods = default_methods();
   std::vector<std::string> journals{"delete", "wal", "memory"};
+  std::vector<std::string> commits{"journal", "atomic"};  // --commit (methods.h)
   uint64_t transactions = 5000;  // measured, per method
   double duration_s = 0;         // > 0: instead of `transactions`
   double cache_pct = 1.0;

@@ -240,8 +240,9 @@ int main(int argc, char** argv) {
       if (d != work) rmdir(d.c_str());
     }
   } else if (status == 0) {
-    std::printf("\nimages kept in %s (open with file:%s/pdl.db?vfs=pdl)\n", image_root.c_str(),
-                dirs.empty() ? image_root.c_str() : dirs.front().c_str());
+    std::printf("\nimages kept in %s (open with file:%s/%s.db?vfs=pdl)\n", image_root.c_str(),
+                dirs.empty() ? image_root.c_str() : dirs.front().c_str(),
+                o.methods.empty() ? "unix" : o.methods.front().key.c_str());
   }
   rmdir(work.c_str());
   return status;

@@ -6,7 +6,9 @@
 writes exp7.png: simulated flash I/O time per TPC-C transaction (ms, log y) against SQLite's
 page cache as a percentage of the database (log x), one column per journal mode; top row the
 database pages only (what the paper measured), bottom row the total with the journal or WAL.
-One colour per method, as in bench/plot_results.py. Needs Debian's python3-matplotlib.
+One colour per method, as in bench/plot_results.py; a method measured in both commit modes
+is drawn solid with commit=atomic and dashed with commit=journal. Needs Debian's
+python3-matplotlib.
 """
 import argparse
 import json
@@ -23,6 +25,19 @@ COLORS = {"PDL(256B)": "#d62728", "PDL(2KB)": "#ff7f0e", "OPU": "#1f77b4", "IPU"
           "IPL(18KB)": "#2ca02c", "IPL(64KB)": "#9467bd"}
 MARKERS = {"PDL(256B)": "o", "PDL(2KB)": "s", "OPU": "^", "IPU": "v", "IPL(18KB)": "D",
            "IPL(64KB)": "P"}
+
+
+def method_of(label):
+    """'PDL(256B) atomic' -> 'PDL(256B)': labels carry the commit mode when both were run."""
+    for suffix in (" atomic", " journal"):
+        if label.endswith(suffix):
+            return label[: -len(suffix)]
+    return label
+
+
+def order(label):
+    base = method_of(label)
+    return (ORDER.index(base) if base in ORDER else 99, label.endswith(" journal"))
 
 
 def main():
@@ -56,11 +71,12 @@ def main():
                     (p["cache_pct"], pt["database"]["sim_ms"], pt["total"]["sim_ms"]))
         for row, (idx, what) in enumerate([(1, "database pages"), (2, "total (with journal/WAL)")]):
             ax = axes[row][col]
-            for label in sorted(series, key=lambda l: ORDER.index(l) if l in ORDER else 99):
+            for label in sorted(series, key=order):
                 xs = [v[0] for v in sorted(series[label])]
                 ys = [v[idx] for v in sorted(series[label])]
-                ax.plot(xs, ys, marker=MARKERS.get(label, "o"), color=COLORS.get(label),
-                        label=label)
+                base = method_of(label)
+                ax.plot(xs, ys, marker=MARKERS.get(base, "o"), color=COLORS.get(base),
+                        linestyle="--" if label.endswith(" journal") else "-", label=label)
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.grid(True, which="both", alpha=0.3)

@@ -34,13 +34,26 @@ Derived derive(const Measurement& m) {
   return d;
 }
 
-// The reference for ratios: PDL(256B) if present, else the first member with flash.
-const Measurement* reference(const RunResult& r) {
+const Measurement* member(const RunResult& r, const std::string& key) {
   for (const Measurement& m : r.members)
-    if (m.key == "pdl") return &m;
+    if (m.key == key) return &m;
+  return nullptr;
+}
+
+// The reference for ratios: PDL(256B) — with atomic commit if both modes ran — if present,
+// else the first member with flash.
+const Measurement* reference(const RunResult& r) {
+  for (const char* key : {"pdl", "pdl-atomic", "pdl-journal"})
+    if (const Measurement* m = member(r, key)) return m;
   for (const Measurement& m : r.members)
     if (m.has_flash) return &m;
   return nullptr;
+}
+
+// Whether member m survives a power cut in r's journal mode: MEMORY and OFF do only with
+// atomic commit (the store then commits whole transactions).
+bool member_crash_safe(const RunResult& r, const Measurement& m) {
+  return crash_safe(r.journal) || m.commit == "atomic";
 }
 
 const Measurement* unix_member(const RunResult& r) {
@@ -78,6 +91,7 @@ std::string run_json(const RunResult& r) {
     const Derived d = derive(m);
     JsonObj o;
     o.s("key", m.key).s("label", m.label).s("vfs", m.has_flash ? "pdl" : "unix")
+        .s("commit", m.commit).b("crash_safe", member_crash_safe(r, m))
         .u("first_transaction", m.first_txn).u("transactions", m.txns).n("wall_s", m.wall_s)
         .u("new_orders", m.new_orders).n("nopm", d.nopm).n("transactions_per_s", d.tps);
     if (ux) o.n("wall_speed_vs_unix", ratio(d.tps, dux.tps));
@@ -151,7 +165,8 @@ void print_run(FILE* f, const ReportContext& ctx, const RunResult& r) {
   const Measurement& m0 = r.members.front();
   std::fprintf(f, "\n== journal_mode=%s%s | SQLite cache %g%% of %" PRIu64 " pages = %u pages "
                   "| chip %s, %u-byte pages | %s ==\n",
-               r.journal.c_str(), crash_safe(r.journal) ? "" : " (NOT crash-safe on a power cut)",
+               r.journal.c_str(),
+               crash_safe(r.journal) ? "" : " (crash-safe with atomic commit only)",
                r.cache_pct, m0.db_pages, m0.cache_pages, format_size(r.chip_bytes).c_str(), r.page,
                ctx.scale.describe().c_str());
   char why[160];
@@ -173,13 +188,13 @@ void print_run(FILE* f, const ReportContext& ctx, const RunResult& r) {
 
   std::fprintf(f, "\nSimulated flash I/O per transaction, ms (seed 000 Table 1 timing; GC "
                   "apportioned by bytes programmed)\n");
-  std::fprintf(f, "%-10s %9s %9s %9s %8s %8s %9s %9s\n", "method", "total", "database",
+  std::fprintf(f, "%-17s %9s %9s %9s %8s %8s %9s %9s\n", "method", "total", "database",
                "jrnl/wal", "dir", "(gc)", "db/PDL", "total/PDL");
   for (const Measurement& m : r.members) {
     if (!m.has_flash) continue;
     const Derived d = derive(m);
     const CostSplit& c = d.per_txn;
-    std::fprintf(f, "%-10s %9.2f %9.2f %9.2f %8.2f %8.2f %9.2f %9.2f\n", m.label.c_str(),
+    std::fprintf(f, "%-17s %9.2f %9.2f %9.2f %8.2f %8.2f %9.2f %9.2f\n", m.label.c_str(),
                  c.total.sim_us / 1000, c.database.sim_us / 1000, c.journal.sim_us / 1000,
                  c.directory.sim_us / 1000, c.gc_sim_us / 1000,
                  ratio(c.database.sim_us, dref.per_txn.database.sim_us),
@@ -187,7 +202,7 @@ void print_run(FILE* f, const ReportContext& ctx, const RunResult& r) {
   }
   std::fprintf(f, "\nFlash operations per transaction: database pages | journal/WAL | total "
                   "(KiB programmed, KiB SQLite wrote, write amplification)\n");
-  std::fprintf(f, "%-10s %6s %6s %6s %7s %7s %5s | %6s %6s %6s %7s %7s %5s | %6s %6s %6s %7s %5s\n",
+  std::fprintf(f, "%-17s %6s %6s %6s %7s %7s %5s | %6s %6s %6s %7s %7s %5s | %6s %6s %6s %7s %5s\n",
                "method", "reads", "progs", "erases", "KiBpgm", "KiBsql", "WA", "reads", "progs",
                "erases", "KiBpgm", "KiBsql", "WA", "reads", "progs", "erases", "KiBpgm", "WA");
   for (const Measurement& m : r.members) {
@@ -199,7 +214,7 @@ void print_run(FILE* f, const ReportContext& ctx, const RunResult& r) {
       if (sql) std::fprintf(f, "%7.1f ", p.sqlite_bytes / 1024);
       std::fprintf(f, "%5.2f", p.write_amplification());
     };
-    std::fprintf(f, "%-10s ", m.label.c_str());
+    std::fprintf(f, "%-17s ", m.label.c_str());
     cols(c.database, true);
     std::fprintf(f, " | ");
     cols(c.journal, true);
@@ -209,12 +224,12 @@ void print_run(FILE* f, const ReportContext& ctx, const RunResult& r) {
   }
   std::fprintf(f, "\nWall clock (host; flash time is simulated, never slept): NOPM = committed "
                   "New-Orders per minute (not tpmC); latency ms p50/p95/p99\n");
-  std::fprintf(f, "%-10s %8s %8s %7s", "method", "NOPM", "txn/s", "x unix");
+  std::fprintf(f, "%-17s %8s %8s %7s", "method", "NOPM", "txn/s", "x unix");
   for (int t = 0; t < kTxnTypes; t++) std::fprintf(f, " %17s", txn_name(TxnType(t)));
   std::fprintf(f, "\n");
   for (const Measurement& m : r.members) {
     const Derived d = derive(m);
-    std::fprintf(f, "%-10s %8.0f %8.1f %7.2f", m.label.c_str(), d.nopm, d.tps,
+    std::fprintf(f, "%-17s %8.0f %8.1f %7.2f", m.label.c_str(), d.nopm, d.tps,
                  ux ? ratio(d.tps, dux.tps) : 0.0);
     for (int t = 0; t < kTxnTypes; t++)
       std::fprintf(f, " %17s", latency_cell(m.types[size_t(t)]).c_str());
@@ -225,7 +240,7 @@ void print_run(FILE* f, const ReportContext& ctx, const RunResult& r) {
                     "content checksum):\n");
     bool same = true;
     for (size_t i = 0; i < r.checks.size() && i < r.members.size(); i++) {
-      std::fprintf(f, "  %-10s %s; checksum %016" PRIx64 "\n", r.members[i].label.c_str(),
+      std::fprintf(f, "  %-17s %s; checksum %016" PRIx64 "\n", r.members[i].label.c_str(),
                    r.checks[i].summary().c_str(), r.checks[i].checksum);
       same = same && r.checks[i].checksum == r.checks[0].checksum;
     }
@@ -235,17 +250,16 @@ void print_run(FILE* f, const ReportContext& ctx, const RunResult& r) {
 
 void print_summary(FILE* f, const std::vector<RunResult>& runs) {
   if (runs.empty()) return;
-  std::fprintf(f, "\n== Summary: simulated flash I/O per transaction, ms (x PDL(256B)); wall "
-                  "speed vs the unix VFS ==\n%-10s", "method");
-  for (const RunResult& r : runs)
-    std::fprintf(f, " | %-35s",
-                 (r.journal + (crash_safe(r.journal) ? "" : " (not crash-safe)")).c_str());
-  std::fprintf(f, "\n%-10s", "");
+  const Measurement* ref0 = reference(runs.front());
+  std::fprintf(f, "\n== Summary: simulated flash I/O per transaction, ms (x %s); wall "
+                  "speed vs the unix VFS ==\n%-17s", ref0 ? ref0->label.c_str() : "-", "method");
+  for (const RunResult& r : runs) std::fprintf(f, " | %-35s", r.journal.c_str());
+  std::fprintf(f, "\n%-17s", "");
   for (size_t i = 0; i < runs.size(); i++)
     std::fprintf(f, " | %-14s %-14s %5s", "database", "total", "wall");
   std::fprintf(f, "\n");
   for (const Measurement& m0 : runs.front().members) {
-    std::fprintf(f, "%-10s", m0.label.c_str());
+    std::fprintf(f, "%-17s", m0.label.c_str());
     for (const RunResult& r : runs) {
       const Measurement* ref = reference(r);
       const Measurement* ux = unix_member(r);
@@ -266,6 +280,34 @@ void print_summary(FILE* f, const std::vector<RunResult>& runs) {
     }
     std::fprintf(f, "\n");
   }
+  // Atomic commit against the journal on flash, when both ran: total simulated I/O per
+  // transaction (database, journal/WAL, directory, GC), and PDL's against its own in MEMORY
+  // mode (no journal I/O at all).
+  const RunResult* memory_run = nullptr;
+  for (const RunResult& r : runs)
+    if (r.journal == "memory") memory_run = &r;
+  bool header = false;
+  for (const RunResult& r : runs) {
+    const Measurement* pa = member(r, "pdl-atomic");
+    if (!pa) continue;
+    if (!header) {
+      std::fprintf(f, "\nPDL(256B) with atomic commit against: (total simulated I/O per "
+                      "transaction, ratio = the other / PDL(256B) atomic)\n");
+      header = true;
+    }
+    const double t = derive(*pa).per_txn.total.sim_us;
+    std::fprintf(f, "  %-8s PDL(256B) atomic %.2f ms", r.journal.c_str(), t / 1000);
+    for (const char* key : {"opu-journal", "opu-atomic", "pdl-journal"})
+      if (const Measurement* m = member(r, key))
+        std::fprintf(f, "; %s %.2f ms (%.2fx)", m->label.c_str(),
+                     derive(*m).per_txn.total.sim_us / 1000,
+                     ratio(derive(*m).per_txn.total.sim_us, t));
+    if (memory_run && memory_run != &r)
+      if (const Measurement* mm = member(*memory_run, "pdl-atomic"))
+        std::fprintf(f, "; = %.2fx its MEMORY-mode I/O",
+                     ratio(t, derive(*mm).per_txn.total.sim_us));
+    std::fprintf(f, "\n");
+  }
 }
 
 void print_sweep(FILE* f, const std::vector<RunResult>& points) {
@@ -275,7 +317,7 @@ void print_sweep(FILE* f, const std::vector<RunResult>& points) {
       journal = r.journal;
       std::fprintf(f, "\n== Exp. 7: simulated flash I/O per transaction (ms) vs SQLite cache, "
                       "journal_mode=%s ==\n", journal.c_str());
-      std::fprintf(f, "%-8s %7s  %-10s %9s %9s %9s %9s\n", "cache%", "pages", "method",
+      std::fprintf(f, "%-8s %7s  %-17s %9s %9s %9s %9s\n", "cache%", "pages", "method",
                    "database", "total", "db/PDL", "total/PDL");
     }
     const Measurement* ref = reference(r);
@@ -283,7 +325,7 @@ void print_sweep(FILE* f, const std::vector<RunResult>& points) {
     for (const Measurement& m : r.members) {
       if (!m.has_flash) continue;
       const CostSplit c = derive(m).per_txn;
-      std::fprintf(f, "%-8g %7u  %-10s %9.2f %9.2f %9.2f %9.2f\n", r.cache_pct, m.cache_pages,
+      std::fprintf(f, "%-8g %7u  %-17s %9.2f %9.2f %9.2f %9.2f\n", r.cache_pct, m.cache_pages,
                    m.label.c_str(), c.database.sim_us / 1000, c.total.sim_us / 1000,
                    ratio(c.database.sim_us, dref.per_txn.database.sim_us),
                    ratio(c.total.sim_us, dref.per_txn.total.sim_us));
