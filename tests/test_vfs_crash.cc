@@ -221,14 +221,18 @@ void open_pair(const Workload& wl, const std::string& path, Conn& w, Conn& r) {
   r.must("PRAGMA synchronous=" + wl.sync);
 }
 
-// A fresh image with the schema; `w` and `r` open on it.
+// A fresh image with the schema; `w` and `r` open on it. The schema and the markers are
+// durable when it returns (synchronous=FULL while they are written): the oracle's states start
+// from there, whatever wl.sync promises for what follows.
 void prepare(const Workload& wl, const std::string& path, Conn& w, Conn& r) {
   open_pair(wl, path, w, r);
+  w.must("PRAGMA synchronous=FULL");
   w.must("CREATE TABLE rows(id INTEGER PRIMARY KEY, txn INTEGER NOT NULL, payload BLOB);"
          "CREATE INDEX rows_txn ON rows(txn);"
          "CREATE TABLE markers(slot INTEGER PRIMARY KEY, txn INTEGER, count INTEGER)");
   for (int k = 0; k < kSlots; k++)
     w.must("INSERT INTO markers VALUES (" + std::to_string(k) + ", 0, 0)");
+  w.must("PRAGMA synchronous=" + wl.sync);
 }
 
 // Run transactions first..last until something fails; returns the last acknowledged one.

@@ -2,7 +2,8 @@
 // method, checked against an oracle of acknowledged commits (docs/reliability.md;
 // `./run crash --cuts N`).
 //
-// Per configuration (method × journal mode):
+// Per configuration (method × commit mode × journal mode; commit=atomic for the methods that
+// have it — PDL and OPU — where journal modes MEMORY and OFF are crash-safe too):
 //   1. a template image: a small TPC-C database loaded through the pdl VFS (clock=logical, so
 //      every replay writes the same bytes);
 //   2. the reference: the template copied, transactions 0..T-1 run uncut; the content checksum
@@ -52,7 +53,8 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   uint64_t cuts = 200;  // in all, spread over the configurations
   std::vector<std::string> methods = {"pdl", "opu", "ipu", "ipl"};
-  std::vector<std::string> journals = {"delete", "wal"};
+  std::vector<std::string> commits = {"atomic", "journal"};
+  std::vector<std::string> journals = {"delete", "wal", "memory"};
   uint64_t txns = 20;   // transactions per trial
   uint64_t seed = 1;
   double factor = 0.01;
@@ -65,13 +67,18 @@ struct Options {
 int usage(const char* why) {
   if (why) std::fprintf(stderr, "pdl-crash: %s\n\n", why);
   std::fprintf(why ? stderr : stdout,
-               "usage: pdl-crash [--cuts N] [--methods pdl,opu,ipu,ipl] [--journals delete,wal]\n"
-               "                 [--txns N] [--seed S] [--factor F] [--chip SIZE] [--dir DIR]\n"
-               "                 [--trial I] [--keep]\n\n"
+               "usage: pdl-crash [--cuts N] [--methods pdl,opu,ipu,ipl] [--commit atomic,journal]\n"
+               "                 [--journals delete,wal,memory] [--txns N] [--seed S]\n"
+               "                 [--factor F] [--chip SIZE] [--dir DIR] [--trial I] [--keep]\n\n"
                "Random power cuts over TPC-C-like runs on SQLite through the pdl VFS; after\n"
                "each cut (and, every other trial, a second cut during the recovery) the\n"
                "database must hold every acknowledged commit and nothing half-done.\n"
-               "  --cuts N       cuts in all, over methods x journal modes (default 200)\n"
+               "  --cuts N       cuts in all, over the configurations (default 200)\n"
+               "  --methods L    page-update methods (default pdl,opu,ipu,ipl)\n"
+               "  --commit L     commit=atomic (PDL and OPU; the others keep their journal on\n"
+               "                 flash) and/or commit=journal (default atomic,journal)\n"
+               "  --journals L   delete, truncate, persist, wal; memory and off with\n"
+               "                 commit=atomic only (default delete,wal,memory)\n"
                "  --txns N       transactions per trial (default 20)\n"
                "  --factor F     TPC-C scale factor of the 1-warehouse database (default 0.01)\n"
                "  --chip SIZE    emulated chip size (default 4M)\n"
@@ -112,12 +119,19 @@ bool parse(int argc, char** argv, Options* o, int* rc) {
           *rc = usage(("unknown method " + m).c_str());
           return false;
         }
+    } else if (a == "--commit" && i + 1 < argc) {
+      o->commits = split_list(value());
+      for (const auto& c : o->commits)
+        if (c != "atomic" && c != "journal") {
+          *rc = usage(("unknown commit mode " + c).c_str());
+          return false;
+        }
     } else if (a == "--journals" && i + 1 < argc) {
       o->journals = split_list(value());
       for (const auto& j : o->journals)
-        if (j != "delete" && j != "wal" && j != "truncate" && j != "persist") {
-          *rc = usage(("journal mode " + j + " promises nothing across a crash or is unknown")
-                          .c_str());
+        if (j != "delete" && j != "wal" && j != "truncate" && j != "persist" && j != "memory" &&
+            j != "off") {
+          *rc = usage(("unknown journal mode " + j).c_str());
           return false;
         }
     } else if (a == "--factor" && i + 1 < argc) {
@@ -137,20 +151,45 @@ bool parse(int argc, char** argv, Options* o, int* rc) {
       return false;
     }
   }
-  if (o->methods.empty() || o->journals.empty()) {
-    *rc = usage("no method or no journal mode");
+  if (o->methods.empty() || o->journals.empty() || o->commits.empty()) {
+    *rc = usage("no method, commit mode or journal mode");
     return false;
   }
   return true;
 }
 
+// Whether `method` has an atomic commit (the others keep SQLite's journal on flash).
+bool atomic_capable(const std::string& method) { return method == "pdl" || method == "opu"; }
+
+// Journal modes MEMORY and OFF keep no journal a crash could roll back with: crash-safe only
+// when the store commits whole transactions.
+bool needs_atomic(const std::string& journal) { return journal == "memory" || journal == "off"; }
+
 struct Config {
-  std::string method, journal;
+  std::string method, commit, journal;
   std::string uri(const Options& o, const std::string& path) const {
-    return "file:" + path + "?vfs=pdl&method=" + method + "&size=" + o.chip +
-           "&page=2048&clock=logical";
+    return "file:" + path + "?vfs=pdl&method=" + method + "&commit=" + commit + "&size=" +
+           o.chip + "&page=2048&clock=logical";
   }
+  std::string name() const { return method + "-" + commit + "-" + journal; }
 };
+
+// Every method × commit mode × journal mode that promises something across a crash: a method
+// without atomic commit once, with commit=journal; MEMORY and OFF only with commit=atomic.
+std::vector<Config> configurations(const Options& o) {
+  std::vector<Config> out;
+  for (const auto& m : o.methods) {
+    std::vector<std::string> commits;
+    for (const auto& c : o.commits) {
+      const std::string cm = atomic_capable(m) ? c : "journal";
+      if (std::find(commits.begin(), commits.end(), cm) == commits.end()) commits.push_back(cm);
+    }
+    for (const auto& c : commits)
+      for (const auto& j : o.journals)
+        if (c == "atomic" || !needs_atomic(j)) out.push_back({m, c, j});
+  }
+  return out;
+}
 
 Status open_db(const Options& o, const Config& c, const std::string& path, Db* db) {
   PDL_TRY(db->open(c.uri(o, path)));
@@ -166,13 +205,17 @@ EmulatedNand* chip_of(const std::string& path) {
 
 // Mount with the flash API (store recovery, then the Volume's clean-up), the chip cut after
 // `cut` mutating operations (none if negative). Returns the operations the recovery did.
-Status recover(const std::string& path, int64_t cut, Tear tear, uint64_t seed, uint64_t* ops) {
+Status recover(const Config& c, const std::string& path, int64_t cut, Tear tear, uint64_t seed,
+               uint64_t* ops) {
   std::unique_ptr<EmulatedNand> nand;
   PDL_TRY(EmulatedNand::open_file(path, &nand));
   if (cut >= 0) nand->cut_power_after(uint64_t(cut), tear, seed);
   std::unique_ptr<PageStore> store;
   std::unique_ptr<Volume> vol;
   Status st = mount_store(*nand, &store);
+  // As the VFS mounts an image of commit=atomic: the store in its group mode before the
+  // Volume's clean-up writes anything.
+  if (st.is_ok() && c.commit == "atomic") st = store->set_commit_mode(CommitMode::kGroup);
   if (st.is_ok()) st = Volume::open(std::move(store), {}, &vol);
   if (st.is_ok()) st = vol->close();
   *ops = nand->mutating_ops();
@@ -223,7 +266,7 @@ Status build_reference(const Options& o, const Config& c, const Workload& wl,
 Status trial(const Options& o, const Config& c, const Workload& wl, const std::string& tmpl,
              const std::string& dir, const Reference& ref, uint64_t index, Totals* t) {
   std::mt19937_64 rng(o.seed * 1000003 + index * 7919 + std::hash<std::string>()(c.method) +
-                      (c.journal == "wal" ? 17 : 0));
+                      (c.journal == "wal" ? 17 : 0) + (c.commit == "atomic" ? 31 : 0));
   const uint64_t k = rng() % ref.ops;
   const Tear tear = Tear(rng() % 3);
   const uint64_t tear_seed = rng();
@@ -258,12 +301,12 @@ Status trial(const Options& o, const Config& c, const Workload& wl, const std::s
     const std::string copy = path + ".copy";
     std::filesystem::copy_file(path, copy, std::filesystem::copy_options::overwrite_existing);
     uint64_t rec_ops = 0;
-    Status st = recover(copy, -1, Tear::kNone, 0, &rec_ops);
+    Status st = recover(c, copy, -1, Tear::kNone, 0, &rec_ops);
     std::filesystem::remove(copy);
     if (!st.is_ok()) where = "recovery: " + st.to_string();
     if (st.is_ok() && rec_ops > 0) {
       uint64_t ignored;
-      st = recover(path, int64_t(rng() % rec_ops), Tear(rng() % 3), rng(), &ignored);
+      st = recover(c, path, int64_t(rng() % rec_ops), Tear(rng() % 3), rng(), &ignored);
       if (!st.is_ok()) where = "cut recovery: " + st.to_string();
       t->recovery_cuts++;
     }
@@ -306,13 +349,13 @@ Status trial(const Options& o, const Config& c, const Workload& wl, const std::s
   if (!where.empty()) {
     t->failures++;
     std::fprintf(stderr,
-                 "FAILED %s/%s trial %llu: cut after %llu of %llu ops, tear %d%s; %llu "
-                 "acknowledged: %s\n  reproduce: pdl-crash --methods %s --journals %s --seed "
-                 "%llu --txns %llu --factor %g --chip %s --trial %llu\n",
-                 c.method.c_str(), c.journal.c_str(), (unsigned long long)index,
+                 "FAILED %s trial %llu: cut after %llu of %llu ops, tear %d%s; %llu "
+                 "acknowledged: %s\n  reproduce: pdl-crash --methods %s --commit %s --journals %s "
+                 "--seed %llu --txns %llu --factor %g --chip %s --trial %llu\n",
+                 c.name().c_str(), (unsigned long long)index,
                  (unsigned long long)k, (unsigned long long)ref.ops, int(tear),
                  recovery_cut ? ", then a cut in the recovery" : "", (unsigned long long)acked,
-                 where.c_str(), c.method.c_str(), c.journal.c_str(),
+                 where.c_str(), c.method.c_str(), c.commit.c_str(), c.journal.c_str(),
                  (unsigned long long)o.seed, (unsigned long long)o.txns, o.factor,
                  o.chip.c_str(), (unsigned long long)index);
   }
@@ -321,7 +364,7 @@ Status trial(const Options& o, const Config& c, const Workload& wl, const std::s
 
 Status run_config(const Options& o, const Config& c, uint64_t trials, const std::string& root,
                   Totals* t) {
-  const std::string dir = root + "/" + c.method + "-" + c.journal;
+  const std::string dir = root + "/" + c.name();
   if (mkdir(dir.c_str(), 0755) != 0)
     return Status::error(Errc::kIoError, "cannot create " + dir + ": " + std::strerror(errno));
   const Scale scale = Scale::make(1, o.factor);
@@ -344,9 +387,10 @@ Status run_config(const Options& o, const Config& c, uint64_t trials, const std:
     if (o.only_trial >= 0 && uint64_t(o.only_trial) != i) continue;
     PDL_TRY(trial(o, c, wl, tmpl, dir, ref, i, t));
   }
-  std::printf("  %-4s %-8s %6llu cuts over %llu flash operations (%llu erases) of %llu "
+  std::printf("  %-4s %-7s %-8s %6llu cuts over %llu flash operations (%llu erases) of %llu "
               "transactions, %llu failed\n",
-              c.method.c_str(), c.journal.c_str(), (unsigned long long)(t->cuts - cuts0),
+              c.method.c_str(), c.commit.c_str(), c.journal.c_str(),
+              (unsigned long long)(t->cuts - cuts0),
               (unsigned long long)ref.ops, (unsigned long long)ref.erases,
               (unsigned long long)o.txns, (unsigned long long)(t->failures - failures0));
   std::fflush(stdout);
@@ -370,11 +414,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pdl-crash: %s\n", st.to_string().c_str());
     return 1;
   }
-  std::vector<Config> configs;
-  for (const auto& m : o.methods)
-    for (const auto& j : o.journals) configs.push_back({m, j});
+  const std::vector<Config> configs = configurations(o);
+  if (configs.empty()) {
+    std::fprintf(stderr, "pdl-crash: journal modes memory and off: each promises nothing "
+                         "across a crash with commit=journal (add --commit atomic)\n");
+    return 2;
+  }
   const uint64_t per = std::max<uint64_t>(1, (o.cuts + configs.size() - 1) / configs.size());
-  std::printf("pdl-crash: %llu cuts (%llu per method x journal mode), %llu TPC-C transactions "
+  std::printf("pdl-crash: %llu cuts (%llu per configuration), %llu TPC-C transactions "
               "per trial, %s, chip %s, seed %llu\n",
               (unsigned long long)(per * configs.size()), (unsigned long long)per,
               (unsigned long long)o.txns, Scale::make(1, o.factor).describe().c_str(),
@@ -385,8 +432,8 @@ int main(int argc, char** argv) {
   for (const Config& c : configs) {
     st = run_config(o, c, per, root, &t);
     if (!st.is_ok()) {
-      std::fprintf(stderr, "pdl-crash: %s/%s: %s (scratch kept in %s)\n", c.method.c_str(),
-                   c.journal.c_str(), st.to_string().c_str(), root.c_str());
+      std::fprintf(stderr, "pdl-crash: %s: %s (scratch kept in %s)\n", c.name().c_str(),
+                   st.to_string().c_str(), root.c_str());
       return 1;
     }
   }

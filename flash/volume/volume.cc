@@ -111,6 +111,7 @@ Status Volume::rollback() {
   PDL_TRY(decode_header(scratch_, store_->logical_pages(), store_->page_size(), &h));
   hdr_.main_name = h.main_name;
   reset_state();
+  restoring_ = true;
   return load();
 }
 
@@ -506,13 +507,16 @@ Status Volume::store_chunk_once(File& f, uint32_t c, std::span<const uint8_t> da
       return Status::error(Errc::kFull, "volume full: no free logical page for '" +
                                             f.meta.name + "'");
     changed = count_changed(data, {});
+  } else if (restoring_) {
+    // Rolled back to its committed version: the same bytes again need no flash write.
+    Status st = store_->read(l, old_);
+    if (!st.is_ok() && !st.is(Errc::kNotFound)) return st;
+    changed = count_changed(old_, data);
+    if (st.is_ok() && changed == 0) return Status::ok();
   } else if (opts_.track_changes) {
     Status st = store_->peek(l, old_);
     if (!st.is_ok() && !st.is(Errc::kNotFound)) return st;
     changed = count_changed(old_, data);
-    // The chunk holds these bytes already: nothing to store. (A rollback writes back pages the
-    // store holds again after Volume::rollback; on a full chip they need no room at all.)
-    if (changed == 0 && st.is_ok()) return Status::ok();
   }
   if (fresh) lpn_kind_[l] = uint8_t(f.kind);  // before the write: its cost is charged by kind
   Status st = store_->write(l, data);
@@ -763,6 +767,7 @@ Status Volume::commit_meta() {
     header_dirty_ = false;
   }
   PDL_TRY(store_->sync());
+  restoring_ = false;
   vacated_.clear();
   // Renames that left a stale slot are durable now: the slot can be cleared (next commit).
   for (const auto& [slot, meta] : stale_slots_) {

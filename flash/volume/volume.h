@@ -252,6 +252,11 @@ class Volume {
   std::vector<std::pair<uint32_t, Owner>> uncleared_;
   std::set<std::string, std::less<>> vacated_;  // names renamed away since the last commit
   std::vector<CachedChunk> cache_;
+  // Atomic stores, from rollback() to the next commit: the store holds the committed version
+  // of every page again and SQLite's rollback writes those bytes back; a chunk write that
+  // repeats what the store holds (checked with a counted read) is skipped, so a rollback needs
+  // no room on a full chip.
+  bool restoring_ = false;
   uint64_t tick_ = 0;
   FileId next_id_ = 1;
   uint64_t next_version_ = 1;
