@@ -1,4 +1,4 @@
-// bench_methods.h — the page-update method configurations pdl-bench compares (seed 000 §5.1).
+// bench_methods.h — the page-update method configurations pdl-bench compares ([PDL] §5.1).
 //
 // Keys (for --methods) and what they run:
 //   pdl256       PDL(256B): page-differential logging, Max_Differential_Size = 256 bytes
@@ -37,7 +37,7 @@ struct MethodSpec {
 
 // Every known method, in the paper's order of Fig. 8 legends.
 const std::vector<MethodSpec>& all_methods();
-// The six of seed 000 §5.2: pdl256, pdl2k, opu, ipu, ipl18k, ipl64k.
+// The six of [PDL] §5.2: pdl256, pdl2k, opu, ipu, ipl18k, ipl64k.
 std::vector<MethodSpec> paper_methods();
 // Parses "pdl256,opu,..." into specs (in the order given, duplicates dropped); false with
 // *err naming the unknown key.

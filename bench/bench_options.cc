@@ -11,7 +11,7 @@ namespace pdl::bench {
 
 const char kUsage[] =
     "usage: pdl-bench --exp LIST [options]\n"
-    "  --exp LIST          comma-separated: 1..6 (seed 000 Exp. 1-6, Table 2), codec, mount,\n"
+    "  --exp LIST          comma-separated: 1..6 (PDL paper Exp. 1-6, Table 2), codec, mount,\n"
     "                      all (= 1,2,3,4,5,6,codec,mount); the last --exp given wins\n"
     "                        1  read/write/overall time per update op (Fig. 8)\n"
     "                        2  overall time vs N_updates_till_write 1-8 (Fig. 9)\n"

@@ -24,7 +24,7 @@
 namespace pdl::bench {
 
 struct Options {
-  bool exp[7] = {};  // exp[1..6]: seed 000 Experiments 1-6
+  bool exp[7] = {};  // exp[1..6]: [PDL] Experiments 1-6
   bool codec = false, mount = false;
   bool quick = false, paper = false;
   std::string json;        // --json FILE

@@ -1,4 +1,4 @@
-// exp1.cc — seed 000 Experiment 1 (Fig. 8): read, write and overall simulated flash time per
+// exp1.cc — [PDL] Experiment 1 (Fig. 8): read, write and overall simulated flash time per
 // update operation, each method on a fresh chip (%ChangedByOneU_Op = 2, N_updates_till_write
 // = 1 unless --changed / --n-updates / --update-pct say otherwise), both obsolete modes for
 // PDL and OPU by default, and IPL both with the update-log hook and without it (/diff).
@@ -30,7 +30,7 @@ void report_exp1(const Options& o, RunPlan& plan, ExpOutput* out) {
   const uint32_t blocks = o.exp1_chip_blocks();
   const Geometry g = chip(blocks);
   std::printf(
-      "\n== Exp. 1: read, write and overall time per update operation (seed 000 Fig. 8) ==\n");
+      "\n== Exp. 1: read, write and overall time per update operation (PDL paper Fig. 8) ==\n");
   print_setup_line(o, plan, blocks);
   std::printf(
       "%%ChangedByOneU_Op=%g (%zu B), N_updates_till_write=%u, %%UpdateOps=%g. Times are "

@@ -1,4 +1,4 @@
-// exp2.cc — seed 000 Experiment 2 (Fig. 9): overall time per update operation as
+// exp2.cc — [PDL] Experiment 2 (Fig. 9): overall time per update operation as
 // N_updates_till_write goes 1..8 (%ChangedByOneU_Op = 2), and Experiment 6 (Fig. 13): erases
 // per update operation over the same runs.
 #include <cmath>
@@ -49,7 +49,7 @@ void plan_exp2(const Options& o, RunPlan& plan) {
 
 void report_exp2(const Options& o, RunPlan& plan, ExpOutput* out) {
   std::printf(
-      "\n== Exp. 2: overall time per update operation vs N_updates_till_write (seed 000 Fig. 9) "
+      "\n== Exp. 2: overall time per update operation vs N_updates_till_write (PDL paper Fig. 9) "
       "==\n");
   print_setup_line(o, plan, o.sweep_chip_blocks());
   std::printf("%%ChangedByOneU_Op=%g, %%UpdateOps=100; simulated us per update operation.\n",
@@ -83,7 +83,7 @@ void report_exp2(const Options& o, RunPlan& plan, ExpOutput* out) {
 
 void report_exp6(const Options& o, RunPlan& plan, ExpOutput* out) {
   std::printf(
-      "\n== Exp. 6: erases per update operation vs N_updates_till_write (seed 000 Fig. 13) ==\n");
+      "\n== Exp. 6: erases per update operation vs N_updates_till_write (PDL paper Fig. 13) ==\n");
   print_setup_line(o, plan, o.sweep_chip_blocks());
   std::printf("%%ChangedByOneU_Op=%g; the runs of Exp. 2 (records repeated with exp=6).\n",
               kChanged);

@@ -1,4 +1,4 @@
-// exp3.cc — seed 000 Experiment 3 (Fig. 10): overall time per update operation as
+// exp3.cc — [PDL] Experiment 3 (Fig. 10): overall time per update operation as
 // %ChangedByOneU_Op goes 0.1..100, for N_updates_till_write = 1 and 5.
 #include <cstdio>
 
@@ -20,7 +20,7 @@ void plan_exp3(const Options& o, RunPlan& plan) {
 
 void report_exp3(const Options& o, RunPlan& plan, ExpOutput* out) {
   std::printf(
-      "\n== Exp. 3: overall time per update operation vs %%ChangedByOneU_Op (seed 000 Fig. 10) "
+      "\n== Exp. 3: overall time per update operation vs %%ChangedByOneU_Op (PDL paper Fig. 10) "
       "==\n");
   print_setup_line(o, plan, o.sweep_chip_blocks());
   std::printf("%%UpdateOps=100; simulated us per update operation.\n");

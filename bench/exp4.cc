@@ -1,4 +1,4 @@
-// exp4.cc — seed 000 Experiment 4 (Fig. 11): overall time per operation for mixes of read-only
+// exp4.cc — [PDL] Experiment 4 (Fig. 11): overall time per operation for mixes of read-only
 // and update operations as %UpdateOps goes 0..100 (%ChangedByOneU_Op = 2, N = 1 and 5).
 //
 // Read-only operations do not change the flash state, so one chip per (method, N) is warmed up
@@ -37,7 +37,7 @@ void plan_exp4(const Options& o, RunPlan& plan) {
 
 void report_exp4(const Options& o, RunPlan& plan, ExpOutput* out) {
   std::printf(
-      "\n== Exp. 4: overall time per operation vs %%UpdateOps (seed 000 Fig. 11) ==\n");
+      "\n== Exp. 4: overall time per operation vs %%UpdateOps (PDL paper Fig. 11) ==\n");
   print_setup_line(o, plan, o.sweep_chip_blocks());
   std::printf(
       "%%ChangedByOneU_Op=%g; one warm-up per (method, N), then every %%UpdateOps point on the "

@@ -1,4 +1,4 @@
-// exp5.cc — seed 000 Experiment 5 (Fig. 12): overall time per update operation as the flash
+// exp5.cc — [PDL] Experiment 5 (Fig. 12): overall time per update operation as the flash
 // timing varies: T_read 10..1500 us x T_write (program) 500 and 1000 us, T_erase = 1500 us
 // (%ChangedByOneU_Op = 2, N_updates_till_write = 1).
 //
@@ -44,7 +44,7 @@ void plan_exp5(const Options& o, RunPlan& plan) {
 
 void report_exp5(const Options& o, RunPlan& plan, ExpOutput* out) {
   std::printf(
-      "\n== Exp. 5: overall time per update operation vs T_read and T_write (seed 000 Fig. 12) "
+      "\n== Exp. 5: overall time per update operation vs T_read and T_write (PDL paper Fig. 12) "
       "==\n");
   print_setup_line(o, plan, o.sweep_chip_blocks());
   std::printf(

@@ -284,7 +284,7 @@ void print_plan_header(const Options& o, const RunPlan& plan) {
     return s;
   };
   const WorkloadConfig& cfg = plan.base();
-  std::printf("pdl-bench: seed 000 experiments");
+  std::printf("pdl-bench: the PDL paper's experiments");
   for (int e = 1; e <= 6; e++)
     if (o.exp[e]) std::printf(" %d", e);
   std::printf(" (%s scale), %zu distinct runs\n",

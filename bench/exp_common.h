@@ -1,4 +1,4 @@
-// exp_common.h — what the seed 000 experiments (exp1.cc ... exp5.cc) share: the series they
+// exp_common.h — what the [PDL] experiments (exp1.cc ... exp5.cc) share: the series they
 // plot (method x obsolete mode), the result record of one measured window, and the text grid
 // printed on stdout.
 //

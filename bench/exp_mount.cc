@@ -1,4 +1,4 @@
-// exp_mount.cc — pdl-bench --exp mount: the cost of mounting (the recovery scan of seed 000
+// exp_mount.cc — pdl-bench --exp mount: the cost of mounting (the recovery scan of [PDL]
 // Fig. 7) a chip holding data written by PDL(256B), checked page by page after the mount.
 #include <algorithm>
 #include <chrono>
@@ -35,7 +35,7 @@ Status run_mount(const Options& o, std::vector<std::string>* json) {
   const uint64_t data_pages = uint64_t(g.blocks - kSuperblockBlocks) * g.pages_per_block;
   const uint32_t lpns =
       uint32_t(std::max<uint64_t>(1, uint64_t(double(data_pages) * o.data_pct / 100.0)));
-  std::printf("\n== mount: recovery scan (seed 000 Fig. 7) of a chip holding data ==\n");
+  std::printf("\n== mount: recovery scan (PDL paper Fig. 7) of a chip holding data ==\n");
   std::printf(
       "chip %s; data %u logical pages = %s written by PDL(256B), then %u updates "
       "(%%Changed=%g), sync, then mount_store on the same chip.\n",

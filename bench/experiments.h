@@ -1,4 +1,4 @@
-// experiments.h — seed 000 Experiments 1-6 (Table 2) over PageStores, and the two extra
+// experiments.h — [PDL] Experiments 1-6 (Table 2) over PageStores, and the two extra
 // pdl-bench experiments (codec, mount). Parameters (Table 2):
 //   Exp. 1  read/write/overall time per update op           %Changed = 2, N = 1       (exp1.cc)
 //   Exp. 2  overall time per update op vs N                 %Changed = 2, N = 1..8    (exp2.cc)
@@ -34,7 +34,7 @@ void report_exp4(const Options& o, RunPlan& plan, ExpOutput* out);
 void plan_exp5(const Options& o, RunPlan& plan);
 void report_exp5(const Options& o, RunPlan& plan, ExpOutput* out);
 
-// mount: the cost of the recovery scan (seed 000 Fig. 7) of a chip holding data (exp_mount.cc).
+// mount: the cost of the recovery scan ([PDL] Fig. 7) of a chip holding data (exp_mount.cc).
 Status run_mount(const Options& o, std::vector<std::string>* json);
 
 }  // namespace pdl::bench

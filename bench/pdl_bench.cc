@@ -1,13 +1,13 @@
 // pdl_bench.cc — pdl-bench: the paper's synthetic experiments straight on PageStores.
 //
-//   --exp 1..6   seed 000 Experiments 1-6 (Table 2, Figures 8-13; experiments.h): update
+//   --exp 1..6   [PDL] Experiments 1-6 (Table 2, Figures 8-13; experiments.h): update
 //                operations on a loaded, warmed-up chip, per method (bench_methods.h), at the
 //                scale of bench_options.h. The runs all experiments need are collected in one
 //                RunPlan, deduplicated and run on --jobs threads (run_plan.h).
 //   --exp codec  diff_encode / diff_apply throughput (codec_bench.h).
-//   --exp mount  cost of mounting (recovery scan, seed 000 Fig. 7) a chip half full of data.
+//   --exp mount  cost of mounting (recovery scan, [PDL] Fig. 7) a chip half full of data.
 //   --exp all    all of them.
-// Times of store experiments are simulated flash microseconds (seed 000 Table 1), not host time;
+// Times of store experiments are simulated flash microseconds (PDL paper Table 1), not host time;
 // host (wall) seconds are reported beside them. Progress goes to stderr, readable tables to
 // stdout; --json FILE writes every record as a JSON array, --csv PREFIX one CSV per experiment.
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""plot_results.py — pdl-bench's JSON (Exp. 1-6 of seed 000) to PNG figures like the paper's
+"""plot_results.py — pdl-bench's JSON (Exp. 1-6 of [PDL]) to PNG figures like the paper's
 Figures 8-13.
 
     /usr/bin/python3 bench/plot_results.py docs/results/bench.json --out docs/results

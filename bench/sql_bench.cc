@@ -7,7 +7,7 @@
 //   insert  N single-row transactions (autocommit) into t(id INTEGER PRIMARY KEY, a, b), b a
 //           text of --row-bytes bytes (default 100);
 //   update  N single-row transactions, rows chosen by a seeded generator.
-// Reported per committed transaction: simulated flash µs (seed 000 Table 1 timing), flash
+// Reported per committed transaction: simulated flash µs (PDL paper Table 1 timing), flash
 // programs / reads / erases / bytes programmed — in total and split into database, journal or
 // WAL, directory (Volume metadata) and GC (cost.h's attribution rule) — and host wall µs. The
 // same statements run on the unix VFS on a file in the same directory (tmpfs by default), and
@@ -282,7 +282,7 @@ int main(int argc, char** argv) {
 
   std::printf("pdl-sqlbench: %d single-row transactions per phase, %d-byte rows; chip %s; "
               "images in %s\n", o.rows, o.row_bytes, o.size.c_str(), o.dir.c_str());
-  std::printf("Per committed transaction. sim_us = simulated flash time (seed 000 Table 1); "
+  std::printf("Per committed transaction. sim_us = simulated flash time (PDL paper Table 1); "
               "programs split db/jrnl/dir/gc by file kind (cost.h; marks with the pages they\n"
               "obsolete); wall_us = host time; speed = unix wall / pdl wall in the same run "
               "(> 1: pdl faster).\n\n");

@@ -1,4 +1,4 @@
-// update_workload.cc — the seed 000 §5.1 update workload: load, warm up, measure.
+// update_workload.cc — the [PDL] §5.1 update workload: load, warm up, measure.
 #include "bench/update_workload.h"
 #include "bench/wall_clock.h"
 

@@ -1,6 +1,6 @@
-// update_workload.h — the paper's synthetic update workload (seed 000 §5.1) on a PageStore.
+// update_workload.h — the paper's synthetic update workload ([PDL] §5.1) on a PageStore.
 //
-// An *update operation* (seed 000 §5.1): (1) read a logical page chosen uniformly at random,
+// An *update operation* ([PDL] §5.1): (1) read a logical page chosen uniformly at random,
 // (2) change %ChangedByOneU_Op of its bytes, N_updates_till_write times in memory, (3) write
 // it back. A read-only operation (the 100 - %UpdateOps share, Exp. 4) is step (1) alone.
 //
@@ -22,13 +22,13 @@
 //   (b) load: write every logical page once with random content, then sync;
 //   (c) warm up: update operations until the chip's erases since the load reach
 //       warm_rounds x data blocks ("garbage collection is invoked for each block at least ten
-//       times on the average", seed 000 §5.1);
+//       times on the average", [PDL] §5.1);
 //   (d) measure (any number of times, each continuing on the same chip): snapshot
 //       NandCounters, StoreStats and the GC cost bucket (nothing is reset), run the window's
 //       operations, counting each PageStore::read and PageStore::write call's flash operations
 //       and sim_us by delta. GC runs inside write, so its cost is amortized into write time, as
 //       in the paper.
-// All times are simulated flash microseconds (seed 000 Table 1), not host time. The flash
+// All times are simulated flash microseconds ([PDL] Table 1), not host time. The flash
 // operation counts of each step are kept, so the time under any other (T_read, T_write,
 // T_erase) follows exactly (the methods' decisions never depend on timing): see StepCounts.
 #pragma once

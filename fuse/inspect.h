@@ -8,7 +8,7 @@
 //   blocks      "# block state valid_pages erase_count", then one line per erase block
 //   map         "# lpn chunk base_ppa diff_ppa diff_in_buffer file", then one line per
 //               mapped chunk of every file, in file-name then chunk order: the chunk's ppmt
-//               entry (seed 000 Fig. 3). "-" for no page; the file name is the rest of the line.
+//               entry ([PDL] Fig. 3). "-" for no page; the file name is the rest of the line.
 //
 // Each text is generated from the in-memory tables under the Volume's lock: no flash
 // operation, no counter changes.

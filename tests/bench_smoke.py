@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""bench_smoke.py — smoke test of pdl-bench's seed 000 experiments and of the plot script.
+"""bench_smoke.py — smoke test of pdl-bench's [PDL] experiments and of the plot script.
 
     bench_smoke.py PDL_BENCH [PLOT_SCRIPT]
 

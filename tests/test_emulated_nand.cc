@@ -2,7 +2,7 @@
 //
 // Invariants checked: program only turns bits 1 -> 0 and at most NOP times per page between
 // erases, and a refused program leaves the media unchanged; erase makes a whole block 0xFF;
-// addresses are checked; counters and simulated time follow seed 000 Table 1; an image file
+// addresses are checked; counters and simulated time follow [PDL] Table 1; an image file
 // keeps data, spare, geometry and erase counts across reopen, is exclusively locked while open,
 // and is never modified when it fails to open; a power cut lets exactly k more mutating
 // operations through, then freezes the chip without touching the media, and a torn operation

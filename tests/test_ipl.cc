@@ -6,7 +6,7 @@
 //     write without notes reads the previous version (data page + used log pages) first;
 //   * reads cost the data page plus every used log page of the block, and only when the page
 //     has log records;
-//   * a full log region merges the block (seed 002 Alg. 1): one erase, the live pages
+//   * a full log region merges the block ([IPL] Alg. 1): one erase, the live pages
 //     programmed once, the log region empty again;
 //   * an IPU overwrite is D-1 reads, D programs and one erase;
 //   * trims become one unmap sector at sync; a trimmed page written again starts from zeros;

@@ -32,10 +32,10 @@ std::mt19937_64 seeded_rng(uint64_t salt);
 std::vector<uint8_t> random_page(std::mt19937_64& rng, size_t n);
 
 // A tiny chip for fast tests: 512+32-byte pages, 4 pages/block, `blocks` blocks, NOP 4,
-// default (seed 000 Table 1) timing.
+// default ([PDL] Table 1) timing.
 Geometry small_geometry(uint32_t blocks = 16);
 
-// A geometry with the given sizes and default (seed 000 Table 1) timing.
+// A geometry with the given sizes and default ([PDL] Table 1) timing.
 Geometry geometry(uint32_t page_data, uint32_t page_spare, uint32_t pages_per_block,
                   uint32_t blocks);
 

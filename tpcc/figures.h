@@ -5,7 +5,7 @@
 // write is that kind's; garbage collection (PDL/OPU GC, IPL merges) and any other shared work
 // is apportioned to the kinds in proportion to the bytes each programmed in the phase — GC
 // reclaims the flash space those programs consumed (the paper amortizes GC into the writes
-// that cause it, seed 000 §5.1). The parts sum to the chip's counters.
+// that cause it, [PDL] §5.1). The parts sum to the chip's counters.
 #pragma once
 
 #include <cstdint>

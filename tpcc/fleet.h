@@ -10,7 +10,7 @@
 // (and into a unix-VFS file for the reference), set_cache_pct() sizes SQLite's page cache,
 // warm_up() runs transactions on all members in lockstep rounds until every method's chip has
 // erased its blocks `gc_rounds` times on average (garbage collection active: steady state, as
-// in seed 000 §5.1), measure() runs the next N transactions on each member in turn, timing
+// in [PDL] §5.1), measure() runs the next N transactions on each member in turn, timing
 // each and taking the chip's counters before and after.
 #pragma once
 
@@ -111,7 +111,7 @@ class Fleet {
 };
 
 // Chip size for `methods` holding a database of `db_bytes` growing by `growth_bytes`, and a
-// WAL or journal: the paper's proportion (data on at most half the chip, seed 000 §5.1: 1 GB
+// WAL or journal: the paper's proportion (data on at most half the chip, [PDL] §5.1: 1 GB
 // on a 2 GB chip), and room in every method's logical capacity (IPL(64KB) keeps half of each
 // block for logs).
 uint64_t auto_chip_bytes(uint64_t db_bytes, uint64_t growth_bytes, uint32_t page,

@@ -1,6 +1,6 @@
 // methods.h — the page-update methods pdl-tpcc compares, as pdl VFS URI parameters.
 //
-//   key      label       URI parameters                 paper (seed 000 §5)
+//   key      label       URI parameters                 paper ([PDL] §5)
 //   pdl      PDL(256B)   method=pdl&max_diff=256         PDL(256B)
 //   pdl2k    PDL(2KB)    method=pdl&max_diff=<page>      PDL(2KB): Max_Differential_Size = a page
 //   opu      OPU         method=opu                      OPU

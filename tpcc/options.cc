@@ -16,7 +16,7 @@ const char kUsage[] =
     "A TPC-C-like workload on SQLite through the pdl VFS: loads once, clones the database into\n"
     "a fresh emulated chip per page-update method, warms each up until garbage collection is\n"
     "active, runs the same transaction sequence on each and reports simulated flash I/O per\n"
-    "transaction (seed 000 Table 1 timing), split into database pages and journal/WAL.\n"
+    "transaction (PDL paper Table 1 timing), split into database pages and journal/WAL.\n"
     "\n"
     "  --warehouses N      warehouses (default 1)\n"
     "  --scale F           shrink items and customers by F, 0 < F <= 1 (default 1; --quick 0.05)\n"

@@ -1,5 +1,5 @@
 // pdl_tpcc.cc — pdl-tpcc: a TPC-C-like workload on SQLite comparing page-update methods in one
-// run (seed 000 Exp. 7), the project's main job (`./run demo` = pdl-tpcc --quick).
+// run (PDL paper Exp. 7), the project's main job (`./run demo` = pdl-tpcc --quick).
 //
 // 1. Load the database once on the unix VFS (loader.h), page size = flash page.
 // 2. Per journal mode: clone it into a fresh emulated chip per method (Fleet), warm up until

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""plot_exp7.py — pdl-tpcc's sweep (seed 000 Exp. 7) to a PNG like the paper's Figure 14.
+"""plot_exp7.py — pdl-tpcc's sweep (PDL paper Exp. 7) to a PNG like the paper's Figure 14.
 
     /usr/bin/python3 tpcc/plot_exp7.py docs/results/tpcc-sweep.json --out docs/results
 
@@ -88,7 +88,7 @@ def main():
                 ax.set_ylabel("simulated flash I/O per transaction (ms)")
         axes[0][col].legend(fontsize=7)
     scale = f"{data.get('warehouses', 1)} warehouse(s), scale {data.get('scale', 1)}"
-    fig.suptitle(f"pdl-tpcc Exp. 7 (seed 000 Fig. 14): {scale}; seed 000 Table 1 timing",
+    fig.suptitle(f"pdl-tpcc Exp. 7 (PDL paper Fig. 14): {scale}; PDL paper Table 1 timing",
                  fontsize=10)
     fig.tight_layout()
     os.makedirs(a.out, exist_ok=True)

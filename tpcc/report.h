@@ -2,7 +2,7 @@
 //
 // Per method and journal mode: new orders per minute (NOPM-style, wall clock; not tpmC),
 // wall transactions/s and the ratio to the unix VFS in the same run, per-type latency
-// p50/p95/p99 (wall), and per transaction the simulated flash I/O (seed 000 Table 1 timing),
+// p50/p95/p99 (wall), and per transaction the simulated flash I/O ([PDL] Table 1 timing),
 // reads, programs, erases, bytes programmed, bytes SQLite wrote and write amplification — in
 // total and for database pages and journal/WAL (figures.h's split) — and each method's
 // simulated I/O time relative to PDL(256B)'s, for the database part and the total.

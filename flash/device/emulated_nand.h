@@ -1,7 +1,7 @@
 // emulated_nand.h — a NAND chip emulated in RAM or in an image file: the project's test oracle.
 //
 // Like LittleFS's emubd, the emulator enforces the NAND rules of nand.h (program only 1->0,
-// NOP, addresses), counts every operation, and adds seed 000 Table 1 times to a simulated clock.
+// NOP, addresses), counts every operation, and adds [PDL] Table 1 times to a simulated clock.
 // It also injects power cuts: after k more mutating operations (programs and erases) the chip
 // freezes, and every later operation fails with Errc::kPowerCut without touching the media —
 // the interrupted operation itself may be torn (a prefix, or a random subset of its 1->0 bits,

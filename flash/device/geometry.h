@@ -1,7 +1,7 @@
 // geometry.h — the shape and timing of a NAND chip: one documented config struct.
 //
 // Like LittleFS's lfs_config, zero means "default" for every field; resolve() fills the
-// defaults and validate() checks the constraints. Defaults are seed 000 Table 1 (Samsung
+// defaults and validate() checks the constraints. Defaults are [PDL] Table 1 (Samsung
 // K9L8G08U0M MLC): 2048+64-byte pages, 64 pages per block, read 110 us, program 1010 us,
 // erase 1500 us. Times are simulated: the emulator adds them to a counter, it never sleeps.
 #pragma once
@@ -21,7 +21,7 @@ struct Geometry {
   uint32_t partial_programs = 0; // NOP: programs allowed per page between erases; default 4
   uint32_t erase_limit = 0;      // erases a block endures (0 = unlimited)
 
-  // Simulated operation times, microseconds (seed 000 Table 1 defaults).
+  // Simulated operation times, microseconds ([PDL] Table 1 defaults).
   uint32_t read_us = 0;          // read one page (or only its spare): default 110
   uint32_t program_us = 0;       // program one page, or part of one: default 1010
   uint32_t erase_us = 0;         // erase one block: default 1500

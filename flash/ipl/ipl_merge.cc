@@ -1,4 +1,4 @@
-// ipl_merge.cc — reading a block's log region, replaying it, and the merge (seed 002 Alg. 1).
+// ipl_merge.cc — reading a block's log region, replaying it, and the merge ([IPL] Alg. 1).
 #include <algorithm>
 #include <cstring>
 

@@ -1,4 +1,4 @@
-// ipl_sector.h — IPL log sectors (seed 002 §3.2) and the log records inside them.
+// ipl_sector.h — IPL log sectors ([IPL] §3.2) and the log records inside them.
 //
 // A log sector is 512 bytes (kLogSector) of a log page, programmed on its own (one partial
 // program, one NOP of the page). It holds part of the log of one write of one logical page —
@@ -22,7 +22,7 @@
 //
 // Log records are physical runs `[offset u16][length u16][length bytes]` — the same run
 // encoding as PDL's differential (differential.h) — but applied in order and allowed to overlap:
-// a history of updates, as seed 002's log is, not a difference.
+// a history of updates, as [IPL]'s log is, not a difference.
 #pragma once
 
 #include <cstddef>
@@ -77,7 +77,7 @@ inline bool unmap_has(std::span<const uint8_t> bitmap, uint32_t slot) {
 }
 
 // Cuts a stream of log records into sector payloads of at most `cap` bytes each (the in-memory
-// log sector of seed 002, page_size / 16 in seed 000's experiments): a record that does not fit
+// log sector of [IPL], page_size / 16 in [PDL]'s experiments): a record that does not fit
 // the remaining room is split, the first part filling the payload.
 class LogSplitter {
  public:

@@ -1,5 +1,5 @@
 // ipl_store.cc — IplStore: format, read, write (direct program or log sectors), trim, sync.
-// The merge (seed 002 Alg. 1) is in ipl_merge.cc, recovery in ipl_recovery.cc.
+// The merge ([IPL] Alg. 1) is in ipl_merge.cc, recovery in ipl_recovery.cc.
 #include "flash/ipl/ipl_store.h"
 
 #include <algorithm>
@@ -19,7 +19,7 @@ IplStore::IplStore(Nand& nand, const StoreParams& params)
       params_(params),
       dpb_(params.data_pages_per_block(nand.geometry())),
       sectors_per_page_(nand.geometry().page_data / kLogSector),
-      // seed 000 footnote 14: the log buffer of a page is page_size / 16 (seed 002's 512-byte
+      // [PDL] footnote 14: the log buffer of a page is page_size / 16 ([IPL]'s 512-byte
       // sector of an 8 KiB page), at most what one log sector carries.
       log_buffer_(std::clamp<size_t>(nand.geometry().page_data / 16, kRunHeader + 1,
                                      kLogSector - kSectorHeader)),
@@ -262,7 +262,7 @@ Status IplStore::write_log(Lpn lpn, std::span<const uint8_t> page) {
   const uint32_t k = std::max<uint32_t>(1, uint32_t(splitter_.payloads()));
   if (k > 255 || lb.used_sectors + k > log_sectors_per_block()) {
     // No room in the log region: merge the block with the new page (garbage collection in IPL,
-    // seed 000 footnote 12).
+    // [PDL] footnote 12).
     ledger_.charge_current();
     PDL_TRY(merge(lbn, lpn, page));
     ledger_.charge(ledger_.gc());

@@ -1,4 +1,4 @@
-// ipl_store.h — the in-page logging engine (IPL, seed 002) and in-place update (IPU) as its
+// ipl_store.h — the in-page logging engine (IPL, [IPL]) and in-place update (IPU) as its
 // log-less special case.
 //
 // Static mapping (both methods): logical page lpn belongs to logical block lbn = lpn / D and
@@ -11,13 +11,13 @@
 //                note_update (the in-DBMS IPL of the paper), else the difference between the new
 //                page and its previous version, which must be read for that (the DBMS-independent
 //                path, docs/design.md §10) — is cut into in-memory log sectors of page_size / 16
-//                bytes (seed 000 footnote 14), each programmed into the next free log sector of
-//                the block; if the region lacks room, the block is merged (seed 002 Alg. 1) with
+//                bytes ([PDL] footnote 14), each programmed into the next free log sector of
+//                the block; if the region lacks room, the block is merged ([IPL] Alg. 1) with
 //                the new version of the page.
 //                IPU: otherwise the block is merged with the new page: read its other pages,
-//                program them all, erase — seed 000 §3's in-place update (see below).
+//                program them all, erase — [PDL] §3's in-place update (see below).
 //   read(lpn)    the data page, then, if the page has log records, every used log page of its
-//                block (seed 000 §3: "IPL reads the original page and only the log pages in the
+//                block ([PDL] §3: "IPL reads the original page and only the log pages in the
 //                same block"), applying complete writes in sequence order.
 //   trim(lpn)    in RAM until sync(); sync() writes one unmap sector per logical block with
 //                trims (or merges the block without them if its log region is full; IPU always
@@ -28,7 +28,7 @@
 //                block. A merge that writes no page programs a marker page instead, so that the
 //                new, empty version always outranks the old block.
 //
-// In-place update, crash-safe: seed 000 §3's IPU reads the block's other pages, erases the block
+// In-place update, crash-safe: [PDL] §3's IPU reads the block's other pages, erases the block
 // and programs every page back. A cut after the erase would lose pages that were synced long
 // ago, so IPU here programs the pages into an erased block and then erases the old one: the
 // same reads, programs and erase per update, only the physical address changes.
@@ -36,7 +36,7 @@
 // Crash model: a data page, a complete write's log sectors and a complete merge are durable once
 // programmed; recovery (ipl_recovery.cc) reads every page, groups blocks by logical block, takes
 // the newest whose merge is complete, and rebuilds the slots and log state. Writes are
-// synchronous (the page "evicted" to the store is logged at once, as in seed 002), so sync()
+// synchronous (the page "evicted" to the store is logged at once, as in [IPL]), so sync()
 // only makes pending trims durable.
 //
 // Bad blocks: factory-marked blocks are skipped at format and mount. A block whose erase fails

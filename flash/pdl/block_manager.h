@@ -7,11 +7,11 @@
 //   open    — a write head is programming it page by page (pages in order, as NAND requires);
 //   closed  — fully programmed (or found partly programmed at mount and not reopened);
 //             kept in bucket lists by valid-page count so the greedy victim (fewest valid pages,
-//             seed 000 §4.1 / Woodhouse) is found in O(pages per block).
+//             [PDL] §4.1 / Woodhouse) is found in O(pages per block).
 //   bad     — out of service for good: marked bad by the factory (found at format or mount),
 //             or retired here (Nand::mark_bad) after an erase failed, the chip's erase limit
 //             included, or after a program failed and its valid pages were moved away.
-// A closed block may also be "retiring": a program in it failed (seed 004's grown bad block).
+// A closed block may also be "retiring": a program in it failed ([IPL-B+tree]'s grown bad block).
 // It stays readable and is collected like a GC victim as soon as there is room, then retired
 // instead of erased. A write head whose program fails is closed at once: its remaining pages
 // are never programmed.

@@ -1,4 +1,4 @@
-// differential.h — the page-differential codec (seed 000 §4.1–4.2): pure functions.
+// differential.h — the page-differential codec ([PDL] §4.1–4.2): pure functions.
 //
 // A differential is the difference between a base page and the up-to-date page, encoded as
 // runs:  [offset u16][length u16][length changed bytes]  repeated, little-endian.

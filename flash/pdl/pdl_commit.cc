@@ -1,7 +1,7 @@
 // pdl_commit.cc — atomic groups: sync() as a commit, abort(), the pending base page, commit
 // records, and the purge of discarded groups' pages (pdl_store.h explains the design).
 //
-// Seed 000 §4.5 makes PDL's flush "writingDifferentialWriteBuffer" and relies on programs being
+// [PDL] §4.5 makes PDL's flush "writingDifferentialWriteBuffer" and relies on programs being
 // atomic at the chip level. The commit extends that atomicity from one page to a group: the
 // write buffer's page is also the commit record. What makes it work:
 //   * every change of the group keeps the committed version valid (touch / committed_): no

@@ -1,4 +1,4 @@
-// pdl_gc.cc — garbage collection (seed 000 §4.1): greedy victim, move valid base pages,
+// pdl_gc.cc — garbage collection ([PDL] §4.1): greedy victim, move valid base pages,
 // compact valid differentials, erase — or retire the victim if it is a grown bad block.
 //
 // Large differentials are merged with their base page instead of being copied (gc_merge).

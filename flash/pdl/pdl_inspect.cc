@@ -1,7 +1,7 @@
 // pdl_inspect.cc — PdlStore::locate and PdlStore::block_info: the engine's in-memory tables
 // exposed read-only for tools (pdl dump, pdl fsck) and tests.
 //
-// locate(lpn) is the ppmt entry (seed 000 Fig. 3) plus the differential write buffer's view of
+// locate(lpn) is the ppmt entry ([PDL] Fig. 3) plus the differential write buffer's view of
 // the lpn; block_info(b) is the block manager's state of b, its valid-page count and the Nand's
 // erase count. Both read RAM only: no flash operation, no stats, no simulated time.
 //

@@ -1,4 +1,4 @@
-// pdl_recovery.cc — mount = crash recovery by one scan of the spare areas (seed 000 Fig. 7).
+// pdl_recovery.cc — mount = crash recovery by one scan of the spare areas ([PDL] Fig. 7).
 //
 // For every page the spare area is read (a read each: tR dominates). Per block, the headers are
 // gathered first; the last programmed page of a block is the only one a power cut can have

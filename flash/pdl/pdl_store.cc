@@ -1,4 +1,4 @@
-// pdl_store.cc — PDL writing and reading: seed 000 Figures 4, 5 and 6.
+// pdl_store.cc — PDL writing and reading: [PDL] Figures 4, 5 and 6.
 #include "flash/pdl/pdl_store.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// pdl_store.h — the PDL engine (seed 000 §4), and OPU as its page-based special case.
+// pdl_store.h — the PDL engine ([PDL] §4), and OPU as its page-based special case.
 //
 // Where the paper's figures live:
 //   Fig. 4 PDL_Writing ............ PdlStore::write             (pdl_store.cc)
@@ -12,13 +12,13 @@
 // (pdl_inspect.cc) expose the ppmt entry and block states to tools, from RAM only.
 //
 // OPU (out-place update with page-level mapping) is what PDL becomes when every write takes
-// Case 3 (seed 000 §4.1: "In this special case, PDL becomes the same as the page-based
+// Case 3 ([PDL] §4.1: "In this special case, PDL becomes the same as the page-based
 // method"), minus the base-page read that only differentials need. Method::kOpu runs exactly
 // that path, so both methods share allocation, GC, obsolete marking, commit and recovery, and
 // their comparison differs only in what the paper says differs. Trim tombstones use the write
 // buffer in both methods.
 //
-// Commit modes (page_store.h). kPerPage is seed 000's engine: every page is durable once
+// Commit modes (page_store.h). kPerPage is [PDL]'s engine: every page is durable once
 // programmed, and carries a commit record covering itself (so one recovery serves both
 // modes). kGroup — atomic groups (superblock format 2; pdl_commit.cc): every write and trim
 // since the last sync belongs to the open *group*; sync() commits it, abort() discards it. PDL and OPU write

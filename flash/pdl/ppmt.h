@@ -1,4 +1,4 @@
-// ppmt.h — the physical page mapping table entry (seed 000 §4.2, Fig. 3) and the reverse map.
+// ppmt.h — the physical page mapping table entry ([PDL] §4.2, Fig. 3) and the reverse map.
 //
 // ppmt[lpn] = <base page, differential page> plus two things the paper leaves implicit:
 //   * copies — how many base pages of this lpn are on flash and not marked obsolete (current or

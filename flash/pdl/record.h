@@ -1,7 +1,7 @@
 // record.h — differential records: how differentials sit in a differential page.
 //
 // A differential page's data area is a sequence of records followed by 0xFF padding; the
-// spare header's `aux` says how many bytes are used. One record (seed 000 §4.2:
+// spare header's `aux` says how many bytes are used. One record ([PDL] §4.2:
 // <physical page ID, creation time stamp, [offset, length, changed data]+>):
 //    0  u32  lpn
 //    4  u16  runs_len — bytes of runs that follow

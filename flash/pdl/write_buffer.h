@@ -1,4 +1,4 @@
-// write_buffer.h — the one-page differential write buffer (seed 000 §4.2, "dwb").
+// write_buffer.h — the one-page differential write buffer ([PDL] §4.2, "dwb").
 //
 // Collects differential records in RAM until it is full or synced, then its bytes become one
 // differential page. Holds at most one record per lpn: put() of an lpn already present is a

@@ -40,7 +40,7 @@ namespace pdl {
 using Lpn = uint32_t;
 
 // How a store's changes become durable (fixed for the store object's lifetime, not on flash):
-//   kPerPage — every programmed page counts once it is on flash (seed 000's engine: writes
+//   kPerPage — every programmed page counts once it is on flash ([PDL]'s engine: writes
 //              between syncs may survive a crash one page at a time); what pdl-bench measures;
 //   kGroup   — atomic groups: sync() commits everything since the last sync, or nothing
 //              (PDL and OPU; IPU and IPL stay kPerPage, see atomic()). What the Volume uses.
@@ -53,7 +53,7 @@ struct StoreStats {
   uint64_t diff_pages_written = 0;    // differential write buffer flushes
   uint64_t diff_records = 0;          // differentials put into the write buffer
   uint64_t diff_bytes = 0;            // their encoded size, headers included
-  uint64_t case1 = 0, case2 = 0, case3 = 0;  // PDL_Writing cases (seed 000 Fig. 4)
+  uint64_t case1 = 0, case2 = 0, case3 = 0;  // PDL_Writing cases ([PDL] Fig. 4)
   uint64_t obsolete_marks = 0;        // spare-area programs setting a page obsolete
   uint64_t gc_runs = 0;               // victims collected
   uint64_t gc_base_moves = 0;         // valid base pages copied by GC
@@ -101,7 +101,7 @@ struct MountReport {
 };
 
 // Where a logical page lives right now (PageStore::locate). In the paper's terms: the ppmt
-// entry <base page, differential page> of the lpn (seed 000 Fig. 3), plus the write buffer.
+// entry <base page, differential page> of the lpn ([PDL] Fig. 3), plus the write buffer.
 struct LpnLocation {
   Ppa base = kNoPpa;            // current base page; kNoPpa: unmapped (never written, trimmed),
                                 // or a base page not yet programmed (base_in_buffer)
@@ -188,11 +188,11 @@ class PageStore {
   virtual Status upgrade_format() { return Status::ok(); }
 
   // Optional update-log hook, for a caller that knows its changes as they happen (the in-DBMS
-  // IPL the paper compared with, seed 000 §5.1). Says that one update changed bytes
+  // IPL the paper compared with, [PDL] §5.1). Says that one update changed bytes
   // [offset, offset + len) of lpn's page since lpn was last written. Contract: if any range was
   // noted for lpn, the ranges noted before the next write(lpn) cover every byte that write
   // changes. A store may use them instead of comparing with the previous version (IPL writes
-  // one log record per noted range — the history, as seed 002 logs it); others ignore them.
+  // one log record per noted range — the history, as [IPL] logs it); others ignore them.
   virtual void note_update(Lpn lpn, uint32_t offset, uint32_t len) {
     (void)lpn, (void)offset, (void)len;
   }
@@ -240,7 +240,7 @@ inline Status poison_on_device_error(Status st, Status* poisoned) {
 // Write a superblock for `params` and return an empty store. Destroys what the chip held.
 Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
                     CommitMode mode = CommitMode::kPerPage);
-// Recover the store on `nand` by scanning it (crash recovery, seed 000 Fig. 7). kGroup on a
+// Recover the store on `nand` by scanning it (crash recovery, [PDL] Fig. 7). kGroup on a
 // store of superblock format 1 fails with kUnsupported: mount it kPerPage, upgrade_store, then
 // set_commit_mode(kGroup).
 Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report = nullptr,

@@ -67,7 +67,7 @@ Status StoreParams::resolve(const Geometry& g) {
   // Two blocks may be open (user and GC heads) besides the reserve.
   const uint64_t usable = uint64_t(data_blocks - gc_reserve_blocks - 2) * g.pages_per_block;
   // Default size: 7/8 of the usable pages, less room for differentials with PDL — a page's
-  // differential averages about half of Max_Differential_Size in steady state (seed 000,
+  // differential averages about half of Max_Differential_Size in steady state ([PDL],
   // footnote 17), so PDL keeps page / (page + max_diff / 2) of that (PDL(2KB): 2/3; PDL(256B)
   // on 2 KiB pages: 16/17). Overwrites of pages within the default size then always fit.
   if (logical_pages == 0)

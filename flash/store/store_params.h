@@ -11,20 +11,20 @@
 namespace pdl {
 
 enum class Method : uint8_t {
-  kPdl = 1,  // page-differential logging (seed 000)
-  kOpu = 2,  // out-place update, page-level mapping (seed 000 §3)
-  kIpu = 3,  // in-place update: a block is rewritten whole for each overwrite (seed 000 §3)
-  kIpl = 4,  // in-page logging: log sectors in each erase block, merge when full (seed 002)
+  kPdl = 1,  // page-differential logging ([PDL])
+  kOpu = 2,  // out-place update, page-level mapping ([PDL] §3)
+  kIpu = 3,  // in-place update: a block is rewritten whole for each overwrite ([PDL] §3)
+  kIpl = 4,  // in-page logging: log sectors in each erase block, merge when full ([IPL])
 };
 
 enum class ObsoleteMode : uint8_t {
   kSpare = 1,   // the paper's experiments: program the spare area a second time
-  kMemory = 2,  // seed 000 §6 enhancement: obsolete bits in RAM, rebuilt from sequence numbers
+  kMemory = 2,  // [PDL] §6 enhancement: obsolete bits in RAM, rebuilt from sequence numbers
 };
 
 struct StoreParams {
   Method method = Method::kPdl;
-  // Max_Differential_Size (seed 000 §4.3), bytes, record header included. 0 = a page.
+  // Max_Differential_Size ([PDL] §4.3), bytes, record header included. 0 = a page.
   uint32_t max_differential = 256;
   ObsoleteMode obsolete = ObsoleteMode::kSpare;
   // Logical pages offered; 0 = every page of the data area minus the GC reserve.
@@ -32,7 +32,7 @@ struct StoreParams {
   // Free blocks kept back so garbage collection can always run (PDL, OPU: >= 2; default 2),
   // or so a merge always finds an erased block (IPU, IPL: >= 1; default 1).
   uint32_t gc_reserve_blocks = 0;
-  // IPL: bytes of each erase block given to the log region (seed 002 §3.2), rounded up to whole
+  // IPL: bytes of each erase block given to the log region ([IPL] §3.2), rounded up to whole
   // pages; 0 = the default, 9/64 of the block (IPL(18KB) on 64 x 2 KiB pages). IPU: always 0.
   uint32_t log_region = 0;
 
@@ -51,7 +51,7 @@ struct StoreParams {
   }
 };
 
-// IPL log sectors (seed 002 §3.2): 512 bytes, each programmed on its own (a partial program).
+// IPL log sectors ([IPL] §3.2): 512 bytes, each programmed on its own (a partial program).
 inline constexpr uint32_t kLogSector = 512;
 
 const char* method_name(Method m);

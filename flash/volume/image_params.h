@@ -34,7 +34,7 @@ struct ImageParams {
   std::optional<std::string> mtd;           // the image is this MTD device (/dev/mtdN)
   // How the store commits (not stored; default true): true = atomic groups, each Volume sync
   // one atomic commit (the SQLite VFS then keeps the rollback journal in memory); false =
-  // every page counts once programmed, seed 000's engine (the VFS keeps the journal on
+  // every page counts once programmed, [PDL]'s engine (the VFS keeps the journal on
   // flash). URI key commit=atomic|journal.
   std::optional<bool> atomic_commit;
 
@@ -45,9 +45,9 @@ struct ImageParams {
   static const char* const kKeys[];
 
   Geometry geometry() const;      // for a new image: defaults for unset fields
-  // For a new image: defaults for unset fields. Unlike a bare StoreParams (seed 000's engine,
+  // For a new image: defaults for unset fields. Unlike a bare StoreParams ([PDL]'s engine,
   // obsolete marks in the spare area as in its experiments), an image keeps obsolete marks in
-  // RAM unless told otherwise (seed 000 §6; docs/design.md, "Obsolete marks").
+  // RAM unless told otherwise ([PDL] §6; docs/design.md, "Obsolete marks").
   StoreParams store_params() const;
 };
 

@@ -313,7 +313,7 @@ def main():
                           f" ({unit})")
     report.append("")
     report.append("device_ms: nandsim = real time in the MTD ioctls under QEMU TCG (RAM-backed "
-                  "chip, emulated CPU); emulator = simulated time at seed 000 Table 1")
+                  "chip, emulated CPU); emulator = simulated time at the PDL paper's Table 1")
     ok = vm.returncode == 0 and not fails and mismatch == 0
     report.append(f"result: {'PASS' if ok else 'FAIL'}")
     text_out = "\n".join(report) + "\n"
