@@ -50,6 +50,14 @@ struct DbState {
   // made durable for a commit spanning several databases (journal.cc). Guarded by the
   // Volume's own serialisation of SQLite's journal calls (one writer holds the locks).
   bool journal_on_flash = false;
+  // Why the Volume may not commit on its own now (Volume::hold_commits; journal.cc): a journal
+  // hot in memory, or a write transaction (RESERVED lock) in a rollback journal mode — whose
+  // journal may be SQLite's own (journal_mode=MEMORY, OFF). Guarded by `mu`.
+  bool hold_journal = false, hold_txn = false;
+  // A write of the held transaction found no room (SQLITE_FULL) and no database sync came
+  // since: SQLite's own rollback (MEMORY, OFF) may not have been able to restore the pages, so
+  // the transaction's end discards the open group instead of committing it. Guarded by `mu`.
+  bool txn_full = false;
 
   std::mutex mu;
   // Database lock table: owners are opaque file pointers.

@@ -19,8 +19,12 @@
 //   * the end of a write transaction (xUnlock below RESERVED; the WAL's write or checkpoint
 //     lock released), if the open group has pages on flash and no journal is hot in memory:
 //     journal_mode=MEMORY or OFF and WAL with synchronous below FULL never sync otherwise.
-//   While a journal is hot in memory, nothing else commits: the Volume's own commits are held
-//   (Volume::hold_commits), so the store never holds half a transaction durably.
+//   While a journal is hot in memory, or a write transaction holds the RESERVED lock (SQLite's
+//   own journal of journal_mode MEMORY and OFF is invisible here), nothing else commits: the
+//   Volume's own commits — when a write finds no room — are held (Volume::hold_commits), so
+//   the store never holds half a transaction durably; such a write fails with SQLITE_FULL.
+//   WAL mode takes no RESERVED lock: a commit in the middle of writing WAL frames or
+//   checkpointing is safe (SQLite's WAL has its own commit frames), and may make room.
 // ROLLBACK
 //   A rollback reads the journal's first header (readJournalHdr: 4 bytes at offset 8, read
 //   nowhere else): SQLite is about to restore the database to its state at the transaction's
@@ -59,6 +63,9 @@ bool hot(const MemoryData* m) { return m && !m->bytes.empty() && m->bytes[0] != 
 
 std::string journal_name(const DbState& d) { return d.db_name + "-journal"; }
 
+// REQUIRES: d.mu.
+void apply_hold(DbState& d) { d.vol->hold_commits(d.hold_journal || d.hold_txn); }
+
 // The memory journal turned hot (a transaction begins) or cold (it ended). REQUIRES: d.mu.
 int transition(DbState& d, bool was_hot, int io_code) {
   const bool now = hot(d.journal.get());
@@ -69,11 +76,12 @@ int transition(DbState& d, bool was_hot, int io_code) {
     // committed first: a rollback of this transaction discards the open group, which must
     // then hold this transaction alone.
     if (d.vol->dirty()) st = d.vol->sync();
-    if (st.is_ok()) d.vol->hold_commits(true);
+    if (st.is_ok()) d.hold_journal = true;
   } else {
-    d.vol->hold_commits(false);
+    d.hold_journal = false;
     if (d.vol->dirty()) st = d.vol->sync();  // (synchronous=OFF: no xSync came)
   }
+  apply_hold(d);
   return st.is_ok() ? SQLITE_OK : to_sqlite(st, io_code);
 }
 
@@ -299,13 +307,44 @@ int journal_super_sync(DbState& d) {
   if (!st.is_ok()) return to_sqlite(st, SQLITE_IOERR_FSYNC);
   d.journal.reset();
   d.journal_on_flash = true;
-  d.vol->hold_commits(false);  // the classic protocol from here: the journal is durable
+  d.hold_journal = d.hold_txn = false;  // the classic protocol from here: the journal is durable
+  apply_hold(d);
   st = d.vol->sync();
   return st.is_ok() ? SQLITE_OK : to_sqlite(st, SQLITE_IOERR_FSYNC);
 }
 
+void transaction_begins(DbState& d) {
+  std::lock_guard<std::mutex> g(d.mu);
+  if (!d.atomic_commit || d.journal_on_flash) return;
+  // What an earlier transaction left uncommitted (synchronous=OFF) is committed first, so
+  // that the open group holds this transaction alone.
+  if (d.vol->dirty()) (void)d.vol->sync();
+  d.hold_txn = true;
+  d.txn_full = false;
+  apply_hold(d);
+}
+
+void database_write_failed(DbState& d, int rc) {
+  std::lock_guard<std::mutex> g(d.mu);
+  if ((rc & 0xFF) == SQLITE_FULL && d.hold_txn && !d.hold_journal) d.txn_full = true;
+}
+
+void database_synced(DbState& d) {
+  std::lock_guard<std::mutex> g(d.mu);
+  d.txn_full = false;  // SQLite synced a whole database: committed, or rolled back completely
+}
+
 int commit_at_transaction_end(DbState& d) {
   std::lock_guard<std::mutex> g(d.mu);
+  if (d.hold_txn) {
+    d.hold_txn = false;
+    apply_hold(d);
+  }
+  if (d.txn_full) {  // (see DbState::txn_full) the store goes back to the transaction's start
+    d.txn_full = false;
+    const Status st = d.vol->rollback();
+    return st.is_ok() ? SQLITE_OK : to_sqlite(st, SQLITE_IOERR_FSYNC);
+  }
   if (!d.atomic_commit || hot(d.journal.get()) || d.vol->uncommitted_pages() == 0)
     return SQLITE_OK;
   const Status st = d.vol->sync();

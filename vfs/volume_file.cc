@@ -52,7 +52,10 @@ int x_write(sqlite3_file* file, const void* buf, int amt, sqlite3_int64 off) {
   if (f->read_only) return SQLITE_READONLY;
   Status st = f->db->vol->write(
       f->id, uint64_t(off), std::span<const uint8_t>(static_cast<const uint8_t*>(buf), size_t(amt)));
-  return st.is_ok() ? SQLITE_OK : to_sqlite(st, SQLITE_IOERR_WRITE);
+  if (st.is_ok()) return SQLITE_OK;
+  const int rc = to_sqlite(st, SQLITE_IOERR_WRITE);
+  if (f->main_db) database_write_failed(*f->db, rc);
+  return rc;
 }
 
 int x_truncate(sqlite3_file* file, sqlite3_int64 size) {
@@ -66,6 +69,7 @@ int x_sync(sqlite3_file* file, int) {
   PdlFile* f = as(file);
   if (f->read_only) return SQLITE_OK;
   Status st = f->db->vol->sync();
+  if (st.is_ok() && f->main_db) database_synced(*f->db);
   return st.is_ok() ? SQLITE_OK : to_sqlite(st, SQLITE_IOERR_FSYNC);
 }
 
@@ -79,7 +83,11 @@ int x_file_size(sqlite3_file* file, sqlite3_int64* size) {
 
 int x_lock(sqlite3_file* file, int level) {
   PdlFile* f = as(file);
-  return f->main_db ? db_lock(f, level) : SQLITE_OK;
+  if (!f->main_db) return SQLITE_OK;
+  const bool writing = f->lock >= SQLITE_LOCK_RESERVED;
+  const int rc = db_lock(f, level);
+  if (rc == SQLITE_OK && !writing && level >= SQLITE_LOCK_RESERVED) transaction_begins(*f->db);
+  return rc;
 }
 
 int x_unlock(sqlite3_file* file, int level) {

@@ -38,6 +38,27 @@ Status IplStore::check() const {
         return bad("logical page " + std::to_string(l) + " has log records in an empty region");
     }
   }
+  uint32_t special = 0;  // the commit log's block and the kept blocks
+  for (uint32_t b = 0; b < geo_.blocks; b++) {
+    if (owner_[b] == kCommitOwner) {
+      if (b != commit_block_)
+        return bad("block " + std::to_string(b) + " is a stray commit-log block");
+      special++;
+    } else if (owner_[b] == kKeptOwner) {
+      bool found = false;
+      for (const auto& [lbn, k] : kept_) found |= k.block == b;
+      if (!found) return bad("block " + std::to_string(b) + " is kept for no logical block");
+      special++;
+    }
+  }
+  if (commit_block_ != kNoBlock && owner_[commit_block_] != kCommitOwner)
+    return bad("the commit log's block " + std::to_string(commit_block_) + " is not marked");
+  for (const auto& [lbn, k] : kept_)
+    if (owner_[k.block] != kKeptOwner || lblocks_[lbn].block == k.block)
+      return bad("kept block " + std::to_string(k.block) + " of logical block " +
+                 std::to_string(lbn) + " is not marked kept or is still current");
+  if (!groups_ && (!kept_.empty() || !touched_.empty()))
+    return bad("group state outside atomic groups");
   std::vector<bool> seen(geo_.blocks, false);
   for (uint32_t b : free_) {
     if (b < kSuperblockBlocks || b >= geo_.blocks || seen[b] || owner_[b] != kNoBlock)
@@ -45,7 +66,8 @@ Status IplStore::check() const {
     seen[b] = true;
   }
   for (uint32_t b = 0; b < geo_.blocks; b++)
-    if (owner_[b] != kNoBlock && (owner_[b] >= lblocks_.size() || lblocks_[owner_[b]].block != b))
+    if (owner_[b] != kNoBlock && owner_[b] != kCommitOwner && owner_[b] != kKeptOwner &&
+        (owner_[b] >= lblocks_.size() || lblocks_[owner_[b]].block != b))
       return bad("block " + std::to_string(b) + " claims logical block " +
                  std::to_string(owner_[b]) + ", which lives elsewhere");
   uint32_t bad_blocks = 0;
@@ -56,8 +78,9 @@ Status IplStore::check() const {
       return bad("bad block " + std::to_string(b) + " is free or owned");
   }
   if (bad_blocks != bad_count_) return bad("bad block count disagrees with the block table");
-  if (owned + free_.size() + bad_blocks != data_blocks)
-    return bad(std::to_string(owned) + " owned + " + std::to_string(free_.size()) + " free + " +
+  if (owned + special + free_.size() + bad_blocks != data_blocks)
+    return bad(std::to_string(owned) + " owned + " + std::to_string(special) +
+               " commit-log and kept + " + std::to_string(free_.size()) + " free + " +
                std::to_string(bad_blocks) + " bad blocks != " + std::to_string(data_blocks) +
                " data blocks");
   return Status::ok();
@@ -85,6 +108,18 @@ BlockInfo IplStore::block_info(uint32_t block) const {
   const uint32_t lbn = owner_[block];
   if (lbn == kNoBlock) {
     bi.state = bad_[block] ? BlockInfo::kBad : BlockInfo::kFree;
+    return bi;
+  }
+  if (lbn == kCommitOwner) {  // the commit log: its newest record is the one that counts
+    bi.state = commit_used_ < log_sectors_per_block() ? BlockInfo::kOpen : BlockInfo::kFull;
+    bi.valid_pages = 1;
+    return bi;
+  }
+  if (lbn == kKeptOwner) {  // a committed version kept until the open group commits
+    bi.state = BlockInfo::kFull;
+    for (const auto& [l, k] : kept_)
+      if (k.block == block)
+        for (const Slot s : k.slots) bi.valid_pages += s == Slot::kData ? 1 : 0;
     return bi;
   }
   const LBlock& lb = lblocks_[lbn];

@@ -9,19 +9,24 @@ namespace pdl {
 
 Status IplStore::read_log_pages(uint32_t lbn) {
   const LBlock& lb = lblocks_[lbn];
-  const uint32_t pages = used_log_pages(lb);
+  return read_log_pages_of(lb.block, lb.used_sectors, lb.garbage);
+}
+
+Status IplStore::read_log_pages_of(uint32_t block, uint32_t used,
+                                   const std::vector<uint32_t>& garbage) {
+  const uint32_t pages = (used + sectors_per_page_ - 1) / sectors_per_page_;
   for (uint32_t p = 0; p < pages; p++) {
     const std::span<uint8_t> dst =
         std::span<uint8_t>(log_buf_).subspan(size_t(p) * geo_.page_data, geo_.page_data);
     const uint32_t first = p * sectors_per_page_;
-    const uint32_t end = std::min(first + sectors_per_page_, lb.used_sectors);
+    const uint32_t end = std::min(first + sectors_per_page_, used);
     bool passed;
     // A failed read does not poison the store (reread.h): the merge has changed nothing yet.
     PDL_TRY(read_with_retries(
-        nand_, lb.block * geo_.pages_per_block + dpb_ + p, dst, {},
+        nand_, block * geo_.pages_per_block + dpb_ + p, dst, {},
         [&] {
           for (uint32_t i = first; i < end; i++) {
-            if (std::find(lb.garbage.begin(), lb.garbage.end(), i) != lb.garbage.end()) continue;
+            if (std::find(garbage.begin(), garbage.end(), i) != garbage.end()) continue;
             SectorHeader h;
             std::span<const uint8_t> payload;
             if (sector_decode(dst.subspan(size_t(i - first) * kLogSector, kLogSector), &h,
@@ -33,8 +38,8 @@ Status IplStore::read_log_pages(uint32_t lbn) {
         &passed));
     if (!passed)
       return Status::error(Errc::kCorrupt, "log page " + std::to_string(p) + " of block " +
-                                               std::to_string(lb.block) + " fails its checks");
-    note_read(lb.block);
+                                               std::to_string(block) + " fails its checks");
+    note_read(block);
   }
   return Status::ok();
 }
@@ -57,7 +62,9 @@ void IplStore::scrub_done(uint32_t block, bool erased) {
 Status IplStore::scrub_pending() {
   for (uint32_t b = 0; b < scrubbing_.size() && scrubbing_n_ > 0; b++) {
     if (!scrubbing_[b]) continue;
-    if (owner_[b] == kNoBlock || retiring_[b]) {  // freed meanwhile, or leaving service
+    // Freed meanwhile, leaving service, or no logical block's (the commit log's block is
+    // replaced as it fills; a kept block is released at the commit).
+    if (owner_[b] >= lblocks_.size() || retiring_[b]) {
       scrub_done(b, false);
       continue;
     }
@@ -71,8 +78,15 @@ Status IplStore::scrub_pending() {
 }
 
 Status IplStore::replay(uint32_t lbn, uint32_t slot, std::span<uint8_t> page, bool* mapped) const {
-  return walk_log(log_buf_, lblocks_[lbn].used_sectors, lbn,
+  return replay_used(lbn, lblocks_[lbn].used_sectors, slot, page, mapped, false);
+}
+
+Status IplStore::replay_used(uint32_t lbn, uint32_t used, uint32_t slot, std::span<uint8_t> page,
+                             bool* mapped, bool committed_only) const {
+  return walk_log(log_buf_, used, lbn,
                   [&](const SectorHeader& h, std::span<const std::span<const uint8_t>> parts) {
+                    if (void_seq(h.seq) || (committed_only && h.seq > committed_seq_))
+                      return Status::ok();
                     if (h.flags & kSectorUnmap) {
                       if (unmap_has(parts[0], slot)) {
                         std::fill(page.begin(), page.end(), 0);
@@ -126,6 +140,18 @@ Status IplStore::retire(uint32_t block) {
   return fail(nand_.mark_bad(block));
 }
 
+Status IplStore::release_block(uint32_t block) {
+  const Status est = retiring_[block] ? Status::error(Errc::kBadBlock, "retiring")
+                                      : erase_with_retries(nand_, block);
+  owner_[block] = kNoBlock;
+  scrub_done(block, !est.is(Errc::kBadBlock) && est.is_ok());
+  if (est.is(Errc::kBadBlock)) return retire(block);
+  PDL_TRY(fail(est));
+  erased_[block] = true;
+  free_.push_back(block);
+  return Status::ok();
+}
+
 Status IplStore::relocate(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page) {
   ledger_.charge_current();
   const Status st = merge(lbn, lpn, page);
@@ -133,21 +159,19 @@ Status IplStore::relocate(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page) 
   return st;
 }
 
-// Alg. 1: the current version of every live page of the logical block (the data page plus its
-// log records; `lpn`'s new version if given) goes to an erased block at the same slot, all with
-// one sequence number and the merge's page count; then the old block is erased. Trimmed pages
-// are left out. A merge that keeps no page writes a marker page, so the empty version outranks
-// the old block at recovery even if the old block's erase is cut.
-Status IplStore::merge(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page) {
-  LBlock& lb = lblocks_[lbn];
-  const uint32_t old = lb.block, n = lpns_in(lbn);
+// The current version of every page of the logical block: the data page plus its log records
+// (`lpn`'s new version if given); trimmed pages are not live.
+Status IplStore::collect_current(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page,
+                                 uint32_t* live) {
+  const LBlock& lb = lblocks_[lbn];
+  const uint32_t n = lpns_in(lbn);
   const Lpn first = first_lpn(lbn);
   merge_buf_.resize(size_t(n) * geo_.page_data);
   merge_live_.assign(n, false);
   bool logs = false;
   for (uint32_t s = 0; s < n; s++) logs |= lpns_[first + s].mapped && lpns_[first + s].has_log;
   if (logs) PDL_TRY(read_log_pages(lbn));
-  uint32_t live = 0;
+  *live = 0;
   for (uint32_t s = 0; s < n; s++) {
     const Lpn l = first + s;
     const LpnState& st = lpns_[l];
@@ -158,7 +182,7 @@ Status IplStore::merge(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page) {
     } else {
       if (!st.mapped) continue;
       if (st.slot == Slot::kData)
-        PDL_TRY(read_data(old, s, l, p));
+        PDL_TRY(read_data(lb.block, s, l, p));
       else
         std::fill(p.begin(), p.end(), 0);
       bool mapped = st.slot == Slot::kData;
@@ -166,54 +190,69 @@ Status IplStore::merge(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page) {
       if (!mapped) continue;
     }
     merge_live_[s] = true;
-    live++;
+    ++*live;
   }
+  return Status::ok();
+}
 
-  // Program the new version into an erased block; a block failing a program is retired and
-  // the merge redone in the next one (its partial copy is never scanned again).
-  uint32_t nb;
+Status IplStore::program_merge(uint32_t lbn, std::span<const uint8_t> pages,
+                               const std::vector<bool>& live, uint8_t flag,
+                               const std::function<Status(uint32_t)>& after, uint32_t* nb) {
+  const uint32_t n = uint32_t(live.size());
+  const Lpn first = first_lpn(lbn);
+  const uint32_t count = uint32_t(std::count(live.begin(), live.end(), true));
   const uint64_t seq = next_seq_++;
   for (uint32_t attempt = 0;; attempt++) {
-    PDL_TRY(allocate_block(&nb));
+    PDL_TRY(allocate_block(nb));
     Status st;
-    if (live == 0) {
+    if (count == 0) {
       std::fill(page_buf_.begin(), page_buf_.end(), 0);
-      st = program_data(nb, 0, lbn, page_buf_, seq, 0, PageType::kIplEmpty);
+      st = program_data(*nb, 0, lbn, page_buf_, seq, 0, PageType::kIplEmpty, flag);
     }
     for (uint32_t s = 0; s < n && st.is_ok(); s++)
-      if (merge_live_[s])
-        st = program_data(nb, s, first + s,
-                          std::span<const uint8_t>(merge_buf_).subspan(
-                              size_t(s) * geo_.page_data, geo_.page_data),
-                          seq, live);
-    if (st.is_ok()) break;
+      if (live[s])
+        st = program_data(*nb, s, first + s,
+                          pages.subspan(size_t(s) * geo_.page_data, geo_.page_data), seq, count,
+                          PageType::kIplData, flag);
+    if (st.is_ok() && after) st = after(*nb);
+    if (st.is_ok()) return Status::ok();
     if (!st.is(Errc::kBadBlock) || attempt + 1 >= kProgramAttempts) return fail(st);
-    PDL_TRY(retire(nb));
+    PDL_TRY(retire(*nb));
   }
-  // The old block: erased and free, or retired if a program failed there or its erase fails.
-  const Status est = retiring_[old] ? Status::error(Errc::kBadBlock, "retiring")
-                                    : erase_with_retries(nand_, old);
-  owner_[old] = kNoBlock;
-  scrub_done(old, !est.is(Errc::kBadBlock) && est.is_ok());
-  if (est.is(Errc::kBadBlock)) {
-    PDL_TRY(retire(old));
-  } else {
-    PDL_TRY(fail(est));
-    erased_[old] = true;
-    free_.push_back(old);
-  }
+}
 
+void IplStore::install_merge(uint32_t lbn, uint32_t nb, const std::vector<bool>& data,
+                             const std::vector<bool>& mapped, const std::vector<bool>& logged,
+                             uint32_t used) {
+  LBlock& lb = lblocks_[lbn];
   lb.block = nb;
-  lb.used_sectors = 0;
+  lb.used_sectors = used;
   lb.garbage.clear();
   owner_[nb] = lbn;
-  for (uint32_t s = 0; s < n; s++) {
-    LpnState& st = lpns_[first + s];
-    st.slot = merge_live_[s] ? Slot::kData : (live == 0 && s == 0) ? Slot::kGarbage : Slot::kErased;
-    st.mapped = merge_live_[s];
-    st.has_log = false;
+  const bool marker = std::find(data.begin(), data.end(), true) == data.end();
+  for (uint32_t s = 0; s < data.size(); s++) {
+    LpnState& st = lpns_[first_lpn(lbn) + s];
+    st.slot = data[s] ? Slot::kData : (marker && s == 0) ? Slot::kGarbage : Slot::kErased;
+    st.mapped = mapped[s];
+    st.has_log = logged[s];
     st.trim_pending = false;
   }
+}
+
+// Alg. 1: the current version of every live page of the logical block (the data page plus its
+// log records; `lpn`'s new version if given) goes to an erased block at the same slot, all with
+// one sequence number and the merge's page count; then the old block is erased. Trimmed pages
+// are left out. A merge that keeps no page writes a marker page, so the empty version outranks
+// the old block at recovery even if the old block's erase is cut.
+Status IplStore::merge(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page) {
+  if (groups_) return merge_group(lbn, lpn, page);
+  uint32_t live, nb;
+  PDL_TRY(collect_current(lbn, lpn, page, &live));
+  PDL_TRY(program_merge(lbn, merge_buf_, merge_live_, self_commit() ? kSpareFlagCommit : 0,
+                        nullptr, &nb));
+  PDL_TRY(release_block(lblocks_[lbn].block));
+  install_merge(lbn, nb, merge_live_, merge_live_, std::vector<bool>(merge_live_.size(), false),
+                0);
   if (lpn != kNoLpn) drop_hints(lpn);
   stats_.merges++;
   stats_.merge_pages += live;

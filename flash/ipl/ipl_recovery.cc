@@ -1,16 +1,25 @@
 // ipl_recovery.cc — IplStore::mount: rebuild the mapping from the chip after a crash.
 //
 // One read of every page of every data block (data and spare; a torn data page is told apart
-// only by its data CRC, and a log page's sectors carry their own headers). Per block:
-//   * its logical block, from any valid data page, marker or log sector (two names: kCorrupt);
-//   * its newest sequence number, and whether its merge is complete: a merged block's data pages
-//     all carry the merge's sequence number and page count, and the merge counts only if that
-//     many are valid. A block without merge pages (first writes only) is complete.
-// Per logical block the complete block with the newest sequence number wins — a merge's pages
-// are newer than everything in the block it replaced, and the old block is erased only after the
-// merge completed. Every other block is free and is erased before reuse.
-// The winner's slots and log are rebuilt: valid data page → kData; erased → kErased; anything
-// else → kGarbage; complete log writes replayed for mapped / has_log. Recovery writes nothing.
+// only by its data CRC, and a log page's sectors carry their own headers). Pass 1, per block:
+//   * its logical block, from any valid data page, marker or log sector (two names: kCorrupt),
+//     or the commit log (sectors naming kCommitLogLbn);
+//   * per data slot its page's header; per complete log write its seq, slot, flags (and an
+//     unmap record's bitmap);
+//   * the commit records: commit-log sectors, and (format 2, per page) every commit-flagged
+//     data page and log write.
+// Pass 2 (no flash operation). committed = the newest commit record (format 1: everything). An
+// item counts if its seq <= committed — except a merge's pages without the group flag, which
+// count always (a plain or selective merge holds committed versions only). The rest is *void*:
+// a group the crash (or an abort) left uncommitted. A block is a candidate if its merge counts
+// and is complete (a merged block's data pages all carry the merge's seq and page count), or,
+// without merge pages, if any of its items counts. Per logical block the candidate with the
+// newest counting item wins — a merge's pages are newer than everything in the block it
+// replaced, and the old block is erased (or, in a group, kept) only after the merge completed.
+// The winner's slots and log are rebuilt from the counting items: valid data page → kData;
+// erased → kErased; anything else → kGarbage; complete log writes replayed for mapped /
+// has_log. Blocks holding void items are handed to purge() (erased if free, merged if a
+// winner) before anything is programmed. Recovery itself writes nothing.
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -22,20 +31,38 @@
 namespace pdl {
 namespace {
 
+struct SlotScan {
+  bool programmed = false;  // not erased (a valid page, or a torn one)
+  bool page = false;       // a valid data page or marker
+  bool marker = false;     // the empty-merge marker
+  bool group = false, commit = false;
+  uint64_t seq = 0;
+  uint32_t aux = 0;        // its merge's page count (0: a first write)
+};
+
+struct LogScan {
+  uint64_t seq = 0;
+  uint16_t slot = 0;
+  uint8_t flags = 0;
+  std::vector<uint8_t> bitmap;  // an unmap record's
+};
+
 struct BlockScan {
-  bool any_valid = false;   // holds at least one valid page or sector
+  bool any = false;         // holds at least one valid page or sector
+  bool commit_log = false;  // a block of the commit log
   uint32_t lbn = 0;
-  uint64_t max_seq = 0;
-  uint64_t merge_seq = 0;   // sequence number of its merge pages (0: none)
-  uint32_t merge_count = 0, merge_found = 0;
+  uint64_t max_seq = 0;     // of every valid item, counting or not
+  uint64_t max_commit = 0;  // commit-log block: its newest record
   uint32_t used_sectors = 0;
   std::vector<uint32_t> invalid;  // sectors not valid, below the last used one
+  std::vector<SlotScan> slots;
+  std::vector<LogScan> writes;  // complete log writes, in log order
 };
 
 }  // namespace
 
-Status IplStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
-                       MountReport* report) {
+Status IplStore::mount(Nand& nand, const StoreParams& params, bool legacy,
+                       std::unique_ptr<PageStore>* out, MountReport* report) {
   const auto t0 = std::chrono::steady_clock::now();
   const uint64_t sim0 = nand.counters().sim_us;
   std::unique_ptr<IplStore> s(new IplStore(nand, params));
@@ -44,15 +71,11 @@ Status IplStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
   const uint32_t lbns = uint32_t(s->lblocks_.size());
   MountReport rep;
   std::vector<uint8_t> block_buf(size_t(ppb) * g.page_data), spare(g.page_spare);
-  // Per block: slot states of its data pages, and per slot what its log says.
-  std::vector<Slot> slots(size_t(g.blocks) * dpb, Slot::kErased);
-  std::vector<uint8_t> log_mapped(size_t(g.blocks) * dpb, 0);  // 0 none, 1 mapped, 2 unmapped
-  std::vector<bool> log_any(size_t(g.blocks) * dpb, false);
   std::vector<BlockScan> scans(g.blocks);
-  std::vector<uint32_t> winner(lbns, kNoBlock);
-  uint64_t max_seq = 0;
+  uint64_t max_seq = 0, committed = 0;
   auto corrupt = [](const std::string& m) { return Status::error(Errc::kCorrupt, m); };
 
+  // ---- pass 1: read every page ----
   for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
     if (nand.is_bad(b)) {  // factory-marked or retired: never read (a retired block's pages
       s->bad_[b] = true;   // must not come back)
@@ -61,17 +84,18 @@ Status IplStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
       continue;
     }
     BlockScan& sc = scans[b];
+    sc.slots.resize(dpb);
     bool have_lbn = false;
     auto claim = [&](uint32_t lbn) {
       if (have_lbn && lbn != sc.lbn)
         return corrupt("block " + std::to_string(b) + " holds pages of logical blocks " +
                        std::to_string(sc.lbn) + " and " + std::to_string(lbn));
-      if (lbn >= lbns)
+      if (lbn >= lbns && lbn != kCommitLogLbn)
         return corrupt("block " + std::to_string(b) + " names logical block " +
                        std::to_string(lbn) + " beyond the store's " + std::to_string(lbns));
       have_lbn = true;
       sc.lbn = lbn;
-      sc.any_valid = true;
+      sc.any = true;
       return Status::ok();
     };
     for (uint32_t p = 0; p < ppb; p++) {
@@ -91,39 +115,36 @@ Status IplStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
           &passed));
       (void)passed;  // a page never passing is torn (below)
       rep.pages_scanned++;
-      const bool data_ff = all_ff(data);
-      if (ss == SpareState::kErased && data_ff) continue;
       if (p >= dpb) continue;  // log page: its sectors are parsed below
-      Slot& slot = slots[size_t(b) * dpb + p];
-      slot = Slot::kGarbage;
+      if (ss == SpareState::kErased && all_ff(data)) continue;
+      SlotScan& slot = sc.slots[p];
       if (ss != SpareState::kValid ||
           (h.type != PageType::kIplData && h.type != PageType::kIplEmpty) ||
           crc32c(data.data(), data.size()) != h.data_crc) {
         rep.torn_pages++;
+        slot.programmed = true;
         continue;
       }
-      max_seq = std::max(max_seq, h.seq);
-      sc.max_seq = std::max(sc.max_seq, h.seq);
-      uint32_t merge_count = h.aux;
       if (h.type == PageType::kIplEmpty) {
         PDL_TRY(claim(h.lpn));
-        merge_count = 1;  // a marker is a merge of itself
+        slot.marker = true;
+        slot.aux = 1;  // a marker is a merge of itself
       } else {
         if (h.lpn >= s->lpns_.size() || h.lpn % dpb != p)
           return corrupt("data page " + std::to_string(b * ppb + p) + " names logical page " +
                          std::to_string(h.lpn) + ", which does not live there");
         PDL_TRY(claim(h.lpn / dpb));
-        slot = Slot::kData;
+        slot.aux = h.aux;
       }
-      if (merge_count > 0) {
-        if (sc.merge_seq != 0 && (sc.merge_seq != h.seq || sc.merge_count != merge_count))
-          return corrupt("block " + std::to_string(b) + " holds pages of two merges");
-        sc.merge_seq = h.seq;
-        sc.merge_count = merge_count;
-        sc.merge_found++;
-      }
+      slot.programmed = slot.page = true;
+      slot.seq = h.seq;
+      slot.group = h.group;
+      slot.commit = h.commit;
+      max_seq = std::max(max_seq, h.seq);
+      sc.max_seq = std::max(sc.max_seq, h.seq);
+      if (h.commit) committed = std::max(committed, h.seq);
     }
-    // Log region: used sectors, their claims, then the complete writes' effect per slot.
+    // Log region: used sectors and their claims, then the complete writes.
     const uint32_t sectors = s->log_sectors_per_block();
     const std::span<const uint8_t> log =
         std::span<const uint8_t>(block_buf).subspan(size_t(dpb) * g.page_data);
@@ -139,65 +160,150 @@ Status IplStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<Pa
       PDL_TRY(claim(h.lbn));
       max_seq = std::max(max_seq, h.seq);
       sc.max_seq = std::max(sc.max_seq, h.seq);
+      if (h.lbn == kCommitLogLbn && (h.flags & kSectorCommit)) {
+        sc.commit_log = true;
+        sc.max_commit = std::max(sc.max_commit, h.seq);
+        committed = std::max(committed, h.seq);
+      }
     }
-    if (!sc.any_valid || sc.used_sectors == 0) continue;
-    const size_t base = size_t(b) * dpb;
+    if (sc.commit_log) {
+      for (const SlotScan& x : sc.slots)
+        if (x.programmed)
+          return corrupt("block " + std::to_string(b) + " mixes the commit log and data pages");
+      continue;
+    }
+    if (!sc.any || sc.used_sectors == 0) continue;
     PDL_TRY(walk_log(log, sc.used_sectors, sc.lbn,
                      [&](const SectorHeader& h, std::span<const std::span<const uint8_t>> parts) {
-                       if (h.flags & kSectorUnmap) {
-                         for (uint32_t sl = 0; sl < dpb; sl++)
-                           if (unmap_has(parts[0], sl)) {
-                             log_mapped[base + sl] = 2;
-                             log_any[base + sl] = true;
-                           }
-                         return Status::ok();
-                       }
-                       if (h.slot >= dpb)
+                       if (!(h.flags & kSectorUnmap) && h.slot >= dpb)
                          return corrupt("log sector names data slot " + std::to_string(h.slot));
-                       if (h.flags & kSectorReset) log_mapped[base + h.slot] = 1;
-                       log_any[base + h.slot] = true;
+                       LogScan w;
+                       w.seq = h.seq;
+                       w.slot = h.slot;
+                       w.flags = h.flags;
+                       if (h.flags & kSectorUnmap) w.bitmap.assign(parts[0].begin(), parts[0].end());
+                       if (h.flags & kSectorCommit) committed = std::max(committed, h.seq);
+                       sc.writes.push_back(std::move(w));
                        return Status::ok();
                      }));
   }
 
-  // Winners: the newest complete block of each logical block.
+  // ---- pass 2: what counts ----
+  if (legacy) committed = UINT64_MAX;
+  auto page_counts = [&](const SlotScan& x) {
+    if (!x.page) return false;
+    if (x.aux == 0) return x.seq <= committed;  // a first write
+    return !x.group || x.seq <= committed;      // a merge's page
+  };
+  std::vector<uint64_t> key(g.blocks, 0);  // newest counting item; 0: no candidate
+  std::vector<bool> has_void(g.blocks, false);
+  std::vector<uint32_t> winner(lbns, kNoBlock);
+  uint32_t commit_block = kNoBlock;
   for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
     const BlockScan& sc = scans[b];
-    if (!sc.any_valid || (sc.merge_count > 0 && sc.merge_found != sc.merge_count)) continue;
+    if (!sc.any) continue;
+    if (sc.commit_log) {
+      if (commit_block == kNoBlock || sc.max_commit > scans[commit_block].max_commit)
+        commit_block = b;
+      continue;
+    }
+    uint64_t merge_seq = 0, newest = 0;
+    uint32_t merge_count = 0, merge_found = 0;
+    bool merge_void = false;
+    for (const SlotScan& x : sc.slots) {
+      if (!x.page) continue;
+      if (!page_counts(x)) {
+        has_void[b] = true;
+        rep.void_pages++;
+        if (x.aux > 0) merge_void = true;
+        continue;
+      }
+      newest = std::max(newest, x.seq);
+      if (x.aux > 0) {
+        if (merge_seq != 0 && (merge_seq != x.seq || merge_count != x.aux))
+          return corrupt("block " + std::to_string(b) + " holds pages of two merges");
+        merge_seq = x.seq;
+        merge_count = x.aux;
+        merge_found++;
+      }
+    }
+    for (const LogScan& w : sc.writes) {
+      if (w.seq > committed) {
+        has_void[b] = true;
+        rep.void_pages++;
+        continue;
+      }
+      newest = std::max(newest, w.seq);
+    }
+    if (merge_void || (merge_count > 0 && merge_found != merge_count) || newest == 0) continue;
+    key[b] = newest;
     uint32_t& w = winner[sc.lbn];
-    if (w == kNoBlock || sc.max_seq > scans[w].max_seq) w = b;
+    if (w == kNoBlock || newest > key[w]) w = b;
   }
+
   for (uint32_t lbn = 0; lbn < lbns; lbn++) {
     const uint32_t b = winner[lbn];
     if (b == kNoBlock) continue;
+    const BlockScan& sc = scans[b];
     LBlock& lb = s->lblocks_[lbn];
     lb.block = b;
-    lb.used_sectors = scans[b].used_sectors;
-    for (uint32_t i : scans[b].invalid)
+    lb.used_sectors = sc.used_sectors;
+    for (uint32_t i : sc.invalid)
       if (i < lb.used_sectors) lb.garbage.push_back(i);
     s->owner_[b] = lbn;
+    if (has_void[b]) s->purge_lbns_.insert(lbn);
     if (lb.used_sectors > 0) rep.valid_diff_pages += s->used_log_pages(lb);
+    // Per slot: 0 no log, 1 the log maps it (reset), 2 the log unmaps it.
+    std::vector<uint8_t> log_mapped(dpb, 0);
+    std::vector<bool> log_any(dpb, false);
+    for (const LogScan& w : sc.writes) {  // in log order, which is sequence order
+      if (w.seq > committed) continue;
+      if (w.flags & kSectorUnmap) {
+        for (uint32_t sl = 0; sl < dpb; sl++)
+          if (unmap_has(w.bitmap, sl)) {
+            log_mapped[sl] = 2;
+            log_any[sl] = true;
+          }
+        continue;
+      }
+      if (w.flags & kSectorReset) log_mapped[w.slot] = 1;
+      log_any[w.slot] = true;
+    }
     for (uint32_t sl = 0; sl < s->lpns_in(lbn); sl++) {
-      const size_t i = size_t(b) * dpb + sl;
+      const SlotScan& x = sc.slots[sl];
       LpnState& st = s->lpns_[s->first_lpn(lbn) + sl];
-      st.slot = slots[i];
-      st.mapped = slots[i] == Slot::kData;
-      // The log's last reset or unmap decides (the walk visits writes in sequence order).
-      if (log_mapped[i] == 1) st.mapped = true;
-      if (log_mapped[i] == 2) st.mapped = false;
-      st.has_log = log_any[i];
+      const bool data = page_counts(x) && !x.marker;
+      st.slot = data ? Slot::kData : x.programmed ? Slot::kGarbage : Slot::kErased;
+      st.mapped = data;
+      if (log_mapped[sl] == 1) st.mapped = true;
+      if (log_mapped[sl] == 2) st.mapped = false;
+      st.has_log = log_any[sl];
       if (st.slot == Slot::kErased && st.has_log) st.slot = Slot::kGarbage;
     }
+  }
+  if (commit_block != kNoBlock) {
+    s->commit_block_ = commit_block;
+    s->commit_used_ = scans[commit_block].used_sectors;
+    s->owner_[commit_block] = kCommitOwner;
   }
   for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
     if (s->owner_[b] != kNoBlock || s->bad_[b]) continue;
     s->erased_[b] = false;  // erased before use (allocate_block), as PDL's mount does
     s->free_.push_back(b);
+    // Void items in a free block are erased before anything is programmed: no later commit
+    // record may cover them.
+    if (!legacy && scans[b].any && !scans[b].commit_log && scans[b].max_seq > committed)
+      s->purge_blocks_.push_back(b);
   }
   for (const LpnState& st : s->lpns_) rep.live_lpns += st.mapped ? 1 : 0;
+  s->legacy_ = legacy;
   s->next_seq_ = max_seq + 1;
+  s->committed_seq_ = committed;
+  s->group_start_ = s->next_seq_;  // everything newer than the last commit is void
   rep.free_blocks = s->free_.size();
   rep.next_seq = s->next_seq_;
+  rep.legacy = legacy;
+  rep.committed_seq = legacy ? 0 : committed;
   rep.sim_us = nand.counters().sim_us - sim0;
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   s->ledger_.charge(s->ledger_.other());

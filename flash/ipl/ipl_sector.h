@@ -7,9 +7,12 @@
 // (little-endian; docs/format.md §7):
 //    0  u16  magic 0x4C49 ("IL")
 //    2  u8   flags: 1 = reset (the page restarts from zeros before this write's records),
-//                   2 = unmap (payload is a bitmap of data-page slots whose pages are trimmed)
+//                   2 = unmap (payload is a bitmap of data-page slots whose pages are trimmed),
+//                   4 = commit (stores of superblock format 2: the sector's seq is a commit
+//                       record — every seq up to it is committed; a sector of the commit log,
+//                       or any sector a per-page store programs)
 //    3  u8   format version (1)
-//    4  u32  logical block (lbn) the sector belongs to
+//    4  u32  logical block (lbn) the sector belongs to; 0xFFFFFFFF = the commit log
 //    8  u16  data-page slot within the logical block (0xFFFF for unmap sectors)
 //   10  u8   index of this sector within its write, 0 .. count-1
 //   11  u8   sectors in the write (count >= 1)
@@ -37,7 +40,9 @@ namespace pdl {
 
 inline constexpr size_t kSectorHeader = 28;
 inline constexpr uint16_t kUnmapSlot = 0xFFFF;
-inline constexpr uint8_t kSectorReset = 1, kSectorUnmap = 2;
+inline constexpr uint8_t kSectorReset = 1, kSectorUnmap = 2, kSectorCommit = 4;
+// The lbn of commit-log sectors ([IPL] §5.1's transaction log): blocks of their own.
+inline constexpr uint32_t kCommitLogLbn = 0xFFFFFFFFu;
 
 struct SectorHeader {
   uint32_t lbn = 0;

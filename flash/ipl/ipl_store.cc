@@ -1,5 +1,6 @@
 // ipl_store.cc — IplStore: format, read, write (direct program or log sectors), trim, sync.
-// The merge ([IPL] Alg. 1) is in ipl_merge.cc, recovery in ipl_recovery.cc.
+// The merge ([IPL] Alg. 1) is in ipl_merge.cc, recovery in ipl_recovery.cc, atomic groups
+// ([IPL] §5) in ipl_commit.cc.
 #include "flash/ipl/ipl_store.h"
 
 #include <algorithm>
@@ -41,6 +42,9 @@ IplStore::IplStore(Nand& nand, const StoreParams& params)
 
 Status IplStore::format(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out) {
   std::unique_ptr<IplStore> s(new IplStore(nand, params));
+  // IPU stores are format 1 (every page counts); IPL stores format 2, nothing committed yet.
+  s->legacy_ = params.method == Method::kIpu;
+  s->committed_seq_ = s->legacy_ ? UINT64_MAX : 0;
   for (uint32_t b = kSuperblockBlocks; b < s->geo_.blocks; b++) {
     if (nand.is_bad(b)) {
       s->bad_[b] = true;
@@ -107,7 +111,8 @@ Status IplStore::peek(Lpn lpn, std::span<uint8_t> page) {
   return st;
 }
 
-Status IplStore::read_data(uint32_t block, uint32_t slot, Lpn lpn, std::span<uint8_t> page) {
+Status IplStore::read_data(uint32_t block, uint32_t slot, Lpn lpn, std::span<uint8_t> page,
+                           SpareHeader* hdr) {
   const Ppa ppa = data_ppa(block, slot);
   SpareHeader h;
   bool passed;
@@ -124,6 +129,7 @@ Status IplStore::read_data(uint32_t block, uint32_t slot, Lpn lpn, std::span<uin
     return Status::error(Errc::kCorrupt, "data page " + std::to_string(ppa) + " of logical page " +
                                              std::to_string(lpn) + " fails its checks");
   note_read(block);
+  if (hdr) *hdr = h;
   return Status::ok();
 }
 
@@ -153,9 +159,11 @@ Status IplStore::read_page(Lpn lpn, std::span<uint8_t> page) {
 
 Status IplStore::program_data(uint32_t block, uint32_t slot, Lpn lpn,
                               std::span<const uint8_t> page, uint64_t seq, uint32_t merge_count,
-                              PageType type) {
+                              PageType type, uint8_t flag) {
   SpareHeader h;
   h.type = type;
+  h.commit = flag & kSpareFlagCommit;
+  h.group = flag & kSpareFlagGroup;
   h.lpn = lpn;
   h.seq = seq;
   h.data_crc = crc32c(page.data(), page.size());
@@ -189,6 +197,7 @@ Status IplStore::write(Lpn lpn, std::span<const uint8_t> page) {
   PDL_TRY(check_args(lpn, page.size()));
   CostLedger::Scope cost(ledger_, ledger_.bucket_of(lpn));
   stats_.writes++;
+  PDL_TRY(purge());          // no void item stays on flash once anything is programmed
   PDL_TRY(scrub_pending());  // (before the references below: a merge moves blocks)
   const uint32_t lbn = lbn_of(lpn), slot = slot_of(lpn);
   LBlock& lb = lblocks_[lbn];
@@ -203,13 +212,16 @@ Status IplStore::write(Lpn lpn, std::span<const uint8_t> page) {
   }
   if (st.slot == Slot::kErased) {  // a first write: the slot takes the page, no erase
     drop_hints(lpn);
-    const Status ps = program_data(lb.block, slot, lpn, page, next_seq_++, 0);
+    touch(lbn);
+    const Status ps = program_data(lb.block, slot, lpn, page, next_seq_++, 0, PageType::kIplData,
+                                   self_commit() ? kSpareFlagCommit : 0);
     if (ps.is(Errc::kBadBlock)) {
       st.slot = Slot::kGarbage;  // what the failed program left
       return relocate(lbn, lpn, page);
     }
     PDL_TRY(ps);
     st = LpnState{Slot::kData, true, false, false};
+    if (groups_) group_programs_++;
     stats_.base_pages_written++;
     ledger_.cls(lpn).base_pages++;
     return Status::ok();
@@ -259,6 +271,7 @@ Status IplStore::write_log(Lpn lpn, std::span<const uint8_t> page) {
     }
   }
   drop_hints(lpn);
+  touch(lbn);
   const uint32_t k = std::max<uint32_t>(1, uint32_t(splitter_.payloads()));
   if (k > 255 || lb.used_sectors + k > log_sectors_per_block()) {
     // No room in the log region: merge the block with the new page (garbage collection in IPL,
@@ -271,6 +284,7 @@ Status IplStore::write_log(Lpn lpn, std::span<const uint8_t> page) {
   }
   const Status ps = program_sectors(lbn, uint16_t(slot), flags, {});
   if (ps.is(Errc::kBadBlock)) return relocate(lbn, lpn, page);
+  if (groups_) group_programs_ += k;
   PDL_TRY(ps);
   st.mapped = true;
   st.has_log = true;
@@ -280,11 +294,22 @@ Status IplStore::write_log(Lpn lpn, std::span<const uint8_t> page) {
   return Status::ok();
 }
 
-// Programs the splitter's payloads (or `raw`, one sector) as one write of k sectors.
+// Programs the splitter's payloads (or `raw`, one sector) as one write of k sectors, with the
+// commit flag of a per-page program.
 Status IplStore::program_sectors(uint32_t lbn, uint16_t slot, uint8_t flags,
                                  std::span<const uint8_t> raw) {
   LBlock& lb = lblocks_[lbn];
-  const size_t parts = raw.empty() ? splitter_.payloads() : 1;
+  const Status st = program_write(lb.block, &lb.used_sectors, lbn, slot,
+                                  uint8_t(flags | (self_commit() ? kSectorCommit : 0)), splitter_,
+                                  raw);
+  if (st.is(Errc::kBadBlock)) lb.garbage.push_back(lb.used_sectors - 1);
+  return st;
+}
+
+Status IplStore::program_write(uint32_t block, uint32_t* used, uint32_t lbn, uint16_t slot,
+                               uint8_t flags, const LogSplitter& split,
+                               std::span<const uint8_t> raw) {
+  const size_t parts = raw.empty() ? split.payloads() : 1;
   const uint32_t k = std::max<uint32_t>(1, uint32_t(parts));
   SectorHeader h;
   h.lbn = lbn;
@@ -295,20 +320,19 @@ Status IplStore::program_sectors(uint32_t lbn, uint16_t slot, uint8_t flags,
   for (uint32_t i = 0; i < k; i++) {
     h.idx = uint8_t(i);
     const std::span<const uint8_t> payload =
-        !raw.empty() ? raw : i < parts ? splitter_.payload(i) : std::span<const uint8_t>();
+        !raw.empty() ? raw : i < parts ? split.payload(i) : std::span<const uint8_t>();
     sector_encode(h, payload, sector_buf_);
-    const uint32_t sec = lb.used_sectors;
+    const uint32_t sec = *used;
     const Status st = as_program_status(nand_.program(
-        log_ppa(lb.block, sec), sector_buf_, {}, (sec % sectors_per_page_) * kLogSector));
+        log_ppa(block, sec), sector_buf_, {}, (sec % sectors_per_page_) * kLogSector));
     if (st.is(Errc::kBadBlock)) {  // the write is incomplete: replay and recovery skip it
-      lb.garbage.push_back(sec);
-      lb.used_sectors++;
+      ++*used;
       stats_.program_retries++;
-      retiring_[lb.block] = true;
+      retiring_[block] = true;
       return st;
     }
     PDL_TRY(fail(st));
-    lb.used_sectors++;
+    ++*used;
     stats_.log_sectors++;
   }
   return Status::ok();
@@ -328,6 +352,7 @@ Status IplStore::trim(Lpn lpn) {
   st.mapped = false;
   st.trim_pending = true;  // the flash keeps the old page until sync() records the trim
   trims_.insert(lbn_of(lpn));
+  touch(lbn_of(lpn));
   return Status::ok();
 }
 
@@ -359,10 +384,11 @@ Status IplStore::flush_trims(uint32_t lbn) {
       lpns_[l].trim_pending = false;
       lpns_[l].has_log = true;
     }
+    if (groups_) group_programs_++;
     stats_.tombstones++;
   } else {
-    PDL_TRY(merge(lbn, kNoLpn, {}));  // clears trim_pending: the merge leaves them out
-    if (ipl) {
+    PDL_TRY(merge(lbn, kNoLpn, {}));  // clears trim_pending: the merge leaves them out (or, in
+    if (ipl) {                        // a group, carries them over as an unmap record)
       ledger_.charge(ledger_.gc());
       stats_.gc_runs++;
       return Status::ok();
@@ -373,13 +399,18 @@ Status IplStore::flush_trims(uint32_t lbn) {
   return Status::ok();
 }
 
+// Per page: makes the pending trims durable. With atomic groups: commits the open group —
+// its trims' unmap records, then one commit record (ipl_commit.cc).
 Status IplStore::sync() {
   if (!poisoned_.is_ok()) return poisoned_;
   CostLedger::Scope cost(ledger_, ledger_.other());
   stats_.syncs++;
+  // (A sync with nothing to program purges nothing: a rollback on a full chip needs no room.)
+  if (!trims_.empty() || group_dirty_ || scrubbing_n_ > 0) PDL_TRY(purge());
   for (uint32_t lbn : trims_) PDL_TRY(flush_trims(lbn));
   trims_.clear();
   PDL_TRY(scrub_pending());
+  if (groups_ && group_dirty_) PDL_TRY(commit_group());
   return fail(nand_.flush());
 }
 

@@ -33,11 +33,28 @@
 // ago, so IPU here programs the pages into an erased block and then erases the old one: the
 // same reads, programs and erase per update, only the physical address changes.
 //
-// Crash model: a data page, a complete write's log sectors and a complete merge are durable once
-// programmed; recovery (ipl_recovery.cc) reads every page, groups blocks by logical block, takes
-// the newest whose merge is complete, and rebuilds the slots and log state. Writes are
-// synchronous (the page "evicted" to the store is logged at once, as in [IPL]), so sync()
-// only makes pending trims durable.
+// Crash model (CommitMode::kPerPage): a data page, a complete write's log sectors and a complete
+// merge are durable once programmed; recovery (ipl_recovery.cc) reads every page, groups blocks
+// by logical block, takes the newest whose merge is complete, and rebuilds the slots and log
+// state. Writes are synchronous (the page "evicted" to the store is logged at once, as in
+// [IPL]), so sync() only makes pending trims durable. In a store of superblock format 2 every
+// page and sector programmed per page carries a commit flag covering itself.
+//
+// Atomic groups (CommitMode::kGroup, IPL of format 2; ipl_commit.cc) follow [IPL] §5: the
+// writes and trims between two syncs are one transaction. Its log sectors and first-write data
+// pages are programmed as they come (a page's eviction), and sync() commits by appending one
+// sector to the commit log — [IPL] §5.1's transaction log, erase blocks of its own — whose seq
+// says "every seq up to mine is committed". Recovery ignores every record and first write
+// newer than the last commit record (void), so UNDO is implicit, as the paper has it. A merge
+// during a group is the paper's *selective merge*: the new block's data pages get the
+// committed versions, and the group's changes are carried over as log records (one per
+// changed page: its difference from the committed version), void unless the group commits;
+// the old block is erased at once. When those records do not fit the new log region, the merge
+// is a *shadow merge* instead ([IPL] §5.3's overflow problem, solved without an overflow area):
+// the data pages get the current versions flagged as group pages, and the old block is kept
+// until the commit (kept_). Void items must never be covered by a later commit record: abort()
+// and the first program after a mount merge (purge) the logical blocks holding them, and erase
+// the free blocks holding them, first.
 //
 // Bad blocks: factory-marked blocks are skipped at format and mount. A block whose erase fails
 // (the erase limit included) is retired (marked bad) and another taken. A failed program in a
@@ -52,7 +69,10 @@
 // Thread-safety: none.
 #pragma once
 
+#include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <unordered_map>
@@ -70,14 +90,24 @@ class IplStore final : public PageStore {
  public:
   // REQUIRES: params resolved for nand's geometry, method ipu or ipl.
   static Status format(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out);
-  static Status mount(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
-                      MountReport* report);  // ipl_recovery.cc
+  // `legacy`: superblock format 1 (no commit records: every page counts).
+  static Status mount(Nand& nand, const StoreParams& params, bool legacy,
+                      std::unique_ptr<PageStore>* out, MountReport* report);  // ipl_recovery.cc
 
   Status read(Lpn lpn, std::span<uint8_t> page) override;
   Status write(Lpn lpn, std::span<const uint8_t> page) override;
   Status trim(Lpn lpn) override;
   Status sync() override;
   void note_update(Lpn lpn, uint32_t offset, uint32_t len) override;
+
+  // Atomic groups (ipl_commit.cc): IPL stores of format 2; IPU stays per-page.
+  Status set_commit_mode(CommitMode mode) override;
+  bool atomic() const override { return groups_; }
+  Status abort() override;
+  bool dirty() const override { return groups_ && (group_dirty_ || !trims_.empty()); }
+  uint64_t uncommitted_pages() const override { return groups_ ? group_programs_ : 0; }
+  bool legacy_format() const override { return legacy_; }
+  Status upgrade_format() override;
 
   bool is_mapped(Lpn lpn) const override { return lpn < lpns_.size() && lpns_[lpn].mapped; }
   uint32_t page_size() const override { return geo_.page_data; }
@@ -102,6 +132,9 @@ class IplStore final : public PageStore {
   IplStore(Nand& nand, const StoreParams& params);
 
   static constexpr uint32_t kNoBlock = 0xFFFFFFFFu;
+  // owner_ of a block that is no logical block's current one but is not free either.
+  static constexpr uint32_t kCommitOwner = 0xFFFFFFFEu;  // the commit log's current block
+  static constexpr uint32_t kKeptOwner = 0xFFFFFFFDu;    // a committed block kept (kept_)
   enum class Slot : uint8_t {
     kErased,   // never programmed since the block was erased: a write programs it directly
     kData,     // a valid data page (direct or merged)
@@ -138,12 +171,24 @@ class IplStore final : public PageStore {
   // --- ipl_store.cc ---
   Status check_args(Lpn lpn, size_t size) const;
   Status read_page(Lpn lpn, std::span<uint8_t> page);
-  Status read_data(uint32_t block, uint32_t slot, Lpn lpn, std::span<uint8_t> page);
+  // The data page at (block, slot); *hdr (if given) gets its spare header.
+  Status read_data(uint32_t block, uint32_t slot, Lpn lpn, std::span<uint8_t> page,
+                   SpareHeader* hdr = nullptr);
+  // `flag`: kSpareFlagCommit (per-page programs of format 2), kSpareFlagGroup (a shadow merge's
+  // pages), or 0.
   Status program_data(uint32_t block, uint32_t slot, Lpn lpn, std::span<const uint8_t> page,
-                      uint64_t seq, uint32_t merge_count, PageType type = PageType::kIplData);
+                      uint64_t seq, uint32_t merge_count, PageType type = PageType::kIplData,
+                      uint8_t flag = 0);
+  // The commit flag a per-page program carries: set in format 2, not in format 1 or in groups.
+  bool self_commit() const { return !legacy_ && !groups_; }
   Status write_log(Lpn lpn, std::span<const uint8_t> page);
-  // One write of k sectors: splitter_'s payloads, or `raw` as a single sector's payload.
+  // One write of k sectors into lbn's block: splitter_'s payloads, or `raw` as a single
+  // sector's payload.
   Status program_sectors(uint32_t lbn, uint16_t slot, uint8_t flags, std::span<const uint8_t> raw);
+  // The same into `block` from sector *used on (advanced), `split`'s payloads (or `raw`), with
+  // a fresh seq. kBadBlock: the block is marked retiring and *used covers the failed sector.
+  Status program_write(uint32_t block, uint32_t* used, uint32_t lbn, uint16_t slot,
+                       uint8_t flags, const LogSplitter& split, std::span<const uint8_t> raw);
   Status flush_trims(uint32_t lbn);
   // A program in lbn's block failed: merge lbn (with `lpn`'s new version, if any) elsewhere;
   // the merge retires the failing block.
@@ -155,17 +200,58 @@ class IplStore final : public PageStore {
 
   // --- ipl_merge.cc ---
   Status read_log_pages(uint32_t lbn);  // used log pages of lbn's block into log_buf_
+  // The same for any block with `used` sectors of which `garbage` were invalid at mount.
+  Status read_log_pages_of(uint32_t block, uint32_t used, const std::vector<uint32_t>& garbage);
   // Applies the complete log writes in log_buf_ for `slot` to `page`; *mapped follows reset and
-  // unmap records. No flash operation.
+  // unmap records. Void writes (void_seq) are skipped; with `committed_only`, so are the open
+  // group's. No flash operation.
   Status replay(uint32_t lbn, uint32_t slot, std::span<uint8_t> page, bool* mapped) const;
+  Status replay_used(uint32_t lbn, uint32_t used, uint32_t slot, std::span<uint8_t> page,
+                     bool* mapped, bool committed_only) const;
   Status allocate_block(uint32_t* block);
-  // Alg. 1. `lpn`/`page`: a new version to merge in (lpn == kNoLpn: none).
+  // Erase `block` and queue it free, or retire it (a program failed there, or its erase fails).
+  Status release_block(uint32_t block);
+  // Alg. 1. `lpn`/`page`: a new version to merge in (lpn == kNoLpn: none). With atomic groups
+  // the selective or shadow merge (ipl_commit.cc).
   Status merge(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page);
+  // The current version of every page of lbn (`lpn`'s new one if given) into merge_buf_ /
+  // merge_live_; returns the live count.
+  Status collect_current(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page, uint32_t* live);
+  // Program the `live` pages of `pages` (slot s at s * page size) into an erased block, all with
+  // one fresh seq and the page count (a marker page if none is live), flag as program_data;
+  // then `after(nb)` (more programs into the new block). A block failing a program is retired
+  // and everything redone in the next one.
+  Status program_merge(uint32_t lbn, std::span<const uint8_t> pages,
+                       const std::vector<bool>& live, uint8_t flag,
+                       const std::function<Status(uint32_t)>& after, uint32_t* nb);
+  // lbn now lives in `nb`: `data` says which slots hold a data page, `mapped` which pages have
+  // a value, `logged` which have log records; `used` log sectors.
+  void install_merge(uint32_t lbn, uint32_t nb, const std::vector<bool>& data,
+                     const std::vector<bool>& mapped, const std::vector<bool>& logged,
+                     uint32_t used);
   // Scrub (reread.h): a read of `block` needed most of the ECC — remember it; at the next
   // write or sync its logical block is merged into a fresh block and it is erased.
   void note_read(uint32_t block);
   Status scrub_pending();
   void scrub_done(uint32_t block, bool erased);
+
+  // --- ipl_commit.cc: atomic groups ---
+  // A seq the last crash or abort left uncommitted (never valid again).
+  bool void_seq(uint64_t seq) const { return seq > committed_seq_ && seq < group_start_; }
+  // The open group changes lbn.
+  void touch(uint32_t lbn);
+  Status merge_group(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page);
+  // The committed version of every page of lbn into commit_buf_ / commit_live_ (from its kept
+  // block if a shadow merge holds its place).
+  Status collect_committed(uint32_t lbn);
+  // Append a commit record with `seq` to the commit log.
+  Status append_commit(uint64_t seq);
+  // Before the first program after a mount or an abort: no void item may stay on flash.
+  Status purge();
+  // lbn's page states from its block's committed items (after an abort).
+  Status rebuild(uint32_t lbn);
+  Status abort_group();  // abort()'s work
+  Status commit_group();
 
   static constexpr Lpn kNoLpn = 0xFFFFFFFFu;
   static constexpr uint32_t kProgramAttempts = 4;  // merge targets tried before giving up
@@ -197,6 +283,29 @@ class IplStore final : public PageStore {
   std::vector<uint8_t> page_buf_, prev_buf_, log_buf_, sector_buf_, spare_buf_, runs_buf_;
   std::vector<uint8_t> merge_buf_;   // a logical block's pages during a merge
   std::vector<bool> merge_live_;     // which of them the merge keeps
+
+  // Atomic groups (ipl_commit.cc).
+  struct Kept {                      // a committed block a shadow merge replaced
+    uint32_t block = kNoBlock;
+    uint32_t used_sectors = 0;
+    std::vector<uint32_t> garbage;
+    std::vector<Slot> slots;         // its data slots' states
+  };
+  bool groups_ = false;              // CommitMode::kGroup
+  bool legacy_ = false;              // superblock format 1: no commit records, every item counts
+  uint64_t committed_seq_ = UINT64_MAX;  // the newest commit record (legacy: everything)
+  uint64_t group_start_ = 1;         // the open group's first seq: (committed_seq_, this) is void
+  bool group_dirty_ = false;         // the open group programmed or trimmed something
+  uint64_t group_programs_ = 0;      // pages and sectors it programmed
+  std::set<uint32_t> touched_;       // logical blocks it changed
+  std::map<uint32_t, Kept> kept_;    // lbn -> its committed block, kept until the commit
+  std::vector<uint32_t> purge_blocks_;  // free blocks holding void items (mount)
+  std::set<uint32_t> purge_lbns_;       // logical blocks holding void items (mount, abort)
+  uint32_t commit_block_ = kNoBlock;    // the commit log's current block
+  uint32_t commit_used_ = 0;            // its used sectors
+  LogSplitter carry_splitter_{kLogSector - kSectorHeader};  // a selective merge's records
+  std::vector<uint8_t> commit_buf_;  // a logical block's committed pages (selective merge)
+  std::vector<bool> commit_live_;
 };
 
 }  // namespace pdl

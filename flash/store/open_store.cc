@@ -3,7 +3,8 @@
 // Format order makes a cut format harmless: the old superblock copies are erased first (the
 // chip is then "not formatted"), then every data block, and the new superblock is programmed
 // last. A chip is a store only once its superblock is complete.
-// upgrade_store brings a PDL/OPU store of superblock format 1 (no commit records) to format 2.
+// upgrade_store brings a PDL, OPU or IPL store of superblock format 1 (no commit records) to
+// format 2 (an IPL store without room for a commit log stays format 1).
 #include <ctime>
 #include <random>
 
@@ -36,6 +37,8 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
   else
     PDL_TRY(PdlStore::format(nand, sb.params, mode, &store));
   PDL_TRY(write_superblock(nand, sb));
+  if (sb.params.method == Method::kIpu || sb.params.method == Method::kIpl)
+    PDL_TRY(store->set_commit_mode(mode));  // (IPU stays per-page)
   *out = std::move(store);
   return Status::ok();
 }
@@ -53,8 +56,15 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
                              "(a writable open does) before using atomic groups");
       return PdlStore::mount(nand, sb.params, sb.version == kSuperblockLegacy, mode, out, report);
     case Method::kIpu:
-    case Method::kIpl:
-      return IplStore::mount(nand, sb.params, out, report);
+    case Method::kIpl: {
+      const bool legacy = sb.version == kSuperblockLegacy;
+      if (legacy && mode == CommitMode::kGroup && sb.params.method == Method::kIpl)
+        return Status::error(Errc::kUnsupported,
+                             "a store of superblock format 1 has no commit records: upgrade it "
+                             "(a writable open does) before using atomic groups");
+      PDL_TRY(IplStore::mount(nand, sb.params, legacy, out, report));
+      return (*out)->set_commit_mode(mode);  // (IPU stays per-page)
+    }
   }
   return Status::error(Errc::kUnsupported, "unknown page-update method in superblock");
 }
@@ -64,6 +74,7 @@ Status upgrade_store(Nand& nand, PageStore& store) {
   // First a commit record covering every page on flash (format 1 counted them all), then the
   // superblock: cut in between, the store mounts as format 1 again and is upgraded again.
   PDL_TRY(store.upgrade_format());
+  if (store.legacy_format()) return Status::ok();  // IPU, or an IPL store with no room
   Superblock sb;
   PDL_TRY(read_superblock(nand, &sb));
   sb.version = kSuperblockAtomic;

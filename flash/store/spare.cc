@@ -33,7 +33,7 @@ void spare_encode(const SpareHeader& h, std::span<uint8_t> spare) {
   uint8_t* s = spare.data();
   s[1] = uint8_t(h.type);
   s[2] = kSpareVersion;
-  s[3] = uint8_t(~(h.commit ? kSpareFlagCommit : 0));
+  s[3] = uint8_t(~((h.commit ? kSpareFlagCommit : 0) | (h.group ? kSpareFlagGroup : 0)));
   le::put32(s + 4, h.lpn);
   le::put64(s + 8, h.seq);
   le::put32(s + 16, h.data_crc);
@@ -56,6 +56,7 @@ SpareState spare_decode(std::span<const uint8_t> spare, SpareHeader* h) {
   h->data_crc = le::get32(s + 16);
   h->aux = le::get32(s + 20);
   h->commit = (~s[3]) & kSpareFlagCommit;
+  h->group = (~s[3]) & kSpareFlagGroup;
   h->obsolete = s[kSpareObsoleteAt] != 0xFF;
   return SpareState::kValid;
 }

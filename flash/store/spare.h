@@ -6,7 +6,9 @@
 //    2  u8   format version (1)
 //    3  u8   flags, stored inverted (0xFF = none): bit 0 clear = commit page (stores of
 //            superblock format 2: this page's seq is a commit record, "every seq <= mine that is
-//            on flash is committed"; docs/format.md §3). Stores of format 1 leave it 0xFF.
+//            on flash is committed"; docs/format.md §3); bit 1 clear = group page (an IPL merge
+//            page holding an atomic group's data: it counts only if a commit record covers its
+//            seq). Stores of format 1 leave it 0xFF.
 //    4  u32  lpn (base pages, IPL data pages); record count (differential pages); 0 (superblock);
 //            logical block (IPL empty-merge marker)
 //    8  u64  creation sequence number (the paper's time stamp; one global counter)
@@ -40,12 +42,14 @@ struct SpareHeader {
   uint32_t data_crc = 0;
   uint32_t aux = 0;
   bool commit = false;    // a commit page: seq is a commit record (atomic groups)
+  bool group = false;     // IPL merge page of an open group: void unless a commit covers seq
   bool obsolete = false;  // decoded only; encode always writes "live"
 };
 
 inline constexpr uint32_t kSpareBytesUsed = 32;
 inline constexpr uint32_t kSpareObsoleteAt = 24;
 inline constexpr uint8_t kSpareFlagCommit = 0x01;  // byte 3, stored inverted
+inline constexpr uint8_t kSpareFlagGroup = 0x02;   // byte 3, stored inverted
 
 enum class SpareState : uint8_t { kErased, kValid, kCorrupt };
 

@@ -105,7 +105,11 @@ Status StoreParams::resolve_in_page(const Geometry& g, uint32_t data_blocks) {
                  std::to_string(g.partial_programs) + "): raise nop to " +
                  std::to_string(sectors) + " or use smaller pages");
   }
-  if (gc_reserve_blocks == 0) gc_reserve_blocks = 1;
+  // The reserve: one block for a merge's new copy. IPL keeps two more for atomic commit
+  // ([IPL] §5): its commit log's, and one that lets a transaction keep a committed version
+  // while it rewrites more of an erase block than the log region carries (a shadow merge), so
+  // a store filled to its size still commits such transactions.
+  if (gc_reserve_blocks == 0) gc_reserve_blocks = method == Method::kIpl ? 3 : 1;
   if (gc_reserve_blocks + 1 > data_blocks)
     return bad("gc_reserve: must be at least 1 and leave a block for data");
   const uint64_t capacity = uint64_t(data_blocks - gc_reserve_blocks) * data_pages_per_block(g);

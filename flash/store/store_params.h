@@ -30,7 +30,8 @@ struct StoreParams {
   // Logical pages offered; 0 = every page of the data area minus the GC reserve.
   uint32_t logical_pages = 0;
   // Free blocks kept back so garbage collection can always run (PDL, OPU: >= 2; default 2),
-  // or so a merge always finds an erased block (IPU, IPL: >= 1; default 1).
+  // or so a merge always finds an erased block (IPU, IPL: >= 1; default 1 for IPU, 3 for IPL:
+  // its commit log's block and a shadow merge's, docs/design.md §13).
   uint32_t gc_reserve_blocks = 0;
   // IPL: bytes of each erase block given to the log region ([IPL] §3.2), rounded up to whole
   // pages; 0 = the default, 9/64 of the block (IPL(18KB) on 64 x 2 KiB pages). IPU: always 0.

@@ -46,11 +46,12 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, Superblock* sb) {
     return Status::error(Errc::kCorrupt, "superblock checksum mismatch");
   const uint32_t version = le::get32(p + 8);
   const Method method = Method(p[12]);
-  const bool pdl_family = method == Method::kPdl || method == Method::kOpu;
-  if (version != kSuperblockLegacy && !(version == kSuperblockAtomic && pdl_family))
+  const bool atomic_family = method == Method::kPdl || method == Method::kOpu ||
+                              method == Method::kIpl;
+  if (version != kSuperblockLegacy && !(version == kSuperblockAtomic && atomic_family))
     return Status::error(Errc::kUnsupported,
                          "superblock format version " + std::to_string(version) +
-                             " is unknown to this pdl (it reads 1, and 2 for pdl and opu "
+                             " is unknown to this pdl (it reads 1, and 2 for pdl, opu and ipl "
                              "stores): the image was made by a newer pdl");
   sb->version = version;
   if (le::get32(p + 28) != g.page_data || le::get32(p + 32) != g.page_spare ||
@@ -100,8 +101,7 @@ void encode_page(const Superblock& sb, const Geometry& g, std::vector<uint8_t>* 
 }  // namespace
 
 uint32_t superblock_version_for(Method method) {
-  return method == Method::kPdl || method == Method::kOpu ? kSuperblockAtomic
-                                                           : kSuperblockLegacy;
+  return method == Method::kIpu ? kSuperblockLegacy : kSuperblockAtomic;
 }
 
 Status rewrite_superblock(Nand& nand, const Superblock& sb) {

@@ -4,9 +4,9 @@
 // mount from block 0, falling back to block 1 if that copy is torn or corrupt. Layout:
 // docs/format.md §2.
 //
-// Versions: 1 — every page on flash counts (no commit records); 2 — PDL and OPU stores whose
-// sync is an atomic commit (commit records in spare areas, docs/format.md §3). A store of
-// version 1 is upgraded in place by the first writable open (upgrade_store, open_store.cc):
+// Versions: 1 — every page on flash counts (no commit records); 2 — PDL, OPU and IPL stores
+// whose sync can be an atomic commit (commit records in spare areas and IPL log sectors,
+// docs/format.md §3, §7). A store of version 1 is upgraded in place by the first writable open (upgrade_store, open_store.cc):
 // its superblock is rewritten copy by copy, so a cut leaves one valid copy of either version.
 #pragma once
 
@@ -21,10 +21,10 @@ namespace pdl {
 
 // Superblock format versions (docs/format.md §2).
 inline constexpr uint32_t kSuperblockLegacy = 1;  // no atomic commit: every page counts
-inline constexpr uint32_t kSuperblockAtomic = 2;  // PDL/OPU: sync() is an atomic commit
+inline constexpr uint32_t kSuperblockAtomic = 2;  // PDL/OPU/IPL: commit records on flash
 
-// The version a new store of `method` gets: 2 for PDL and OPU; 1 for IPU and IPL, whose
-// format has no commit records.
+// The version a new store of `method` gets: 2 for PDL, OPU and IPL; 1 for IPU, which has no
+// place for a commit record (no log region) and keeps format 1.
 uint32_t superblock_version_for(Method method);
 
 struct Superblock {

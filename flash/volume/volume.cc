@@ -101,6 +101,16 @@ Status Volume::rollback() {
   if (!atomic_)
     return Status::error(Errc::kUnsupported, "the store has no atomic groups to roll back");
   if (opts_.read_only) return Status::ok();
+  if (!broken_.is_ok()) return broken_;
+  // Half a rollback leaves tables that match nothing on flash: the Volume then refuses every
+  // change until it is reopened (the store's recovery finds the last commit).
+  const Status st = rollback_locked();
+  if (!st.is_ok())
+    broken_ = Status::error(st.code(), "a rollback failed: " + std::string(st.message()));
+  return st;
+}
+
+Status Volume::rollback_locked() {
   PDL_TRY(store_->abort());
   // What the last commit holds: the header (the main name may have changed), then the rest.
   Status st = store_->read(0, scratch_);
@@ -191,6 +201,7 @@ Status Volume::open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
 }
 
 Status Volume::writable() const {
+  if (!broken_.is_ok()) return broken_;
   if (opts_.read_only)
     return Status::error(Errc::kReadOnly, opts_.read_only_why.empty()
                                               ? "volume is read-only"
@@ -479,7 +490,10 @@ std::vector<uint32_t>* Volume::take_released(uint32_t* lpn) {
 Status Volume::store_chunk(File& f, uint32_t c, std::span<const uint8_t> data) {
   Status st = store_chunk_once(f, c, data);
   if (!st.is(Errc::kFull) || !may_commit() || !store_->dirty()) return st;
-  PDL_TRY(auto_commit());
+  // (kFull from the commit: other cached chunks found no room either, but what was stored is
+  // committed now — and what the open group held back, released.)
+  const Status ac = auto_commit();
+  if (!ac.is_ok() && !ac.is(Errc::kFull)) return ac;
   return store_chunk_once(f, c, data);
 }
 
@@ -797,6 +811,7 @@ Status Volume::commit_meta() {
 
 Status Volume::sync_locked() {
   if (opts_.read_only) return Status::ok();
+  if (!broken_.is_ok()) return broken_;
   stats_.syncs++;
   // Contents first, then metadata. A chunk that found no free lpn (store_chunk has already
   // committed to bring released lpns in) does not stop the rest from becoming durable.

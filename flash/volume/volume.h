@@ -212,6 +212,7 @@ class Volume {
   std::vector<uint32_t>* take_released(uint32_t* lpn);
   bool may_commit() const { return atomic_ && !held_ && !committing_; }
   Status auto_commit();
+  Status rollback_locked();
   Status cached_chunk(File& f, uint32_t c, CachedChunk** out);  // load for read-modify-write
   Status evict_one();
   void drop_cache(FileId id, uint32_t first_chunk);
@@ -257,6 +258,7 @@ class Volume {
   // repeats what the store holds (checked with a counted read) is skipped, so a rollback needs
   // no room on a full chip.
   bool restoring_ = false;
+  Status broken_;  // a rollback failed half-way: no change is accepted (rollback())
   uint64_t tick_ = 0;
   FileId next_id_ = 1;
   uint64_t next_version_ = 1;
