@@ -1,7 +1,7 @@
-// test_atomic_commit.cc — the store's atomic groups (CommitMode::kGroup, PDL and OPU).
+// test_atomic_commit.cc — the store's atomic groups (CommitMode::kGroup: PDL, OPU and IPL).
 //
 // The contract (page_store.h): the writes and trims between two syncs commit together, or not
-// at all. Over the PDL/OPU part of the store matrix:
+// at all. Over the PDL, OPU and IPL part of the store matrix:
 //   * a power cut at a random flash operation of a workload of groups — each ended by a sync or
 //     an abort, with Case 2 flushes, Case 3 base pages, trims and GC inside groups — recovers
 //     exactly the last committed state, or the one whose commit the cut interrupted; never a
@@ -15,7 +15,13 @@
 //   * the newest commit record outlives a GC of its block;
 //   * a group that outgrows the free space is refused with kFull and changes nothing;
 //   * a store of superblock format 1 is upgraded in place, and a cut during the upgrade loses
-//     nothing.
+//     nothing;
+//   * IPL ([IPL] §5): a merge inside a transaction is selective (committed versions as data
+//     pages, the changes carried over) or, when the changes outgrow the log region, a shadow
+//     merge that keeps the committed block until the commit — a cut at every operation of
+//     either recovers the last commit, and abort restores it; the commit log moves to a fresh
+//     block as it fills without losing the newest record; a format-1 IPL store is upgraded
+//     with a commit log, or stays format 1 (per page) when no block is free for one.
 #include <catch2/catch.hpp>
 
 #include <functional>
@@ -38,11 +44,11 @@ namespace {
 using Page = std::vector<uint8_t>;
 using State = std::vector<std::optional<Page>>;
 
-// The PDL and OPU configurations of the store matrix (IPU and IPL have no atomic groups).
+// The PDL, OPU and IPL configurations of the store matrix (IPU has no atomic groups).
 std::vector<StoreConfig> group_matrix() {
   std::vector<StoreConfig> out;
   for (const StoreConfig& c : pdl::test::store_matrix())
-    if (!pdl::test::in_page(c.params)) out.push_back(c);
+    if (c.params.method != Method::kIpu) out.push_back(c);
   return out;
 }
 
@@ -103,15 +109,28 @@ Status run_groups(PageStore& s, uint64_t seed, Model& m, int groups) {
   const uint32_t n = s.logical_pages(), psz = s.page_size();
   auto sync = [&]() -> Status {
     m.in_flight = m.current;
-    PDL_TRY(s.sync());
+    const Status st = s.sync();
+    if (st.is(Errc::kFull)) {  // the commit found no room (IPL's merges): the group is undone
+      m.in_flight.reset();
+      PDL_TRY(s.abort());
+      m.current = m.committed;
+      return Status::ok();
+    }
+    PDL_TRY(st);  // (a power cut: in_flight is what the sync was committing)
     m.committed = m.current;
     m.in_flight.reset();
     return Status::ok();
   };
-  // Load half of the logical pages, a group per 16 pages.
+  // Load half of the logical pages, a group per 16 pages (or fewer: a group that outgrows the
+  // room — IPL keeping committed blocks for its shadow merges — commits early).
   for (Lpn l = 0; l < n / 2; l++) {
     Page p = pdl::test::random_page(rng, psz);
-    PDL_TRY(s.write(l, p));
+    Status st = s.write(l, p);
+    if (st.is(Errc::kFull)) {
+      PDL_TRY(sync());
+      st = s.write(l, p);
+    }
+    PDL_TRY(st);
     m.current[l] = p;
     if (l % 16 == 15) PDL_TRY(sync());
   }
@@ -220,6 +239,7 @@ TEST_CASE("a power cut at a random flash operation of atomic groups recovers exa
         Page p = pdl::test::random_page(wrng, second->page_size());
         const Status ws = second->write(l, p);
         INFO("write after recovery: " << ws.to_string());
+        if (ws.is(Errc::kFull) && i > 0) break;  // the group outgrew the room (IPL: see below)
         REQUIRE(ws.is_ok());
         mine[l] = p;
       }
@@ -526,7 +546,12 @@ TEST_CASE("a group that outgrows the free space is refused and changes nothing",
   committed = cur;
   for (Lpn l = refused; l < n; l++) {
     committed[l] = pdl::test::random_page(rng, psz);
-    REQUIRE(s->write(l, *committed[l]).is_ok());
+    Status st = s->write(l, *committed[l]);
+    if (st.is(Errc::kFull)) {  // IPL: a group may rewrite one erase block beyond its log region
+      REQUIRE(s->sync().is_ok());
+      st = s->write(l, *committed[l]);
+    }
+    REQUIRE(st.is_ok());
     if (l % 4 == 3) REQUIRE(s->sync().is_ok());
   }
   REQUIRE(s->sync().is_ok());
@@ -659,5 +684,235 @@ TEST_CASE("a store of format 1 is upgraded in place, and a cut during the upgrad
       auto again = mount_group(*ls.nand);
       CHECK(read_all(*again) == ls.state);
     }
+  }
+}
+
+// ---- IPL ([IPL] §5): the commit log, the selective and the shadow merge ----
+
+namespace {
+
+// IPL on 16 pages of 2 KiB per block, a 4-page log region (16 sectors), three logical blocks of
+// 12 pages; NOP 4 (a sector per program).
+struct IplRig {
+  Geometry g = pdl::test::geometry(2048, 64, 16, 12);
+  StoreParams p;
+  IplRig() {
+    g.partial_programs = 4;
+    p.method = Method::kIpl;
+    p.log_region = 4 * 2048;
+    p.logical_pages = 36;
+  }
+};
+
+// Writes a page, committing the group first if it found no room (the caller's model follows).
+State load_ipl(PageStore& s, std::mt19937_64& rng) {
+  State st(s.logical_pages());
+  for (Lpn l = 0; l < s.logical_pages(); l++) {
+    st[l] = pdl::test::random_page(rng, s.page_size());
+    REQUIRE(s.write(l, *st[l]).is_ok());
+    if (l % 12 == 11) REQUIRE(s.sync().is_ok());
+  }
+  REQUIRE(s.sync().is_ok());
+  return st;
+}
+
+// One transaction on logical block `lbn` (pages lbn*12 .. +11) that outgrows its log region:
+// `whole` rewrites every page whole (the changes cannot be carried over: a shadow merge),
+// otherwise a few bytes of every page, several times (carried over: a selective merge).
+Status ipl_transaction(PageStore& s, std::mt19937_64& rng, uint32_t lbn, bool whole, State& cur) {
+  for (int round = 0; round < (whole ? 2 : 6); round++)
+    for (Lpn l = lbn * 12; l < lbn * 12 + 12; l++) {
+      Page p = whole ? pdl::test::random_page(rng, s.page_size()) : *cur[l];
+      if (!whole) sparse_change(rng, p, 3);
+      PDL_TRY(s.write(l, p));
+      cur[l] = p;
+    }
+  return Status::ok();
+}
+
+}  // namespace
+
+TEST_CASE("IPL merges inside a transaction keep the committed versions: selective when the "
+          "changes fit the log region, shadow otherwise; a cut at every operation recovers the "
+          "last commit", "[store][atomic][ipl]") {
+  const bool whole = GENERATE(false, true);
+  INFO((whole ? "shadow merge" : "selective merge"));
+  IplRig rig;
+  // The transaction's operations, counted on a run without cuts.
+  uint64_t ops = 0;
+  {
+    auto nand = pdl::test::make_ram_nand(rig.g);
+    auto s = format_group(*nand, rig.p);
+    auto rng = pdl::test::seeded_rng(whole);
+    const State committed = load_ipl(*s, rng);
+    State cur = committed;
+    const uint32_t free0 = s->free_blocks();
+    const uint64_t merges0 = s->stats().merges, before = nand->mutating_ops();
+    REQUIRE(ipl_transaction(*s, rng, 1, whole, cur).is_ok());
+    CHECK(s->stats().merges > merges0);
+    // A shadow merge keeps the committed block until the commit; a selective one erases it.
+    CHECK(s->free_blocks() == (whole ? free0 - 1 : free0));
+    CHECK(read_all(*s) == cur);
+    REQUIRE(s->sync().is_ok());
+    ops = nand->mutating_ops() - before;
+    CHECK(s->free_blocks() == free0);
+    // Abort of the same transaction: the committed versions again, in RAM and after a mount.
+    State again = cur;
+    REQUIRE(ipl_transaction(*s, rng, 1, whole, again).is_ok());
+    REQUIRE(s->abort().is_ok());
+    CHECK(read_all(*s) == cur);
+    REQUIRE(s->check().is_ok());
+    s.reset();
+    auto m = mount_group(*nand);
+    CHECK(read_all(*m) == cur);
+  }
+  REQUIRE(ops > 0);
+  for (uint64_t k = 0; k < ops; k++) {
+    const Tear tear = Tear(k % 3);
+    INFO("cut after " << k << " of " << ops << " operations, tear " << int(tear));
+    auto nand = pdl::test::make_ram_nand(rig.g);
+    auto s = format_group(*nand, rig.p);
+    auto rng = pdl::test::seeded_rng(whole);
+    const State committed = load_ipl(*s, rng);
+    State cur = committed;
+    nand->cut_power_after(k, tear, k);
+    Status st = ipl_transaction(*s, rng, 1, whole, cur);
+    if (st.is_ok()) st = s->sync();
+    REQUIRE(st.is(Errc::kPowerCut));
+    s.reset();
+    nand->restore_power();
+    MountReport rep;
+    auto m = mount_group(*nand, &rep);
+    const State got = read_all(*m);
+    CHECK((got == committed || got == cur));
+    // Work goes on: the void items are purged before the next commit, which then holds.
+    auto wrng = pdl::test::seeded_rng(100 + k);
+    State next = got;
+    REQUIRE(ipl_transaction(*m, wrng, 1, false, next).is_ok());
+    REQUIRE(m->sync().is_ok());
+    REQUIRE(m->check().is_ok());
+    m.reset();
+    auto m2 = mount_group(*nand);
+    CHECK(read_all(*m2) == next);
+  }
+}
+
+TEST_CASE("IPL's commit log moves to a fresh block as it fills, and a cut at any operation "
+          "keeps the newest commit", "[store][atomic][ipl]") {
+  IplRig rig;
+  // Small commits: a few bytes of one page each, so a sector of the log region and a commit
+  // record per transaction; 16 sectors per block, so the log moves every 16 commits.
+  auto run = [&](PageStore& s, std::mt19937_64& rng, State& committed, State& cur, int n) {
+    for (int t = 0; t < n; t++) {
+      const Lpn l = Lpn(rng() % s.logical_pages());
+      Page p = *cur[l];
+      sparse_change(rng, p, 2);
+      PDL_TRY(s.write(l, p));
+      cur[l] = p;
+      PDL_TRY(s.sync());
+      committed = cur;
+    }
+    return Status::ok();
+  };
+  uint64_t ops = 0;
+  {
+    auto nand = pdl::test::make_ram_nand(rig.g);
+    auto s = format_group(*nand, rig.p);
+    auto rng = pdl::test::seeded_rng(7);
+    State committed = load_ipl(*s, rng), cur = committed;
+    const uint64_t commits0 = s->stats().commits, before = nand->mutating_ops();
+    REQUIRE(run(*s, rng, committed, cur, 40).is_ok());
+    CHECK(s->stats().commits == commits0 + 40);
+    ops = nand->mutating_ops() - before;
+  }
+  for (uint64_t k = 0; k < ops; k += 3) {
+    const Tear tear = Tear(k % 3);
+    INFO("cut after " << k << " of " << ops << " operations, tear " << int(tear));
+    auto nand = pdl::test::make_ram_nand(rig.g);
+    auto s = format_group(*nand, rig.p);
+    auto rng = pdl::test::seeded_rng(7);
+    State committed = load_ipl(*s, rng), cur = committed;
+    nand->cut_power_after(k, tear, k);
+    REQUIRE(run(*s, rng, committed, cur, 40).is(Errc::kPowerCut));
+    s.reset();
+    nand->restore_power();
+    auto m = mount_group(*nand);
+    const State got = read_all(*m);
+    CHECK((got == committed || got == cur));
+  }
+}
+
+TEST_CASE("an IPL store of format 1 is upgraded with a commit log, or stays format 1 without "
+          "room for one", "[store][atomic][ipl][upgrade]") {
+  const bool room = GENERATE(true, false);
+  INFO((room ? "room for a commit log" : "no room"));
+  IplRig rig;
+  if (!room) {
+    rig.p.logical_pages = 0;  // the whole chip less one block for merges
+    rig.p.gc_reserve_blocks = 1;
+  }
+  // A format-1 image: the superblock says 1, so nothing carries a commit flag.
+  auto make = [&](std::unique_ptr<EmulatedNand>& nand, State& st) {
+    nand = pdl::test::make_ram_nand(rig.g);
+    std::unique_ptr<PageStore> s;
+    REQUIRE(format_store(*nand, rig.p, &s).is_ok());
+    Superblock sb;
+    REQUIRE(read_superblock(*nand, &sb).is_ok());
+    sb.version = kSuperblockLegacy;
+    REQUIRE(rewrite_superblock(*nand, sb).is_ok());
+    s.reset();
+    REQUIRE(mount_store(*nand, &s).is_ok());
+    REQUIRE(s->legacy_format());
+    auto rng = pdl::test::seeded_rng(11);
+    st = State(s->logical_pages());
+    for (Lpn l = 0; l < 24; l++) {
+      st[l] = pdl::test::random_page(rng, s->page_size());
+      REQUIRE(s->write(l, *st[l]).is_ok());
+    }
+    for (Lpn l = 0; l < 24; l += 2) {  // log records, and merges of full regions
+      sparse_change(rng, *st[l], 3);
+      REQUIRE(s->write(l, *st[l]).is_ok());
+    }
+    REQUIRE(s->sync().is_ok());
+  };
+  std::unique_ptr<EmulatedNand> nand;
+  State st;
+  make(nand, st);
+  std::unique_ptr<PageStore> s;
+  REQUIRE(mount_store(*nand, &s).is_ok());
+  const uint64_t before = nand->mutating_ops();
+  REQUIRE(upgrade_store(*nand, *s).is_ok());
+  const uint64_t ops = nand->mutating_ops() - before;
+  Superblock sb;
+  REQUIRE(read_superblock(*nand, &sb).is_ok());
+  CHECK(sb.version == (room ? kSuperblockAtomic : kSuperblockLegacy));
+  s.reset();
+  if (!room) {  // per page, as before: the journal stays on flash above it
+    REQUIRE(mount_store(*nand, &s, nullptr, CommitMode::kPerPage).is_ok());
+    CHECK(s->legacy_format());
+    CHECK(s->set_commit_mode(CommitMode::kGroup).is(Errc::kUnsupported));
+    CHECK_FALSE(s->atomic());
+    CHECK(read_all(*s) == st);
+    return;
+  }
+  {
+    auto m = mount_group(*nand);
+    CHECK(m->atomic());
+    CHECK(read_all(*m) == st);
+  }
+  for (uint64_t k = 0; k < ops; k++) {
+    INFO("cut after " << k << " of " << ops << " upgrade operations");
+    make(nand, st);
+    REQUIRE(mount_store(*nand, &s).is_ok());
+    nand->cut_power_after(k, Tear(k % 3), k);
+    CHECK(upgrade_store(*nand, *s).is(Errc::kPowerCut));
+    s.reset();
+    nand->restore_power();
+    REQUIRE(mount_store(*nand, &s).is_ok());
+    CHECK(read_all(*s) == st);
+    REQUIRE(upgrade_store(*nand, *s).is_ok());
+    s.reset();
+    auto m = mount_group(*nand);
+    CHECK(read_all(*m) == st);
   }
 }

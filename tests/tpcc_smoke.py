@@ -20,13 +20,15 @@ import subprocess
 import sys
 import tempfile
 
-# Members: PDL and OPU in both commit modes, IPU and IPL (no atomic commit) with the journal on
-# flash, and the unix VFS's wall-clock reference.
+# Members: every method in both commit modes but IPU (no atomic commit: its journal is on
+# flash), and the unix VFS's wall-clock reference.
 MEMBERS = [("pdl-journal", "PDL(256B) journal"), ("pdl-atomic", "PDL(256B) atomic"),
            ("pdl2k-journal", "PDL(2KB) journal"), ("pdl2k-atomic", "PDL(2KB) atomic"),
            ("opu-journal", "OPU journal"), ("opu-atomic", "OPU atomic"),
-           ("ipu-journal", "IPU journal"), ("ipl-journal", "IPL(18KB) journal"),
-           ("ipl64k-journal", "IPL(64KB) journal"), ("unix", "unix VFS")]
+           ("ipu-journal", "IPU journal"),
+           ("ipl-journal", "IPL(18KB) journal"), ("ipl-atomic", "IPL(18KB) atomic"),
+           ("ipl64k-journal", "IPL(64KB) journal"), ("ipl64k-atomic", "IPL(64KB) atomic"),
+           ("unix", "unix VFS")]
 LABELS = [label for _, label in MEMBERS]
 IMAGE_KEYS = [key for key, _ in MEMBERS if key != "unix"]
 

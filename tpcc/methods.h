@@ -12,9 +12,9 @@
 // paper's IPL ran inside the DBMS (docs/design.md §10).
 // Commit modes (--commit): each method runs with commit=atomic (the rollback journal in
 // memory, every commit one atomic commit of the store) and/or commit=journal (the journal on
-// flash: the paper's setting). IPU and IPL have no atomic commit: they run with the journal on
-// flash whatever is asked. With both modes a member's key and label say which
-// ("pdl-atomic", "PDL(256B) atomic").
+// flash: the paper's setting). IPU has no atomic commit: it runs with the journal on flash
+// whatever is asked. With both modes a member's key and label say which ("pdl-atomic",
+// "PDL(256B) atomic").
 #pragma once
 
 #include <string>
@@ -28,7 +28,7 @@ struct MethodSpec {
   std::string uri;    // "method=pdl&max_diff=256" (without page size and chip size)
   std::string method;  // "pdl" (the key without a commit suffix)
   std::string commit;  // "atomic" or "journal" ("" before with_commits)
-  bool atomic_capable() const { return method != "ipu" && method != "ipl" && method != "ipl64k"; }
+  bool atomic_capable() const { return method != "ipu"; }
   // The URI parameters for flash pages of `page` bytes (PDL(2KB)'s max_diff is a page).
   std::string uri_params(unsigned page) const;
 };

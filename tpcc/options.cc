@@ -24,7 +24,7 @@ const char kUsage[] =
     "                      with --sweep the paper's Fig. 14 set: pdl,pdl2k,opu,ipl,ipl64k)\n"
     "  --journal-mode LIST SQLite journal modes (default delete,wal,memory)\n"
     "  --commit LIST       atomic (the journal in memory, each commit one atomic commit of the\n"
-    "                      store) and/or journal (the journal on flash; IPU and IPL always)\n"
+    "                      store) and/or journal (the journal on flash; IPU always)\n"
     "                      (default journal,atomic: both, side by side)\n"
     "  --transactions N    measured transactions per method (default 5000; --quick 1000)\n"
     "  --duration S        measure the first method for S seconds, the others as many\n"

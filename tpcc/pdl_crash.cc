@@ -3,7 +3,7 @@
 // `./run crash --cuts N`).
 //
 // Per configuration (method × commit mode × journal mode; commit=atomic for the methods that
-// have it — PDL and OPU — where journal modes MEMORY and OFF are crash-safe too):
+// have it — PDL, OPU and IPL — where journal modes MEMORY and OFF are crash-safe too):
 //   1. a template image: a small TPC-C database loaded through the pdl VFS (clock=logical, so
 //      every replay writes the same bytes);
 //   2. the reference: the template copied, transactions 0..T-1 run uncut; the content checksum
@@ -75,8 +75,8 @@ int usage(const char* why) {
                "database must hold every acknowledged commit and nothing half-done.\n"
                "  --cuts N       cuts in all, over the configurations (default 200)\n"
                "  --methods L    page-update methods (default pdl,opu,ipu,ipl)\n"
-               "  --commit L     commit=atomic (PDL and OPU; the others keep their journal on\n"
-               "                 flash) and/or commit=journal (default atomic,journal)\n"
+               "  --commit L     commit=atomic (PDL, OPU, IPL; IPU keeps its journal on flash)\n"
+               "                 and/or commit=journal (default atomic,journal)\n"
                "  --journals L   delete, truncate, persist, wal; memory and off with\n"
                "                 commit=atomic only (default delete,wal,memory)\n"
                "  --txns N       transactions per trial (default 20)\n"
@@ -159,7 +159,7 @@ bool parse(int argc, char** argv, Options* o, int* rc) {
 }
 
 // Whether `method` has an atomic commit (the others keep SQLite's journal on flash).
-bool atomic_capable(const std::string& method) { return method == "pdl" || method == "opu"; }
+bool atomic_capable(const std::string& method) { return method != "ipu"; }
 
 // Journal modes MEMORY and OFF keep no journal a crash could roll back with: crash-safe only
 // when the store commits whole transactions.

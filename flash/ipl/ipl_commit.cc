@@ -19,6 +19,7 @@
 // Invariant: outside a group (after commit or abort) kept_ and touched_ are empty and no void
 // item is on flash.
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "flash/ipl/ipl_store.h"
@@ -223,9 +224,12 @@ Status IplStore::rebuild(uint32_t lbn) {
                   });
 }
 
+// Called before the open group changes anything (write, trim, a sync with work): its merges
+// rebuild logical blocks from their committed versions.
 Status IplStore::purge() {
   if (purge_blocks_.empty() && purge_lbns_.empty()) return Status::ok();
   if (!poisoned_.is_ok()) return poisoned_;
+  assert(touched_.empty() || !groups_);
   for (const uint32_t b : purge_blocks_) {
     if (owner_[b] != kNoBlock || bad_[b] || erased_[b]) continue;  // reused (erased) since
     const Status st = erase_with_retries(nand_, b);

@@ -346,6 +346,8 @@ Status IplStore::trim(Lpn lpn) {
     return Status::error(Errc::kInvalidArgument, "trim of logical page " + std::to_string(lpn) +
                                                      " out of range");
   stats_.trims++;
+  // Before the group changes anything: a purge merge rebuilds from the committed state.
+  PDL_TRY(purge());
   drop_hints(lpn);
   LpnState& st = lpns_[lpn];
   if (!st.mapped) return Status::ok();
