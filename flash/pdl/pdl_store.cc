@@ -218,29 +218,28 @@ Status PdlStore::write_new_base(Lpn lpn, std::span<const uint8_t> page) {
     p2l_[q] = lpn;
     e.copies = e.copies + 1;
     blocks_.valid_inc(q);
-    const Ppa old_base = e.base, old_diff = e.diff;
-    e.base = q;
-    if (e.in_dwb) {
-      dwb_.remove(lpn);
-      e.in_dwb = 0;
-    }
-    PDL_TRY(drop_current_base(lpn, old_base));
-    return old_diff != kNoPpa ? set_current_diff(lpn, kNoPpa) : Status::ok();
+    return install_base(lpn, q);
   }
   if (pending_.held) PDL_TRY(program_pending(false));
   pending_.held = true;
   pending_.lpn = lpn;
   pending_.seq = next_seq_++;
   pending_.data.assign(page.begin(), page.end());
+  return install_base(lpn, kPendingPpa);
+}
+
+// lpn's base page becomes `q` (programmed, or kPendingPpa): its old base page and any
+// differential of it — buffered or on flash — are superseded.
+Status PdlStore::install_base(Lpn lpn, Ppa q) {
+  PpmtEntry& e = ppmt_[lpn];
   const Ppa old_base = e.base, old_diff = e.diff;
-  e.base = kPendingPpa;
+  e.base = q;
   if (e.in_dwb) {
     dwb_.remove(lpn);
     e.in_dwb = 0;
   }
   PDL_TRY(drop_current_base(lpn, old_base));
-  if (old_diff != kNoPpa) PDL_TRY(set_current_diff(lpn, kNoPpa));
-  return Status::ok();
+  return old_diff != kNoPpa ? set_current_diff(lpn, kNoPpa) : Status::ok();
 }
 
 // Apply a trim whose tombstone is (or need not be) on flash: the base page becomes stale.

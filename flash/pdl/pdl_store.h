@@ -149,6 +149,7 @@ class PdlStore final : public PageStore {
 
   // --- writing (pdl_store.cc) ---
   Status write_new_base(Lpn lpn, std::span<const uint8_t> page);
+  Status install_base(Lpn lpn, Ppa q);  // the base page replaced: old base, differential go
   Status flush_write_buffer(bool commit = false);
   Status program_write_buffer(bool commit);  // flush_write_buffer's program and table updates
   Status put_record(const RecordView& r);  // Case 1 / Case 2 placement into the buffer

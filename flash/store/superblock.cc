@@ -98,6 +98,32 @@ void encode_page(const Superblock& sb, const Geometry& g, std::vector<uint8_t>* 
   spare_encode(h, *spare);
 }
 
+// Program both copies (erasing each block first when `erase`: a rewrite), skipping bad blocks.
+Status put_superblock(Nand& nand, const Superblock& sb, bool erase) {
+  const Geometry& g = nand.geometry();
+  std::vector<uint8_t> data, spare;
+  encode_page(sb, g, &data, &spare);
+  uint32_t written = 0;
+  for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
+    if (nand.is_bad(b)) continue;
+    if (erase) {
+      const Status st = erase_with_retries(nand, b);
+      if (st.is(Errc::kBadBlock)) {
+        PDL_TRY(nand.mark_bad(b));
+        continue;
+      }
+      PDL_TRY(st);
+    }
+    bool ok;
+    PDL_TRY(program_copy(nand, b, data, spare, &ok));
+    written += ok;
+  }
+  if (written == 0)
+    return Status::error(Errc::kBadBlock, "blocks 0 to " + std::to_string(kSuperblockBlocks - 1) +
+                                              " are all bad: no room for the superblock");
+  return Status::ok();
+}
+
 }  // namespace
 
 uint32_t superblock_version_for(Method method) {
@@ -105,43 +131,11 @@ uint32_t superblock_version_for(Method method) {
 }
 
 Status rewrite_superblock(Nand& nand, const Superblock& sb) {
-  const Geometry& g = nand.geometry();
-  std::vector<uint8_t> data, spare;
-  encode_page(sb, g, &data, &spare);
-  uint32_t written = 0;
-  for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
-    if (nand.is_bad(b)) continue;
-    const Status st = erase_with_retries(nand, b);
-    if (st.is(Errc::kBadBlock)) {
-      PDL_TRY(nand.mark_bad(b));
-      continue;
-    }
-    PDL_TRY(st);
-    bool ok;
-    PDL_TRY(program_copy(nand, b, data, spare, &ok));
-    written += ok;
-  }
-  if (written == 0)
-    return Status::error(Errc::kBadBlock, "blocks 0 to " + std::to_string(kSuperblockBlocks - 1) +
-                                              " are all bad: no room for the superblock");
-  return Status::ok();
+  return put_superblock(nand, sb, true);
 }
 
 Status write_superblock(Nand& nand, const Superblock& sb) {
-  const Geometry& g = nand.geometry();
-  std::vector<uint8_t> data, spare;
-  encode_page(sb, g, &data, &spare);
-  uint32_t written = 0;
-  for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
-    if (nand.is_bad(b)) continue;
-    bool ok;
-    PDL_TRY(program_copy(nand, b, data, spare, &ok));
-    written += ok;
-  }
-  if (written == 0)
-    return Status::error(Errc::kBadBlock, "blocks 0 to " + std::to_string(kSuperblockBlocks - 1) +
-                                              " are all bad: no room for the superblock");
-  return Status::ok();
+  return put_superblock(nand, sb, false);
 }
 
 // The first copy whose spare, CRC, magic and checksum hold, into `data`; kCorrupt if none.
