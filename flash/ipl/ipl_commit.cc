@@ -11,13 +11,13 @@
 //   * a merge never destroys a committed version before the commit: the selective merge copies
 //     the committed versions into the new block's data pages (its pages carry no flag and
 //     count whatever happens to the group), the shadow merge keeps the old block (kept_);
-//   * no void item outlives the next commit record: abort() merges every logical block the
-//     group touched, mount hands purge() the blocks holding void items, and purge() runs before
-//     anything else is programmed;
+//   * no void item outlives the next commit record: abort() and mount hand purge() the blocks
+//     holding void items, and purge() merges (or erases) them before the next group changes
+//     anything — so before any later commit record;
 //   * the newest commit record is never erased before a newer one is on flash (the commit
 //     log's previous block is released only after the record in the new block).
-// Invariant: outside a group (after commit or abort) kept_ and touched_ are empty and no void
-// item is on flash.
+// Invariant: outside a group (after commit or abort) kept_ and touched_ are empty, and every
+// void item on flash is in a block purge() will merge or erase.
 #include <algorithm>
 #include <cassert>
 #include <cstring>
@@ -27,6 +27,12 @@
 #include "flash/store/reread.h"
 
 namespace pdl {
+
+uint32_t IplStore::usable_blocks() const {
+  uint32_t n = 0;
+  for (uint32_t b = kSuperblockBlocks; b < geo_.blocks; b++) n += bad_[b] ? 0 : 1;
+  return n;
+}
 
 void IplStore::touch(uint32_t lbn) {
   if (!groups_) return;
@@ -49,9 +55,7 @@ Status IplStore::set_commit_mode(CommitMode mode) {
   // Room: every logical block's erase block, the commit log's, and one for a merge (a merge and
   // a switch of the commit log's block never overlap). Without it — a store of format 1's size,
   // or one that lost blocks to wear — the store stays per-page (atomic() false), as IPU does.
-  uint32_t usable = 0;
-  for (uint32_t b = kSuperblockBlocks; b < geo_.blocks; b++) usable += bad_[b] ? 0 : 1;
-  if (usable < lblocks_.size() + 2) return Status::ok();
+  if (usable_blocks() < lblocks_.size() + 2) return Status::ok();
   groups_ = true;
   // Everything programmed per page so far committed itself — unless void items of a crashed
   // group still wait for their purge (nothing was programmed since the mount then).
@@ -65,9 +69,7 @@ Status IplStore::upgrade_format() {
   if (!poisoned_.is_ok()) return poisoned_;
   PDL_TRY(sync());
   // Too few blocks for a commit log: the store stays format 1 (commit=journal only).
-  uint32_t usable = 0;
-  for (uint32_t b = kSuperblockBlocks; b < geo_.blocks; b++) usable += bad_[b] ? 0 : 1;
-  if (usable < lblocks_.size() + 2 || free_.size() < 2) return Status::ok();
+  if (usable_blocks() < lblocks_.size() + 2 || free_.size() < 2) return Status::ok();
   CostLedger::Scope cost(ledger_, ledger_.other());
   // A commit record covering everything format 1 wrote, before the superblock says format 2.
   const uint64_t seq = next_seq_ - 1;

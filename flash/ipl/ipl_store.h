@@ -240,6 +240,7 @@ class IplStore final : public PageStore {
   bool void_seq(uint64_t seq) const { return seq > committed_seq_ && seq < group_start_; }
   // The open group changes lbn.
   void touch(uint32_t lbn);
+  uint32_t usable_blocks() const;  // data blocks not bad
   Status merge_group(uint32_t lbn, Lpn lpn, std::span<const uint8_t> page);
   // The committed version of every page of lbn into commit_buf_ / commit_live_ (from its kept
   // block if a shadow merge holds its place).

@@ -11,6 +11,17 @@
 // operation with a random tear, restore, mount (twice: identical), check(), and the oracle:
 // every lpn is its value at the last completed sync or a value written (or a trim) after it.
 // The recovered values become the next cycle's baseline.
+//
+// ATOMIC=1: atomic groups (CommitMode::kGroup) instead, with the exact oracle. The seed draws
+// the same way but IPU is replaced by IPL (IPU has no atomic groups); METHODS=all also draws
+// PDL and OPU (a separate random stream). Work: random groups of writes (small changes, whole
+// pages, zero pages), trims, reads and peeks checked against the open group's model, abort()
+// (the model returns to the committed state) and sync(); a write's kFull changed nothing, a
+// sync's kFull is answered by abort(). After the cut: mount(kGroup) twice, check(), and the
+// whole store must equal the last committed state — or the in-flight one if the cut hit a
+// sync (or an abort that the cut made a no-op: still the committed one). A sync with nothing
+// pending must program nothing. OPS=1 prints the failing seed's operations, V=1 every one.
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -22,6 +33,7 @@
 
 #include "flash/device/emulated_nand.h"
 #include "flash/store/page_store.h"
+#include "flash/store/store_params.h"
 
 using namespace pdl;
 using Page = std::vector<uint8_t>;
@@ -166,6 +178,289 @@ void run_seed(uint64_t seed, int cycles, uint64_t* cuts) {
   }
 }
 
+
+// ---------------------------------------------------------------- ATOMIC=1
+bool g_verbose = std::getenv("V") != nullptr;
+std::vector<std::string> g_ops;  // the current seed's operations (OPS=1 prints them on failure)
+uint64_t g_kfull_writes = 0, g_kfull_syncs = 0, g_aborts = 0, g_commits = 0, g_cut_in_sync = 0;
+uint64_t g_groups_cut = 0;
+
+void oplog(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void oplog(const char* fmt, ...) {
+  char b[256];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(b, sizeof b, fmt, ap);
+  va_end(ap);
+  g_ops.push_back(b);
+  if (g_verbose) std::fprintf(stderr, "op: %s\n", b);
+}
+
+// Where the cut hit (the oracle's choices).
+enum class CutIn { kNone, kOther, kSync };
+
+// Random groups until the power fails (or `ops` operations). committed: the state of the last
+// sync that returned ok; cur: the open group's view.
+Status work_atomic(PageStore& s, EmulatedNand& nand, std::mt19937_64& rng, std::vector<Value>& cur,
+                   std::vector<Value>& committed, int ops, CutIn* cut_in,
+                   int arm_at_sync = -1) {
+  const uint32_t ps = s.page_size();
+  const Lpn n = s.logical_pages();
+  Page got(ps);
+  *cut_in = CutIn::kOther;
+  // A group's size: sometimes a few ops, sometimes many (a group rewriting whole blocks).
+  int sync_pct = int(2 + rng() % 12);
+  for (int i = 0; i < ops; i++) {
+    // Groups sometimes focus on one logical block region (rewrites of one erase block).
+    Lpn l = Lpn(rng() % n);
+    if (rng() % 3 == 0) l = Lpn((l / 4) * 4 + rng() % 4) % n;
+    const unsigned r = unsigned(rng() % 100);
+    if (r < 55) {
+      Page p;
+      const char* kind;
+      if (cur[l] && rng() % 10 < 7) {
+        p = *cur[l];
+        const int updates = 1 + int(rng() % 6);
+        const bool note = rng() % 3 != 0;
+        for (int u = 0; u < updates; u++) {
+          const uint32_t len = 1 + uint32_t(rng() % (rng() % 5 == 0 ? ps / 2 : 48));
+          const uint32_t off = uint32_t(rng() % (ps - len + 1));
+          for (uint32_t k = 0; k < len; k++) p[off + k] = uint8_t(p[off + k] + 1 + rng() % 255);
+          if (note) s.note_update(l, off, len);
+        }
+        kind = note ? "small(noted)" : "small";
+      } else if (rng() % 4 == 0) {
+        p.assign(ps, 0);
+        if (rng() % 2) p[rng() % ps] = uint8_t(1 + rng() % 255);
+        kind = "zero";
+      } else {
+        p.resize(ps);
+        for (auto& b : p) b = uint8_t(rng());
+        kind = "whole";
+      }
+      const Status st = s.write(l, p);
+      oplog("write %u %s -> %s", l, kind, st.to_string().c_str());
+      if (st.is(Errc::kFull)) {  // changed nothing
+        g_kfull_writes++;
+        const Status rs = s.read(l, got);
+        if (rs.is(Errc::kPowerCut) || rs.is(Errc::kIoError)) return rs;
+        if (cur[l] ? !rs.is_ok() || got != *cur[l] : !rs.is(Errc::kNotFound))
+          fail("a write that returned kFull changed lpn " + std::to_string(l));
+        continue;
+      }
+      PDL_TRY(st);
+      cur[l] = p;
+    } else if (r < 63) {
+      const Status st = s.trim(l);
+      oplog("trim %u -> %s", l, st.to_string().c_str());
+      if (st.is(Errc::kFull)) {  // changed nothing (not in the contract, but allowed here)
+        g_kfull_writes++;
+        continue;
+      }
+      PDL_TRY(st);
+      cur[l].reset();
+    } else if (r < 63 + unsigned(sync_pct)) {
+      const bool dirty = s.dirty();
+      const uint64_t before = nand.mutating_ops();
+      if (arm_at_sync >= 0 && dirty && arm_at_sync-- == 0) {  // a cut inside this commit
+        const uint64_t k = rng() % 6;
+        nand.cut_power_after(k, Tear(rng() % 3), rng());
+        oplog("-- cut re-armed after %llu ops, inside the next sync", (unsigned long long)k);
+      }
+      *cut_in = CutIn::kSync;
+      const Status st = s.sync();
+      oplog("sync (dirty=%d) -> %s", int(dirty), st.to_string().c_str());
+      if (st.is(Errc::kPowerCut)) return st;
+      *cut_in = CutIn::kOther;
+      if (st.is(Errc::kFull)) {  // commit refused: the group stays open; abort it
+        g_kfull_syncs++;
+        if (!s.dirty()) fail("sync returned kFull but the group is no longer open");
+        const Status as = s.abort();
+        oplog("abort (after a refused commit) -> %s", as.to_string().c_str());
+        PDL_TRY(as);
+        g_aborts++;
+        cur = committed;
+        continue;
+      }
+      PDL_TRY(st);
+      if (!dirty && nand.mutating_ops() != before)
+        fail("a sync with nothing pending programmed or erased " +
+             std::to_string(nand.mutating_ops() - before) + " time(s)");
+      if (s.dirty()) fail("dirty() after a sync");
+      g_commits++;
+      committed = cur;
+      sync_pct = int(2 + rng() % 12);
+    } else if (r < 66 + unsigned(sync_pct)) {
+      const Status st = s.abort();
+      oplog("abort -> %s", st.to_string().c_str());
+      PDL_TRY(st);
+      g_aborts++;
+      if (s.dirty()) fail("dirty() after an abort");
+      cur = committed;
+    } else if (r < 67 + unsigned(sync_pct)) {  // the whole state, now
+      for (Lpn k = 0; k < n; k++) {
+        const Status st = s.read(k, got);
+        if (st.is(Errc::kPowerCut) || st.is(Errc::kIoError)) return st;
+        if (cur[k] ? !st.is_ok() || got != *cur[k] : !st.is(Errc::kNotFound))
+          fail("full read: lpn " + std::to_string(k) + " differs from the open group's model");
+      }
+      oplog("read all: ok");
+    } else {
+      const bool peek = rng() % 2;
+      const Status st = peek ? s.peek(l, got) : s.read(l, got);
+      if (st.is(Errc::kPowerCut) || st.is(Errc::kIoError)) return st;
+      if (cur[l]) {
+        if (!st.is_ok()) fail("read " + std::to_string(l) + ": " + st.to_string());
+        if (got != *cur[l]) fail("read " + std::to_string(l) + " differs from the open group's model");
+      } else if (!st.is(Errc::kNotFound)) {
+        fail("read of unmapped " + std::to_string(l) + ": " + st.to_string());
+      }
+    }
+  }
+  *cut_in = CutIn::kNone;
+  return Status::ok();
+}
+
+std::string diff_summary(const std::vector<Value>& got, const std::vector<Value>& want,
+                         const std::vector<Value>* also) {
+  std::string o;
+  int shown = 0;
+  for (size_t l = 0; l < got.size() && shown < 8; l++) {
+    if (got[l] == want[l]) continue;
+    shown++;
+    o += "\n    lpn " + std::to_string(l) + ": got " +
+         (got[l] ? "data" : std::string("unmapped")) + ", committed " +
+         (want[l] ? "data" : std::string("unmapped"));
+    if (also) o += std::string(", in-flight ") + ((*also)[l] ? "data" : "unmapped") +
+                   ((*also)[l] == got[l] ? " (= got)" : "");
+  }
+  return o;
+}
+
+void run_seed_atomic(uint64_t seed, int cycles, uint64_t* cuts) {
+  g_ops.clear();
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 11);
+  Geometry g;
+  g.page_data = 512u << (rng() % 5);
+  g.page_spare = std::max<uint32_t>(32, g.page_data / 32);
+  g.pages_per_block = 2 + uint32_t(rng() % 15);
+  g.blocks = 8 + uint32_t(rng() % 33);
+  g.partial_programs = std::max<uint32_t>(4, g.page_data / 512);
+  StoreParams p;
+  (void)rng();  // the per-page mode's IPU/IPL draw: always IPL here
+  p.method = Method::kIpl;
+  p.log_region = g.page_data * (1 + uint32_t(rng() % (g.pages_per_block - 1)));
+  const char* methods = std::getenv("METHODS");
+  std::mt19937_64 more(seed ^ 0xa70u);  // a separate stream: METHODS=all keeps IPL's draws
+  if (methods && std::string(methods) == "all" && more() % 2) {
+    p.method = more() % 3 == 0 ? Method::kOpu : Method::kPdl;
+    p.log_region = 0;
+    p.obsolete = more() % 2 ? ObsoleteMode::kSpare : ObsoleteMode::kMemory;
+    p.max_differential = more() % 2 ? 0 : std::max<uint32_t>(64, g.page_data / 8);
+  }
+  if (p.method == Method::kIpl) {
+    const uint32_t dpb = g.pages_per_block - p.log_region / g.page_data;
+    // IPL keeps 3 blocks in reserve (merge target, commit log, one shadow); sometimes more.
+    const uint32_t spare_blocks = 3 + uint32_t(rng() % 3 == 0 ? rng() % 3 : 0);
+    if (g.blocks < kSuperblockBlocks + spare_blocks + 1) g.blocks = kSuperblockBlocks + spare_blocks + 1;
+    const uint32_t cap = (g.blocks - kSuperblockBlocks - spare_blocks) * dpb;
+    p.logical_pages = rng() % 2 ? 0 : std::max<uint32_t>(1, cap - uint32_t(rng() % (dpb + 1)));
+    if (spare_blocks > 3 && p.logical_pages == 0) p.logical_pages = cap;
+  } else {
+    const uint32_t usable = (g.blocks - kSuperblockBlocks - 4) * g.pages_per_block;
+    p.logical_pages = more() % 3 == 0 ? 0 : std::max<uint32_t>(1, usable * uint32_t(4 + more() % 5) / 8);
+  }
+  char cfg[240];
+  std::snprintf(cfg, sizeof cfg,
+                "ATOMIC page=%u ppb=%u blocks=%u method=%s log_region=%u logical=%u obsolete=%s "
+                "max_diff=%u",
+                g.page_data, g.pages_per_block, g.blocks, method_name(p.method), p.log_region,
+                p.logical_pages, obsolete_name(p.obsolete), p.max_differential);
+  if (g_verbose) std::fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, cfg);
+  try {
+    std::unique_ptr<EmulatedNand> nand;
+    if (!EmulatedNand::create_ram(g, &nand).is_ok()) fail("create_ram");
+    std::unique_ptr<PageStore> s;
+    if (Status st = format_store(*nand, p, &s, CommitMode::kGroup); !st.is_ok())
+      fail("format: " + st.to_string());
+    if (!s->atomic()) fail("format(kGroup) gave a store without atomic groups");
+    const Lpn n = s->logical_pages();
+    std::vector<Value> cur(n), committed(n);
+    for (int c = 0; c < cycles; c++) {
+      const Tear tear = Tear(rng() % 3);
+      const uint64_t at = rng() % 4 == 0 ? rng() % 12 : rng() % 400;
+      // A third of the cycles aim at a commit: the cut moves to a few operations into the
+      // Nth sync of a dirty group (if the first cut has not come yet).
+      const int arm_at_sync = rng() % 3 == 0 ? int(rng() % 6) : -1;
+      nand->cut_power_after(arm_at_sync >= 0 ? at + 100000 : at, tear, rng());
+      oplog("-- cycle %d: cut armed after %llu ops, tear %d%s", c, (unsigned long long)at,
+            int(tear), arm_at_sync >= 0 ? " (moved into a sync)" : "");
+      CutIn cut_in;
+      const bool was_dirty = s->dirty();
+      Status st = work_atomic(*s, *nand, rng, cur, committed, 100000, &cut_in, arm_at_sync);
+      if (!st.is(Errc::kPowerCut))
+        fail("cycle " + std::to_string(c) + ": expected a power cut, got " + st.to_string() +
+             " (kFull writes " + std::to_string(g_kfull_writes) + ")");
+      (void)was_dirty;
+      (*cuts)++;
+      if (cut_in == CutIn::kSync) g_cut_in_sync++;
+      if (s->dirty()) g_groups_cut++;
+      s.reset();
+      nand->restore_power();
+      std::unique_ptr<PageStore> a, b;
+      MountReport rep;
+      const uint64_t before = nand->mutating_ops();
+      if (st = mount_store(*nand, &a, &rep, CommitMode::kGroup); !st.is_ok())
+        fail("mount: " + st.to_string());
+      if (nand->mutating_ops() != before) fail("mount wrote to the chip");
+      if (!a->atomic()) fail("mount(kGroup) gave a store without atomic groups");
+      if (st = a->check(); !st.is_ok()) fail("check after mount: " + st.to_string());
+      if (a->dirty()) fail("dirty() after mount");
+      const auto got = read_all(*a);
+      if (st = mount_store(*nand, &b, nullptr, CommitMode::kGroup); !st.is_ok())
+        fail("second mount: " + st.to_string());
+      if (read_all(*b) != got) fail("two mounts disagree");
+      b.reset();
+      const bool is_committed = got == committed;
+      const bool is_inflight = cut_in == CutIn::kSync && got == cur;
+      oplog("-- mounted: %s (cut in %s; void pages %llu, committed_seq %llu)",
+            is_committed ? "the committed state" : is_inflight ? "the in-flight commit" : "A MIX",
+            cut_in == CutIn::kSync ? "sync" : "other", (unsigned long long)rep.void_pages,
+            (unsigned long long)rep.committed_seq);
+      if (!is_committed && !is_inflight)
+        fail("cycle " + std::to_string(c) + " (tear " + std::to_string(int(tear)) + ", cut in " +
+             (cut_in == CutIn::kSync ? "sync" : "write/trim/abort/read") +
+             "): the mounted state is neither the last committed one nor the in-flight commit" +
+             diff_summary(got, committed, cut_in == CutIn::kSync ? &cur : nullptr));
+      cur = got;
+      committed = got;
+      s = std::move(a);
+    }
+    // The end: commit one more group without a cut, then a remount gives it exactly.
+    CutIn cut_in;
+    Status st = work_atomic(*s, *nand, rng, cur, committed, int(rng() % 60), &cut_in);
+    if (!st.is_ok()) fail("final work: " + st.to_string());
+    if (st = s->sync(); st.is(Errc::kFull)) {
+      if (st = s->abort(); !st.is_ok()) fail("final abort: " + st.to_string());
+      cur = committed;
+    } else if (!st.is_ok()) {
+      fail("final sync: " + st.to_string());
+    }
+    committed = cur;
+    s.reset();
+    if (st = mount_store(*nand, &s, nullptr, CommitMode::kGroup); !st.is_ok())
+      fail("final mount: " + st.to_string());
+    if (st = s->check(); !st.is_ok()) fail("final check: " + st.to_string());
+    if (read_all(*s) != committed) fail("final remount differs from the last commit");
+  } catch (const Failure& f) {
+    std::printf("BUG seed=%llu %s\n  %s\n", (unsigned long long)seed, cfg, f.what.c_str());
+    if (std::getenv("OPS"))
+      for (const std::string& o : g_ops) std::printf("  op: %s\n", o.c_str());
+    std::fflush(stdout);
+    if (!std::getenv("KEEP")) std::exit(1);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -177,8 +472,16 @@ int main(int argc, char** argv) {
   const uint64_t count = std::strtoull(argv[2], nullptr, 10);
   const int cycles = std::getenv("CYCLES") ? std::atoi(std::getenv("CYCLES")) : 8;
   uint64_t cuts = 0;
-  for (uint64_t s = first; s < first + count; s++) run_seed(s, cycles, &cuts);
+  const bool atomic = std::getenv("ATOMIC") && std::string(std::getenv("ATOMIC")) != "0";
+  for (uint64_t s = first; s < first + count; s++)
+    atomic ? run_seed_atomic(s, cycles, &cuts) : run_seed(s, cycles, &cuts);
   std::printf("done seeds %llu..%llu: %llu power cuts\n", (unsigned long long)first,
               (unsigned long long)(first + count - 1), (unsigned long long)cuts);
+  if (atomic)
+    std::printf("atomic: %llu commits, %llu aborts, %llu cuts inside a sync, %llu cuts with a "
+                "group open, kFull: %llu writes/trims, %llu syncs\n",
+                (unsigned long long)g_commits, (unsigned long long)g_aborts,
+                (unsigned long long)g_cut_in_sync, (unsigned long long)g_groups_cut,
+                (unsigned long long)g_kfull_writes, (unsigned long long)g_kfull_syncs);
   return 0;
 }
