@@ -56,7 +56,6 @@ namespace pdl::vfs {
 
 namespace {
 
-PdlFile* as(sqlite3_file* f) { return reinterpret_cast<PdlFile*>(f); }
 
 // SQLite's own test (hasHotJournal): a journal whose first byte is not zero holds a header.
 bool hot(const MemoryData* m) { return m && !m->bytes.empty() && m->bytes[0] != 0; }

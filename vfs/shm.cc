@@ -11,7 +11,6 @@
 namespace pdl::vfs {
 
 namespace {
-PdlFile* as(sqlite3_file* f) { return reinterpret_cast<PdlFile*>(f); }
 }  // namespace
 
 int shm_map(sqlite3_file* file, int region, int size, int extend, void volatile** out) {

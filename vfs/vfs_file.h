@@ -42,6 +42,9 @@ struct PdlFile {
 };
 static_assert(offsetof(PdlFile, base) == 0, "sqlite3_file must be the first member");
 
+// The PdlFile behind an sqlite3_file SQLite hands to the io methods.
+inline PdlFile* as(sqlite3_file* f) { return reinterpret_cast<PdlFile*>(f); }
+
 extern const sqlite3_io_methods kVolumeFileMethods;
 extern const sqlite3_io_methods kMemoryFileMethods;
 extern const sqlite3_io_methods kJournalFileMethods;

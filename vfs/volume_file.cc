@@ -16,7 +16,6 @@
 namespace pdl::vfs {
 
 namespace {
-PdlFile* as(sqlite3_file* f) { return reinterpret_cast<PdlFile*>(f); }
 
 int x_close(sqlite3_file* file) {
   PdlFile* f = as(file);

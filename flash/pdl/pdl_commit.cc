@@ -151,7 +151,14 @@ Status PdlStore::purge_void_blocks() {
     }
     blocks_.close_head(b);
     ledger_.charge_current();
-    const Status st = gc_once(int64_t(b));
+    Status st = gc_once(int64_t(b));
+    // No room to move the void block's valid pages: reclaim room first (greedy GC
+    // programs no commit record that could cover a void seq), then retry.
+    for (uint32_t round = 0; st.is(Errc::kFull) && void_block_[b] && round < 2 * geo_.blocks;
+         round++) {
+      st = gc_once();
+      if (st.is_ok() && void_block_[b]) st = gc_once(int64_t(b));
+    }
     ledger_.charge(ledger_.other());
     PDL_TRY(fail(st));
     stats_.purged_blocks++;

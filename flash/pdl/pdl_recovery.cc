@@ -171,7 +171,14 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
         continue;
       }
       max_seq = std::max(max_seq, h.seq);
-      if (h.obsolete) continue;  // IS_OBSOLETE_PAGE(r)
+      if (h.obsolete) {  // IS_OBSOLETE_PAGE(r) — its commit record still counts (the newest
+        // is never marked; an older one is a lower bound): a mark only follows a whole program
+        if (h.commit && !legacy && h.seq > cutoff) {
+          cutoff = h.seq;
+          commit_ppa = r;
+        }
+        continue;
+      }
       if (h.type == PageType::kBase) {  // Case 1: r is a base page
         if (h.lpn >= lpns) {
           rep.torn_pages++;

@@ -142,7 +142,7 @@ Status PdlStore::decrease_vdct(Ppa dp) {
   if (--vdct_[dp] != 0) return Status::ok();
   if (dp != commit_ppa_) blocks_.valid_dec(dp);
   bool marked;  // an unmarked stale differential page is harmless (older than what replaced it)
-  if (params_.obsolete == ObsoleteMode::kSpare && !group_page(dp) &&
+  if (params_.obsolete == ObsoleteMode::kSpare && !group_page(dp) && dp != commit_ppa_ &&
       int64_t(dp / geo_.pages_per_block) != gc_victim_)
     return mark_obsolete(dp, &marked);
   return Status::ok();
@@ -153,7 +153,8 @@ Status PdlStore::decrease_vdct(Ppa dp) {
 // by seq), so the mark would only cost a program. The pinned commit page stays valid.
 Status PdlStore::base_becomes_stale(Ppa bp) {
   if (bp != commit_ppa_) blocks_.valid_dec(bp);
-  if (params_.obsolete != ObsoleteMode::kSpare || group_page(bp)) return Status::ok();
+  if (params_.obsolete != ObsoleteMode::kSpare || group_page(bp) || bp == commit_ppa_)
+    return Status::ok();
   assert(p2l_[bp] < ppmt_.size());  // Invariant: a current base page is in the reverse map
   PpmtEntry& e = ppmt_[p2l_[bp]];
   bool marked;
@@ -455,15 +456,12 @@ Status PdlStore::trim(Lpn lpn) {
   CostLedger::Scope cost(ledger_, bucket_of(lpn));
   stats_.trims++;
   if (ppmt_[lpn].base == kNoPpa || trim_pending(lpn)) return Status::ok();  // unmapped already
-  if (groups_) touch(lpn);
   PpmtEntry& e = ppmt_[lpn];
-  if (e.base == kPendingPpa) {
-    // Its newest version never reached flash: dropped. A tombstone is needed only if a base
-    // page of the lpn is on flash (committed, or programmed by this group), else nothing
-    // could bring one back.
+  if (e.base == kPendingPpa && e.copies == 0) {  // nothing of it on flash: just dropped
+    if (groups_) touch(lpn);
     pending_.held = false;
     e.base = kNoPpa;
-    if (e.copies == 0) return Status::ok();
+    return Status::ok();
   }
   // Flush a full buffer before reserving room for the tombstone's own flush: the flushed
   // trims make pages stale that GC can then reclaim, so even a full store can be trimmed.
@@ -472,6 +470,11 @@ Status PdlStore::trim(Lpn lpn) {
     PDL_TRY(flush_write_buffer());
   }
   PDL_TRY(ensure_user_space(commit_pages() + (dwb_.empty() ? 1 : 0)));
+  if (groups_) touch(lpn);
+  if (e.base == kPendingPpa) {  // dropped only once the tombstone has its room
+    pending_.held = false;
+    e.base = kNoPpa;
+  }
   if (e.in_dwb) {
     dwb_.remove(lpn);
     e.in_dwb = 0;

@@ -347,6 +347,7 @@ Status Volume::rename(std::string_view from, std::string_view to) {
       slot_ids_[f.slot] = kStaleSlot;
     } else {
       slot_ids_[f.slot] = 0;
+      dir_dirty_[f.slot / per] = true;  // the old slot is cleared in the same commit
     }
     f.slot = target;
     slot_ids_[target] = id;

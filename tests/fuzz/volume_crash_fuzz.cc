@@ -16,6 +16,16 @@
 // zeros; a second mount of a copy identical; the volume keeps working.
 // Slot mtimes come from the Volume's logical clock, so a seed is an exact replay: the same flash
 // operations, the same cuts (seeds numbered before that change meant other runs).
+//
+// ATOMIC=1: the store runs atomic groups (CommitMode::kGroup; PDL/OPU, and with METHODS=all
+// IPL too — IPU, which has none, is drawn as IPL) and the oracle is exact: after a cut (and
+// the remount's own cuts) the Volume's files — names, sizes, bytes — are exactly those of the
+// last Volume::sync/close that returned, or of the one the cut interrupted. Commits are held
+// (hold_commits: no auto-commit on a full chip), so only sync/close commit; a write, truncate,
+// create, rename or remove that fails with kFull leaves what the Volume then reads back (the
+// open group's state); a sync or close that fails with kFull is answered by rollback() (the
+// committed state, read back), as is an occasional rollback() of its own. A rollback must give
+// the committed state exactly. A second mount of a copy must agree; check() must be clean.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -568,18 +578,306 @@ static void run_seed(uint64_t seed, int rounds) {
   if (before != after) fail("final close+remount changed contents");
 }
 
+
+// ---------------------------------------------------------------- ATOMIC=1
+using Files = std::map<std::string, Bytes>;
+static int g_rollbacks = 0, g_sync_full = 0, g_cut_in_commit = 0, g_commits_done = 0;
+static int g_ambiguous_cuts = 0;
+static bool g_ambiguous = false;  // a sync/close returned kFull and its rollback has not ended
+
+static Files view_of(Volume& v, const std::string& when) {
+  Files out;
+  for (const FileInfo& f : v.list()) {
+    Status rs;
+    out[f.name] = read_all(v, f.name, &rs);
+    if (!rs.is_ok()) fail(when + ": read " + f.name + ": " + rs.to_string());
+  }
+  return out;
+}
+
+static std::string files_diff(const Files& got, const Files& want) {
+  std::string o;
+  for (auto& [n, b] : want) {
+    auto g = got.find(n);
+    if (g == got.end()) o += "\n    '" + n + "' missing (size " + std::to_string(b.size()) + ")";
+    else if (g->second != b) {
+      size_t i = 0;
+      while (i < b.size() && i < g->second.size() && b[i] == g->second[i]) i++;
+      o += "\n    '" + n + "' size " + std::to_string(g->second.size()) + " (want " +
+           std::to_string(b.size()) + "), first difference at byte " + std::to_string(i);
+    }
+  }
+  for (auto& [n, b] : got)
+    if (!want.count(n)) o += "\n    '" + n + "' unexpected (size " + std::to_string(b.size()) + ")";
+  return o;
+}
+
+static Status mount_atomic(Rig& r, const Cfg& c) {
+  r.vol.reset();
+  std::unique_ptr<PageStore> store;
+  PDL_TRY(mount_store(*r.nand, &store, nullptr, CommitMode::kGroup));
+  if (!store->atomic()) return Status::error(Errc::kInvalidArgument, "mount(kGroup): not atomic");
+  VolumeOptions o;
+  o.cache_chunks = c.cache;
+  o.logical_clock = true;
+  PDL_TRY(Volume::open(std::move(store), o, &r.vol));
+  r.vol->hold_commits(true);
+  return Status::ok();
+}
+
+// One random operation. cur: the open group's files; committed: the last commit's.
+// *commit_call: the op was a sync/close (a cut inside it may have committed `cur`).
+static Status step_atomic(Rig& r, Files& cur, Files& committed, std::mt19937_64& rng,
+                          const Cfg& c, bool* commit_call) {
+  Volume& v = *r.vol;
+  *commit_call = false;
+  const std::string n = kNames[rng() % kNames.size()];
+  const int op = int(rng() % 100);
+  auto readback = [&](const std::string& what) {  // the Volume's word after a kFull
+    g_kfull++;
+    cur = view_of(v, what);
+  };
+  auto do_rollback = [&](const char* why) -> Status {
+    LOG("rollback (%s)", why);
+    Status st = v.rollback();
+    if (!st.is_ok()) return st;
+    g_rollbacks++;
+    Files got = view_of(v, "after rollback");
+    if (got != committed) fail(std::string("rollback (") + why + ") does not give the committed state" + files_diff(got, committed));
+    cur = committed;
+    return st;
+  };
+  if (op < 8 || (op < 10 && !cur.empty())) {
+    const bool close = op >= 6;
+    LOG(close ? "close" : "sync");
+    *commit_call = true;
+    Status st = close ? v.close() : v.sync();
+    if (st.is_ok()) {
+      committed = cur;
+      g_commits_done++;
+      return st;
+    }
+    if (!st.is(Errc::kFull)) return st;
+    g_sync_full++;
+    // Part may be committed (a chunk that found no lpn): whatever it is, a rollback shows it.
+    // A cut inside that rollback leaves the committed state unknown to the model.
+    *commit_call = false;
+    g_ambiguous = true;
+    Status rs = v.rollback();
+    if (!rs.is_ok()) return rs;
+    g_ambiguous = false;
+    g_rollbacks++;
+    committed = cur = view_of(v, "rollback after a full sync");
+    return Status::ok();
+  }
+  if (op < 11) return do_rollback("random");
+  if (!cur.count(n) || op < 16) {
+    if (cur.count(n)) return Status::ok();
+    LOG("create %s", n.c_str());
+    Volume::FileId fid;
+    Status st = v.open_file(n, true, &fid);
+    if (st.is_ok()) cur[n] = Bytes{};
+    else if (st.is(Errc::kFull)) readback("after a full create");
+    return st;
+  }
+  Volume::FileId fid;
+  if (!v.lookup(n, &fid).is_ok()) fail("model has " + n + " but the volume does not");
+  Bytes& d = cur[n];
+  if (op < 55) {
+    const uint64_t size = d.size();
+    uint64_t off, len;
+    const int kind = int(rng() % 4);
+    if (kind == 0) { off = (rng() % (size / c.page + 3)) * c.page; len = c.page * (1 + rng() % 3); }
+    else if (kind == 1) { off = rng() % (size + 1); len = 1 + rng() % 40; }
+    else if (kind == 2) { off = size; len = 1 + rng() % (2 * c.page); }
+    else { off = rng() % (size + 2 * c.page); len = 1 + rng() % (3 * c.page); }
+    if (off + len > 10 * c.page) { off = off % (6 * c.page); if (off + len > 10 * c.page) len = 1 + rng() % c.page; }
+    Bytes data = rand_bytes(rng, len);
+    LOG("write %s off=%llu len=%llu", n.c_str(), (unsigned long long)off, (unsigned long long)len);
+    Status st = v.write(fid, off, data);
+    if (st.is_ok()) {
+      if (d.size() < off + len) d.resize(off + len, 0);
+      std::memcpy(d.data() + off, data.data(), len);
+    } else if (st.is(Errc::kFull)) {
+      readback("after a full write");
+    }
+    return st;
+  }
+  if (op < 68) {
+    const uint64_t size = d.size();
+    uint64_t ns = rng() % 2 ? rng() % (size + 1) : rng() % (size + 2 * c.page + 1);
+    if (rng() % 4 == 0) ns = (ns / c.page) * c.page;
+    LOG("truncate %s %llu", n.c_str(), (unsigned long long)ns);
+    Status st = v.truncate(fid, ns);
+    if (st.is_ok()) d.resize(ns, 0);
+    else if (st.is(Errc::kFull)) readback("after a full truncate");
+    return st;
+  }
+  if (op < 80) {
+    LOG("remove %s", n.c_str());
+    Status st = v.remove(n);
+    if (st.is_ok()) cur.erase(n);
+    else if (st.is(Errc::kFull)) readback("after a full remove");
+    return st;
+  }
+  const std::string to = kNames[rng() % kNames.size()];
+  LOG("rename %s -> %s", n.c_str(), to.c_str());
+  Status st = v.rename(n, to);
+  if (st.is_ok() && n != to) {
+    Bytes b = std::move(d);
+    cur.erase(n);
+    cur[to] = std::move(b);
+  } else if (st.is(Errc::kFull)) {
+    readback("after a full rename");
+  }
+  return st;
+}
+
+static void run_seed_atomic(uint64_t seed, int rounds) {
+  g_seed = seed;
+  g_log.clear();
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 7);
+  Cfg c;
+  c.page = rng() % 4 == 0 ? 1024 : 512;
+  c.ppb = 4 + rng() % 5;
+  c.blocks = 16 + rng() % 32;
+  c.cache = 1 + rng() % 16;
+  c.max_files = 4 + rng() % 16;
+  c.method = rng() % 3 == 0 ? Method::kOpu : Method::kPdl;
+  c.max_diff = rng() % 2 ? 0 : c.page / 8;
+  c.ob = rng() % 2 ? ObsoleteMode::kSpare : ObsoleteMode::kMemory;
+  uint32_t usable = (c.blocks - 6) * c.ppb;
+  c.logical = rng() % 3 == 0 ? 0 : usable * (5 + rng() % 6) / 8;
+  if (getenv("METHODS") && std::string(getenv("METHODS")) == "all") {
+    std::mt19937_64 more(seed ^ 0x1b1u);
+    const unsigned m = unsigned(more() % 4);
+    if (m >= 2) {  // IPU has no atomic groups: IPL
+      c.method = Method::kIpl;
+      c.log_region = c.page * (1 + uint32_t(more() % (c.ppb - 2)));
+      const uint32_t cap = (c.blocks - 5) * (c.ppb - c.log_region / c.page);
+      c.logical = more() % 3 == 0 ? 0 : cap * (5 + uint32_t(more() % 4)) / 8;
+    }
+  }
+  g_cfg = c;
+  Geometry g;
+  g.page_data = c.page;
+  g.page_spare = 32;
+  g.pages_per_block = c.ppb;
+  g.blocks = c.blocks;
+  Rig r;
+  if (!EmulatedNand::create_ram(g, &r.nand).is_ok()) return;
+  StoreParams sp;
+  sp.method = c.method;
+  sp.max_differential = c.max_diff;
+  sp.obsolete = c.ob;
+  sp.logical_pages = c.logical;
+  sp.log_region = c.log_region;
+  std::unique_ptr<PageStore> store;
+  Status st = format_store(*r.nand, sp, &store, CommitMode::kGroup);
+  if (!st.is_ok()) { if (g_verbose) fprintf(stderr, "format_store: %s\n", st.to_string().c_str()); return; }
+  if (!store->atomic()) fail("format(kGroup) gave a store without atomic groups");
+  VolumeOptions o;
+  o.cache_chunks = c.cache;
+  o.logical_clock = true;
+  st = Volume::format(std::move(store), c.max_files, "", o, &r.vol);
+  if (!st.is_ok()) { if (g_verbose) fprintf(stderr, "vol format: %s\n", st.to_string().c_str()); return; }
+  if (!r.vol->atomic()) fail("the Volume over a kGroup store is not atomic");
+  r.vol->hold_commits(true);
+  Files cur, committed;
+  g_ambiguous = false;
+  for (int round = 0; round < rounds; round++) {
+    const int warm = int(rng() % 60);
+    bool commit_call = false;
+    for (int i = 0; i < warm; i++) {
+      Status s = step_atomic(r, cur, committed, rng, c, &commit_call);
+      if (!s.is_ok() && !s.is(Errc::kFull)) fail("warm-up op failed: " + s.to_string());
+      if (getenv("CHECKEACH")) {  // (reads change the flash operations: debugging only)
+        Files now = view_of(*r.vol, "check each");
+        if (now != cur) fail("divergence after " + g_log.back() + files_diff(now, cur));
+      }
+    }
+    const uint64_t k = rng() % 120;
+    r.nand->cut_power_after(k, Tear(rng() % 3), rng());
+    LOG("-- cut armed after %llu ops", (unsigned long long)k);
+    commit_call = false;
+    bool cut = false;
+    for (int i = 0; i < 300; i++) {
+      Status s = step_atomic(r, cur, committed, rng, c, &commit_call);
+      if (s.is(Errc::kPowerCut)) { g_cuts++; cut = true; break; }
+      if (getenv("CHECKEACH") && !r.nand->frozen()) {
+        Files now = view_of(*r.vol, "check each");
+        if (now != cur) fail("divergence after " + g_log.back() + files_diff(now, cur));
+      }
+      if (!s.is_ok() && !s.is(Errc::kFull)) {
+        if (r.nand->frozen()) { cut = true; break; }
+        fail("op failed: " + s.to_string());
+      }
+    }
+    if (cut && commit_call) g_cut_in_commit++;
+    if (!cut) commit_call = false;
+    r.nand->restore_power();
+    int tries = 0;
+    for (;;) {
+      if (tries < 3 && rng() % 2) r.nand->cut_power_after(rng() % 6, Tear(rng() % 3), rng());
+      st = mount_atomic(r, c);
+      r.nand->restore_power();
+      if (st.is_ok()) break;
+      if (!st.is(Errc::kPowerCut) || ++tries > 10) fail("remount: " + st.to_string());
+      LOG("-- mount cut");
+    }
+    const std::string when = "round " + std::to_string(round);
+    LOG("-- remounted (%s)", when.c_str());
+    if (Status cs = r.vol->check(); !cs.is_ok()) fail(when + ": check failed: " + cs.to_string());
+    Files got = view_of(*r.vol, when);
+    {
+      Rig r2;
+      r2.nand = r.nand->clone();
+      Status s2 = mount_atomic(r2, c);
+      if (!s2.is_ok()) fail("clone mount: " + s2.to_string());
+      if (view_of(*r2.vol, when + " (second mount)") != got) fail(when + ": second mount differs from the first");
+    }
+    if (cut && g_ambiguous) {  // cut in the rollback after a full sync: no exact oracle
+      g_ambiguous_cuts++;
+      g_ambiguous = false;
+      committed = cur = got;
+      continue;
+    }
+    const bool is_committed = got == committed;
+    const bool is_inflight = !is_committed && (commit_call || !cut) && got == cur;
+    if (!is_committed && !is_inflight)
+      fail(when + std::string(cut ? commit_call ? " (cut in a sync/close)" : " (cut outside a sync)" : " (no cut)") +
+           ": the files are neither the last committed state nor the in-flight commit; vs committed:" +
+           files_diff(got, committed) + (commit_call ? "\n  vs in-flight:" + files_diff(got, cur) : std::string()));
+    committed = cur = got;
+  }
+  st = r.vol->close();
+  if (st.is(Errc::kFull)) {
+    if (!r.vol->rollback().is_ok()) fail("final rollback");
+  } else if (!st.is_ok()) {
+    fail("final close: " + st.to_string());
+  }
+  Files before = view_of(*r.vol, "final");
+  if (!mount_atomic(r, c).is_ok()) fail("final mount");
+  if (view_of(*r.vol, "final remount") != before) fail("final close+remount changed contents");
+}
+
 int main(int argc, char** argv) {
   uint64_t first = argc > 1 ? strtoull(argv[1], 0, 0) : 1;
   uint64_t count = argc > 2 ? strtoull(argv[2], 0, 0) : 100;
   int rounds = getenv("ROUNDS") ? atoi(getenv("ROUNDS")) : 6;
   for (uint64_t seed = first; seed < first + count; seed++) {
     try {
-      run_seed(seed, rounds);
+      if (getenv("ATOMIC") && std::string(getenv("ATOMIC")) != "0") run_seed_atomic(seed, rounds);
+      else run_seed(seed, rounds);
     } catch (Bug&) {
     }
   }
   fprintf(stderr, "done seeds %llu..%llu: bugs %d, cuts %d, kFull %d (partial %d), soft zero notes %d\n",
           (unsigned long long)first, (unsigned long long)(first + count - 1), g_bugs, g_cuts,
           g_kfull, g_kfull_partial, g_zero_soft);
+  if (getenv("ATOMIC") && std::string(getenv("ATOMIC")) != "0")
+    fprintf(stderr, "atomic: %d commits, %d cuts inside a sync/close, %d rollbacks, %d syncs "
+            "that found the chip full (%d cuts in the rollback after one: not checked)\n",
+            g_commits_done, g_cut_in_commit, g_rollbacks, g_sync_full, g_ambiguous_cuts);
   return g_bugs ? 1 : 0;
 }
