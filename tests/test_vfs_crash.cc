@@ -253,6 +253,28 @@ int64_t run_sequence(const Workload& wl, Conn& w, Conn& r, int64_t* attempted,
   return acked;
 }
 
+// The uncut dry run on a fresh image: how many mutating flash operations the whole sequence
+// takes (the range the cuts are drawn from); reopened afterwards, the image holds every
+// transaction.
+uint64_t dry_run(const Workload& wl) {
+  const std::string path = temp_path("dry.db");
+  Conn w, r;
+  prepare(wl, path, w, r);
+  pdl::EmulatedNand* nand = chip(path);
+  const uint64_t ops0 = nand->mutating_ops();
+  int64_t attempted = 0;
+  REQUIRE(run_sequence(wl, w, r, &attempted) == kTxns);
+  const uint64_t ops = nand->mutating_ops() - ops0;
+  const Json stats = parse_json(w.text("PRAGMA pdl_stats"));
+  INFO("dry run: " << ops << " mutating ops, gc runs " << json_number(stats, "store.gc_runs"));
+  REQUIRE(ops > 0);
+  r.close();
+  w.close();
+  Conn check(wl.uri(path));
+  CHECK(read_state(check) == state_after(kTxns));
+  return ops;
+}
+
 // PDL_CRASH_TRIAL=i: run only trial i of each configuration (to reproduce a failure, with the
 // same PDL_TEST_SEED and PDL_CRASH_TRIALS).
 int only_trial() {
@@ -286,26 +308,7 @@ TEST_CASE("a power cut loses no acknowledged commit and never leaves half a tran
   static int total_cuts = 0, total_trials = 0, configs = 0;
   const int trials = in_page ? std::max(1, trials_per_config() / 4) : trials_per_config();
 
-  // The uncut dry run: how many mutating flash operations the sequence takes.
-  uint64_t total_ops = 0;
-  {
-    const std::string path = temp_path("dry.db");
-    Conn w, r;
-    prepare(wl, path, w, r);
-    pdl::EmulatedNand* nand = chip(path);
-    const uint64_t ops0 = nand->mutating_ops();
-    int64_t attempted = 0;
-    REQUIRE(run_sequence(wl, w, r, &attempted) == kTxns);
-    total_ops = nand->mutating_ops() - ops0;
-    const Json stats = parse_json(w.text("PRAGMA pdl_stats"));
-    INFO("dry run: " << total_ops << " mutating ops, gc runs "
-                     << json_number(stats, "store.gc_runs"));
-    REQUIRE(total_ops > 0);
-    r.close();
-    w.close();
-    Conn check(wl.uri(path));
-    CHECK(read_state(check) == state_after(kTxns));
-  }
+  const uint64_t total_ops = dry_run(wl);
 
   auto rng = seeded_rng(0xC0A5 + std::hash<std::string>()(method + journal + wl.chip));
   int cuts = 0, in_flight_durable = 0, full_after_recovery = 0;
@@ -845,18 +848,7 @@ TEST_CASE("with synchronous=OFF a power cut never leaves half a transaction", "[
   Workload wl{method, journal, kChips[0]};
   wl.sync = "OFF";
   INFO("method " << method << ", journal_mode " << journal << ", synchronous=OFF");
-  uint64_t total_ops = 0;
-  {
-    const std::string path = temp_path("dry.db");
-    Conn w, r;
-    prepare(wl, path, w, r);
-    pdl::EmulatedNand* nand = chip(path);
-    const uint64_t ops0 = nand->mutating_ops();
-    int64_t attempted = 0;
-    REQUIRE(run_sequence(wl, w, r, &attempted) == kTxns);
-    total_ops = nand->mutating_ops() - ops0;
-    REQUIRE(total_ops > 0);
-  }
+  const uint64_t total_ops = dry_run(wl);
   const bool acked_durable = journal == "DELETE" || journal == "PERSIST";
   auto rng = seeded_rng(0x0FF + std::hash<std::string>()(method + journal));
   const int trials = std::max(1, trials_per_config() / 2);

@@ -7,8 +7,10 @@
 // Every base page and differential record found is an *item*; Fig. 7 then runs over the items:
 //   base r:          newer than ppmt.base -> it becomes the base; if also newer than the current
 //                    differential, that differential is dropped. Equal sequence numbers are the
-//                    two copies a cut during GC leaves: the first one seen is kept.
-//   differential d:  counts only if newer than both the base and the current differential.
+//                    two copies a cut during GC leaves: the first one seen is kept, unless it
+//                    is in a block ending in a torn page (the cut GC's head, never appended to).
+//   differential d:  counts only if newer than both the base and the current differential
+//                    (a copy with an equal seq: as for base pages). Commit records likewise.
 // The rule is order-independent (newest wins), which the commit cut-off below relies on.
 // Tombstones are differentials that unmap. Finally orphan differentials (no base) are dropped,
 // vdct and block valid counts are computed, and the next sequence number is max seen + 1.
@@ -26,11 +28,13 @@
 // programmed page go to the free queue as "not known erased" and are erased before use, because an
 // interrupted program or erase may have left bits that a spare scan cannot see. The two partly
 // programmed blocks holding the newest pages are reopened as the user and GC heads if they have no
-// erased gaps, hold no void page, and their remaining pages read back erased, so a store keeps the
-// room it had across a remount (the pages reserved for a commit, in particular).
+// erased gaps and hold no void page (blocks holding a valid page first), and their remaining pages
+// read back erased, so a store keeps the room it had across a remount (the pages reserved for a
+// commit, in particular).
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <tuple>
 
 #include "flash/common/crc32c.h"
 #include "flash/pdl/pdl_store.h"
@@ -52,16 +56,26 @@ struct Item {
 // Fig. 7 over items, in any order.
 class Fig7 {
  public:
-  Fig7(std::vector<PpmtEntry>& ppmt, std::vector<uint32_t>& p2l)
-      : ppmt_(ppmt), p2l_(p2l), base_seq_(ppmt.size(), 0), diff_seq_(ppmt.size(), 0),
-        tomb_(ppmt.size(), 0) {}
+  Fig7(std::vector<PpmtEntry>& ppmt, std::vector<uint32_t>& p2l, const std::vector<uint8_t>& torn,
+       uint32_t ppb)
+      : ppmt_(ppmt), p2l_(p2l), torn_(torn), ppb_(ppb), base_seq_(ppmt.size(), 0),
+        diff_seq_(ppmt.size(), 0), tomb_(ppmt.size(), 0) {}
+
+  // Of two copies with equal seqs (a cut during GC), the one in a block ending in a torn page
+  // loses: that block is never appended to, and with no valid page GC erases it without
+  // moving anything — repeated cuts during GC would otherwise strand a block each, reserve
+  // and all, until GC had no room left to move their copies.
+  bool better_copy(Ppa cur, Ppa ppa) const {
+    return cur != kNoPpa && torn_[cur / ppb_] && !torn_[ppa / ppb_];
+  }
 
   void apply(const Item& it) {
     PpmtEntry& e = ppmt_[it.lpn];
     if (it.kind == Item::kBase) {  // Case 1: r is a base page
       p2l_[it.ppa] = it.lpn;
       e.copies = e.copies + 1;
-      if (it.seq > base_seq_[it.lpn]) {
+      if (it.seq > base_seq_[it.lpn] ||
+          (it.seq == base_seq_[it.lpn] && better_copy(e.base, it.ppa))) {
         e.base = it.ppa;
         base_seq_[it.lpn] = it.seq;
         if (it.seq > diff_seq_[it.lpn]) {
@@ -72,7 +86,9 @@ class Fig7 {
       return;
     }
     // Case 2: a differential d of page r.
-    if (it.seq > base_seq_[it.lpn] && it.seq > diff_seq_[it.lpn]) {
+    if (it.seq > base_seq_[it.lpn] &&
+        (it.seq > diff_seq_[it.lpn] ||
+         (it.seq == diff_seq_[it.lpn] && better_copy(e.diff, it.ppa)))) {
       e.diff = it.ppa;
       diff_seq_[it.lpn] = it.seq;
       tomb_[it.lpn] = it.kind == Item::kTombstone;
@@ -83,6 +99,8 @@ class Fig7 {
  private:
   std::vector<PpmtEntry>& ppmt_;
   std::vector<uint32_t>& p2l_;
+  const std::vector<uint8_t>& torn_;  // per block: its last programmed page is torn
+  const uint32_t ppb_;
   std::vector<uint64_t> base_seq_, diff_seq_;
   std::vector<uint8_t> tomb_;
 };
@@ -100,7 +118,8 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
   const Geometry& g = s->geo_;
   const uint32_t ppb = g.pages_per_block;
   const size_t lpns = s->ppmt_.size();
-  Fig7 fig7(s->ppmt_, s->p2l_);
+  std::vector<uint8_t> torn(g.blocks, 0);
+  Fig7 fig7(s->ppmt_, s->p2l_, torn, ppb);
   std::vector<SpareHeader> hdr(ppb);
   std::vector<SpareState> state(ppb);
   std::vector<uint8_t> data(g.page_data);
@@ -115,6 +134,12 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
   uint64_t cutoff = legacy ? std::numeric_limits<uint64_t>::max() : 0;
   Ppa commit_ppa = kNoPpa;
   std::vector<Item> waiting;  // items above the cut-off seen so far
+  auto note_commit = [&](uint64_t seq, Ppa r) {  // (a GC copy of the record: as for items)
+    if (seq > cutoff || (seq == cutoff && fig7.better_copy(commit_ppa, r))) {
+      cutoff = seq;
+      commit_ppa = r;
+    }
+  };
   auto take = [&](const Item& it) {
     if (it.seq <= cutoff) fig7.apply(it);
     else waiting.push_back(it);
@@ -160,7 +185,10 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
     }
     // A block ending in a torn page is never appended to: at a later mount that page would no
     // longer be the last one, and its data would go unchecked.
-    if (state[last] != SpareState::kValid) gap_free[b] = 0;
+    if (state[last] != SpareState::kValid) {
+      gap_free[b] = 0;
+      torn[b] = 1;
+    }
     for (int p = 0; p <= last; p++) {
       const Ppa r = first + Ppa(p);
       const SpareHeader& h = hdr[p];
@@ -173,10 +201,7 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
       max_seq = std::max(max_seq, h.seq);
       if (h.obsolete) {  // IS_OBSOLETE_PAGE(r) — its commit record still counts (the newest
         // is never marked; an older one is a lower bound): a mark only follows a whole program
-        if (h.commit && !legacy && h.seq > cutoff) {
-          cutoff = h.seq;
-          commit_ppa = r;
-        }
+        if (h.commit && !legacy) note_commit(h.seq, r);
         continue;
       }
       if (h.type == PageType::kBase) {  // Case 1: r is a base page
@@ -184,10 +209,7 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
           rep.torn_pages++;
           continue;
         }
-        if (h.commit && !legacy && h.seq > cutoff) {
-          cutoff = h.seq;
-          commit_ppa = r;
-        }
+        if (h.commit && !legacy) note_commit(h.seq, r);
         take(Item{r, h.lpn, h.seq, Item::kBase});
         continue;
       }
@@ -201,10 +223,7 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
         continue;
       }
       s->p2l_[r] = kP2lDifferential;
-      if (h.commit && !legacy && h.seq > cutoff) {  // (its records are all older than h.seq)
-        cutoff = h.seq;
-        commit_ppa = r;
-      }
+      if (h.commit && !legacy) note_commit(h.seq, r);  // (its records are all older than h.seq)
       RecordReader rr(std::span<const uint8_t>(data).first(h.aux));
       RecordView d;
       while (rr.next(&d)) {
@@ -262,14 +281,17 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
   // before the next commit), and their remaining pages read back erased, data areas included,
   // since a cut program may leave bits there while the spare stays blank.
   // Without this, every cut during GC would strand the rest of a block until GC reached it,
-  // and repeated cuts could use up the reserve. Other blocks are closed.
-  std::vector<std::pair<uint64_t, uint32_t>> partly;  // (newest seq, block)
+  // and repeated cuts could use up the reserve. Other blocks are closed. Blocks holding a valid
+  // page are reopened first: one with none (a victim whose erase was cut after its last
+  // pages) costs GC nothing to erase, while a closed block with valid pages strands its rest
+  // until GC can afford to move them.
+  std::vector<std::tuple<bool, uint64_t, uint32_t>> partly;  // (holds valid, newest seq, block)
   for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++)
     if (used[b] && gap_free[b] && !void_block[b] && last_programmed[b] + 1 < ppb)
-      partly.push_back({newest[b], b});
+      partly.push_back({valid[b] > 0, newest[b], b});
   std::sort(partly.rbegin(), partly.rend());
   int heads = 0;
-  for (const auto& [seq, b] : partly) {
+  for (const auto& [holds_valid, seq, b] : partly) {
     if (heads == 2) break;
     bool erased = true;
     for (uint32_t p = last_programmed[b] + 1; p < ppb && erased; p++) {

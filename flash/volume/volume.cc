@@ -818,6 +818,10 @@ Status Volume::sync_locked() {
   // committed to bring released lpns in) does not stop the rest from becoming durable.
   Status data = flush_cache();
   if (!data.is_ok() && !data.is(Errc::kFull)) return data;
+  // Atomic stores: a sync is all or nothing. Committed without the chunk left out, the files
+  // would be durable with sizes over bytes never stored — a torn commit; the group stays open
+  // for the caller to roll back or make room. (An auto-commit does commit what it has.)
+  if (!data.is_ok() && atomic_ && !committing_) return data;
   PDL_TRY(commit_meta());
   return data;
 }

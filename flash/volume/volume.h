@@ -30,14 +30,15 @@
 //
 // On a store with atomic groups (PageStore::atomic(), what images use) sync() is one atomic
 // commit: after a crash the Volume is exactly its state at the last sync — every file's bytes,
-// sizes, names and the owner map together — and rollback() returns to it without a crash. The
-// rules above still hold (they are conservative there); two of them would need commits in the
-// middle of a group and are not used: a full lpn pool takes released lpns at once (their
-// release commits with their reuse), and renames never commit twice. Commits the Volume starts
-// by itself — when the open group outgrows the room left for it (a write would fail with
-// kFull), or past VolumeOptions::auto_commit_pages — happen only while commits are not held
-// (hold_commits: the SQLite VFS holds them while a transaction's rollback journal exists only
-// in memory, since a commit then would make half a transaction durable).
+// sizes, names and the owner map together — and rollback() returns to it without a crash; with
+// commits held, a sync() or close() that fails with kFull (a chunk found no room) commits
+// nothing. The rules above still hold (they are conservative there); two of them would need
+// commits in the middle of a group and are not used: a full lpn pool takes released lpns at
+// once (their release commits with their reuse), and renames never commit twice. Commits the
+// Volume starts by itself — when the open group outgrows the room left for it (a write would
+// fail with kFull), or past VolumeOptions::auto_commit_pages — happen only while commits are
+// not held (hold_commits: the SQLite VFS holds them while a transaction's rollback journal
+// exists only in memory, since a commit then would make half a transaction durable).
 //
 // Thread-safety: every public method locks the Volume's mutex, so the connections and threads
 // of one process share a Volume safely. The store below is driven under that mutex only.

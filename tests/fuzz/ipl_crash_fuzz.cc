@@ -1,5 +1,5 @@
 // ipl_crash_fuzz.cc — ipl-crash-fuzz: randomized power-cut campaign for the IPU/IPL engine
-// (opt-in; not a default test).
+// (its ATOMIC=1 mode runs in the default tests over a sample of seeds; the rest is opt-in).
 //
 //   build/tests/ipl-crash-fuzz FIRST_SEED COUNT      (env: KEEP=1 go on after a failure,
 //                                                     CYCLES=n crash cycles per seed, default 8)
@@ -63,6 +63,21 @@ std::vector<Value> read_all(PageStore& s) {
 
 // Random work until the chip's power fails (or `ops` operations without a cut).
 // synced[l]: value at the last completed sync; later[l]: values written after it.
+// A read (or peek) of lpn l checked against the model's value; a cut or an I/O error is
+// returned, anything else wrong fails the seed.
+Status read_checked(PageStore& s, Lpn l, const Value& want, bool peek, Page& got,
+                    const char* model) {
+  const Status st = peek ? s.peek(l, got) : s.read(l, got);
+  if (st.is(Errc::kPowerCut) || st.is(Errc::kIoError)) return st;
+  if (want) {
+    if (!st.is_ok()) fail("read " + std::to_string(l) + ": " + st.to_string());
+    if (got != *want) fail("read " + std::to_string(l) + " differs from " + model);
+  } else if (!st.is(Errc::kNotFound)) {
+    fail("read of unmapped " + std::to_string(l) + ": " + st.to_string());
+  }
+  return Status::ok();
+}
+
 Status work(PageStore& s, std::mt19937_64& rng, std::vector<Value>& cur,
             std::vector<Value>& synced, std::vector<std::vector<Value>>& later, int ops) {
   const uint32_t ps = s.page_size();
@@ -102,15 +117,7 @@ Status work(PageStore& s, std::mt19937_64& rng, std::vector<Value>& cur,
       synced = cur;
       for (auto& v : later) v.clear();
     } else {
-      const bool peek = rng() % 2;
-      const Status st = peek ? s.peek(l, got) : s.read(l, got);
-      if (st.is(Errc::kPowerCut) || st.is(Errc::kIoError)) return st;
-      if (cur[l]) {
-        if (!st.is_ok()) fail("read " + std::to_string(l) + ": " + st.to_string());
-        if (got != *cur[l]) fail("read " + std::to_string(l) + " differs from the model");
-      } else if (!st.is(Errc::kNotFound)) {
-        fail("read of unmapped " + std::to_string(l) + ": " + st.to_string());
-      }
+      PDL_TRY(read_checked(s, l, cur[l], rng() % 2, got, "the model"));
     }
   }
   return Status::ok();
@@ -354,15 +361,7 @@ Status work_atomic(PageStore& s, EmulatedNand& nand, std::mt19937_64& rng, std::
       }
       oplog("read all: ok");
     } else {
-      const bool peek = rng() % 2;
-      const Status st = peek ? s.peek(l, got) : s.read(l, got);
-      if (st.is(Errc::kPowerCut) || st.is(Errc::kIoError)) return st;
-      if (cur[l]) {
-        if (!st.is_ok()) fail("read " + std::to_string(l) + ": " + st.to_string());
-        if (got != *cur[l]) fail("read " + std::to_string(l) + " differs from the open group's model");
-      } else if (!st.is(Errc::kNotFound)) {
-        fail("read of unmapped " + std::to_string(l) + ": " + st.to_string());
-      }
+      PDL_TRY(read_checked(s, l, cur[l], rng() % 2, got, "the open group's model"));
     }
   }
   *cut_in = CutIn::kNone;
