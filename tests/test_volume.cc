@@ -338,6 +338,97 @@ TEST_CASE("a removed file's pages are not reused before the removal is durable",
   REQUIRE(read_all(*r.vol, "a") == old);
 }
 
+// A store whose trims can be made to fail with kFull (a full chip can refuse the room a
+// tombstone needs); everything else is the real store's.
+class TrimRefusingStore final : public PageStore {
+ public:
+  explicit TrimRefusingStore(std::unique_ptr<PageStore> s) : s_(std::move(s)) {}
+  int refuse_after = -1;  // trims that succeed before every later one fails (-1: none fails)
+  int refused = 0;
+  Status trim(Lpn lpn) override {
+    if (refuse_after == 0) {
+      refused++;
+      return Status::error(Errc::kFull, "flash full: no room for the tombstone (test)");
+    }
+    if (refuse_after > 0) refuse_after--;
+    return s_->trim(lpn);
+  }
+  Status read(Lpn l, std::span<uint8_t> p) override { return s_->read(l, p); }
+  Status write(Lpn l, std::span<const uint8_t> p) override { return s_->write(l, p); }
+  Status sync() override { return s_->sync(); }
+  Status set_commit_mode(CommitMode m) override { return s_->set_commit_mode(m); }
+  bool atomic() const override { return s_->atomic(); }
+  Status abort() override { return s_->abort(); }
+  bool dirty() const override { return s_->dirty(); }
+  uint64_t uncommitted_pages() const override { return s_->uncommitted_pages(); }
+  bool is_mapped(Lpn l) const override { return s_->is_mapped(l); }
+  uint32_t page_size() const override { return s_->page_size(); }
+  uint32_t logical_pages() const override { return s_->logical_pages(); }
+  const StoreParams& params() const override { return s_->params(); }
+  const StoreStats& stats() const override { return s_->stats(); }
+  const CostBreakdown& costs() const override { return s_->costs(); }
+  void set_classifier(LpnClassifier c) override { s_->set_classifier(std::move(c)); }
+  void reset_stats() override { s_->reset_stats(); }
+  Status peek(Lpn l, std::span<uint8_t> p) override { return s_->peek(l, p); }
+  Nand& nand() override { return s_->nand(); }
+  uint32_t free_blocks() const override { return s_->free_blocks(); }
+  size_t mapping_bytes_per_lpn() const override { return s_->mapping_bytes_per_lpn(); }
+  Status check() const override { return s_->check(); }
+  LpnLocation locate(Lpn l) const override { return s_->locate(l); }
+  BlockInfo block_info(uint32_t b) const override { return s_->block_info(b); }
+
+ private:
+  std::unique_ptr<PageStore> s_;
+};
+
+TEST_CASE("a commit whose trims find no room succeeds, and their pages are reused only once",
+          "[volume][full]") {
+  const auto cfg = test::store_matrix().front();
+  const CommitMode mode = GENERATE(CommitMode::kPerPage, CommitMode::kGroup);
+  INFO("config " << cfg.name << (mode == CommitMode::kGroup ? ", atomic" : ", per page"));
+  auto nand = test::make_ram_nand(cfg.geo);
+  std::unique_ptr<PageStore> real;
+  REQUIRE(format_store(*nand, cfg.params, &real, mode).is_ok());
+  auto owned = std::make_unique<TrimRefusingStore>(std::move(real));
+  TrimRefusingStore* store = owned.get();
+  std::unique_ptr<Volume> vol;
+  REQUIRE(Volume::format(std::move(owned), 32, "", {}, &vol).is_ok());
+  const size_t chunk = cfg.geo.page_data;
+  Volume::FileId a, b, c;
+  REQUIRE(vol->create("a", &a).is_ok());
+  REQUIRE(vol->write(a, 0, Bytes(6 * chunk, 0x11)).is_ok());
+  REQUIRE(vol->sync().is_ok());
+  REQUIRE(vol->remove("a").is_ok());
+  REQUIRE(vol->create("b", &b).is_ok());
+  REQUIRE(vol->write(b, 0, Bytes(chunk, 0x22)).is_ok());
+  // The commit makes the removal durable, then trims a's lpns: two, then no room.
+  store->refuse_after = 2;
+  const Status st = vol->sync();
+  INFO(st.to_string());
+  REQUIRE(st.is_ok());  // committed: the refused trims wait for the next commit
+  REQUIRE(store->refused == 1);
+  store->refuse_after = -1;
+  REQUIRE(vol->sync().is_ok());  // (nothing new: the waiting trims are issued now)
+  REQUIRE(vol->sync().is_ok());  // and durable: every one of a's lpns is back in the pool
+  // Two files taking every lpn the pool hands out: a page given twice would show in both.
+  REQUIRE(vol->create("c", &c).is_ok());
+  REQUIRE(vol->write(c, 0, Bytes(6 * chunk, 0x33)).is_ok());
+  REQUIRE(vol->write(b, chunk, Bytes(4 * chunk, 0x44)).is_ok());
+  REQUIRE(vol->sync().is_ok());
+  REQUIRE(read_all(*vol, "c") == Bytes(6 * chunk, 0x33));
+  Bytes want_b(chunk, 0x22);
+  want_b.resize(5 * chunk, 0x44);
+  REQUIRE(read_all(*vol, "b") == want_b);
+  REQUIRE(vol->check().is_ok());
+  vol.reset();
+  std::unique_ptr<PageStore> again;
+  REQUIRE(mount_store(*nand, &again).is_ok());
+  REQUIRE(Volume::open(std::move(again), {}, &vol).is_ok());
+  REQUIRE(read_all(*vol, "c") == Bytes(6 * chunk, 0x33));
+  REQUIRE(read_all(*vol, "b") == want_b);
+  REQUIRE(vol->check().is_ok());
+}
+
 TEST_CASE("sizes are exact, holes read as zeros, and a shrunk tail stays zero after regrowth",
           "[volume]") {
   const auto cfg = test::store_matrix()[2];

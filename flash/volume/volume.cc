@@ -797,16 +797,24 @@ Status Volume::commit_meta() {
   trimmed_.clear();
   // The releases are durable now: unown and trim the lpns (both durable at the next commit).
   uncleared_.clear();  // the clearings written by this commit are durable
-  for (uint32_t l : pending_free_) {
+  size_t done = 0;
+  Status trim = Status::ok();
+  for (; done < pending_free_.size(); done++) {
+    const uint32_t l = pending_free_[done];
     if (owners_[l - L.data_first].id != 0) {
       uncleared_.emplace_back(l, owners_[l - L.data_first]);
       set_owner(l, Owner{});
     }
-    PDL_TRY(store_->trim(l));
+    trim = store_->trim(l);
+    if (!trim.is_ok()) break;
     stats_.trims++;
     trimmed_.push_back(l);
   }
-  pending_free_.clear();
+  // Each lpn is in exactly one of the two lists, or it could enter the pool twice. A trim that
+  // finds no room waits in pending_free_ for the next commit (the lpn stays out of the pool
+  // until its trim is durable): this commit is durable already, so the sync succeeded.
+  pending_free_.erase(pending_free_.begin(), pending_free_.begin() + ptrdiff_t(done));
+  if (!trim.is_ok() && !trim.is(Errc::kFull)) return trim;
   return Status::ok();
 }
 
