@@ -275,6 +275,22 @@ uint64_t dry_run(const Workload& wl) {
   return ops;
 }
 
+// The uncut dry run on a copy of a template image: `body` runs on the copy's connection pair;
+// returns how many flash operations it took — mutating ones (where a cut can land), or every
+// one (`all`, reads included: where an I/O error can).
+template <class Body>
+uint64_t template_dry_run(const Workload& wl, const std::string& tmpl, bool all, Body&& body) {
+  const std::string path = temp_path("dry.db");
+  std::filesystem::copy_file(tmpl, path);
+  Conn w, r;
+  open_pair(wl, path, w, r);
+  pdl::EmulatedNand* nand = chip(path);
+  auto ops = [&] { return all ? nand->operations() : nand->mutating_ops(); };
+  const uint64_t ops0 = ops();
+  body(w, r);
+  return ops() - ops0;
+}
+
 // PDL_CRASH_TRIAL=i: run only trial i of each configuration (to reproduce a failure, with the
 // same PDL_TEST_SEED and PDL_CRASH_TRIALS).
 int only_trial() {
@@ -596,18 +612,10 @@ TEST_CASE("a power cut at every flash operation of a short workload, each tear, 
     int64_t attempted = 0;
     REQUIRE(run_sequence(wl, w, r, &attempted, 1, kFirst - 1) == kFirst - 1);
   }
-  uint64_t total_ops = 0;
-  {
-    const std::string path = temp_path("dry.db");
-    std::filesystem::copy_file(tmpl, path);
-    Conn w, r;
-    open_pair(wl, path, w, r);
-    pdl::EmulatedNand* nand = chip(path);
-    const uint64_t ops0 = nand->mutating_ops();
+  const uint64_t total_ops = template_dry_run(wl, tmpl, false, [&](Conn& w, Conn& r) {
     int64_t attempted = 0;
     REQUIRE(run_sequence(wl, w, r, &attempted, kFirst, kLast) == kLast);
-    total_ops = nand->mutating_ops() - ops0;
-  }
+  });
   REQUIRE(total_ops > 0);
   uint64_t cuts = 0, recovery_cuts = 0;
   const uint64_t stride = uint64_t(env_int("PDL_EXHAUSTIVE_STRIDE", 1));
@@ -702,18 +710,11 @@ TEST_CASE("an I/O error at any device operation of a short workload fails cleanl
     int64_t attempted = 0;
     REQUIRE(run_sequence(wl, w, r, &attempted, 1, kFirst - 1) == kFirst - 1);
   }
-  uint64_t total_ops = 0;
-  {
-    const std::string path = temp_path("dry.db");
-    std::filesystem::copy_file(tmpl, path);
-    Conn w, r;
-    open_pair(wl, path, w, r);
-    pdl::EmulatedNand* nand = chip(path);
-    const uint64_t ops0 = nand->operations();
+  // Every device operation, reads included, is a place for an error.
+  const uint64_t total_ops = template_dry_run(wl, tmpl, true, [&](Conn& w, Conn& r) {
     int64_t attempted = 0;
     REQUIRE(run_sequence(wl, w, r, &attempted, kFirst, kLast) == kLast);
-    total_ops = nand->operations() - ops0;
-  }
+  });
   REQUIRE(total_ops > 0);
   // Reopen the image (after every connection closed): intact, holding `acked` (or the one in
   // flight), and it commits the rest of the workload.
@@ -922,20 +923,13 @@ TEST_CASE("a transaction that spills its cache and rolls back, cut at every oper
     if (run_spilling_rollback(w) != SQLITE_OK) return;
     if (run_txn(w, kBefore + 1) == SQLITE_OK) *acked = kBefore + 1;
   };
-  uint64_t total_ops = 0, aborts = 0;
-  {
-    const std::string path = temp_path("dry.db");
-    std::filesystem::copy_file(tmpl, path);
-    Conn w, r;
-    open_pair(wl, path, w, r);
-    pdl::EmulatedNand* nand = chip(path);
-    const uint64_t ops0 = nand->mutating_ops();
+  uint64_t aborts = 0;
+  const uint64_t total_ops = template_dry_run(wl, tmpl, false, [&](Conn& w, Conn&) {
     int64_t acked = 0;
     workload(w, &acked);
     REQUIRE(acked == kBefore + 1);
-    total_ops = nand->mutating_ops() - ops0;
     aborts = uint64_t(json_number(parse_json(w.text("PRAGMA pdl_stats")), "store.aborts"));
-  }
+  });
   REQUIRE(total_ops > 0);
   CHECK(aborts >= 1);  // the spilled pages were discarded, not written back
   const uint64_t stride = uint64_t(env_int("PDL_EXHAUSTIVE_STRIDE", 1));

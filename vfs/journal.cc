@@ -56,7 +56,6 @@ namespace pdl::vfs {
 
 namespace {
 
-
 // SQLite's own test (hasHotJournal): a journal whose first byte is not zero holds a header.
 bool hot(const MemoryData* m) { return m && !m->bytes.empty() && m->bytes[0] != 0; }
 
@@ -312,15 +311,20 @@ int journal_super_sync(DbState& d) {
   return st.is_ok() ? SQLITE_OK : to_sqlite(st, SQLITE_IOERR_FSYNC);
 }
 
-void transaction_begins(DbState& d) {
+int transaction_begins(DbState& d) {
   std::lock_guard<std::mutex> g(d.mu);
-  if (!d.atomic_commit || d.journal_on_flash) return;
+  if (!d.atomic_commit || d.journal_on_flash) return SQLITE_OK;
   // What an earlier transaction left uncommitted (synchronous=OFF) is committed first, so
-  // that the open group holds this transaction alone.
-  if (d.vol->dirty()) (void)d.vol->sync();
+  // that the open group holds this transaction alone. If it cannot be, this transaction does
+  // not begin: its rollback would discard the earlier one with it.
+  if (d.vol->dirty()) {
+    const Status st = d.vol->sync();
+    if (!st.is_ok()) return to_sqlite(st, SQLITE_IOERR_LOCK);
+  }
   d.hold_txn = true;
   d.txn_full = false;
   apply_hold(d);
+  return SQLITE_OK;
 }
 
 void database_write_failed(DbState& d, int rc) {

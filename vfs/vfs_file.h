@@ -61,9 +61,9 @@ int delete_journal(DbState& db);
 //   released): what it left uncommitted is committed, unless a journal in memory is hot.
 int journal_super_sync(DbState& db);
 int commit_at_transaction_end(DbState& db);
-// A write transaction of a rollback journal mode began (RESERVED lock): until it ends, the
-// Volume commits only where SQLite says (journal.cc).
-void transaction_begins(DbState& db);
+// A write transaction of a rollback journal mode begins (RESERVED lock): until it ends, the
+// Volume commits only where SQLite says (journal.cc). An error: it may not begin.
+int transaction_begins(DbState& db);
 // The database file's write failed with `rc`, or its sync succeeded (see DbState::txn_full).
 void database_write_failed(DbState& db, int rc);
 void database_synced(DbState& db);

@@ -83,9 +83,12 @@ int x_file_size(sqlite3_file* file, sqlite3_int64* size) {
 int x_lock(sqlite3_file* file, int level) {
   PdlFile* f = as(file);
   if (!f->main_db) return SQLITE_OK;
-  const bool writing = f->lock >= SQLITE_LOCK_RESERVED;
-  const int rc = db_lock(f, level);
-  if (rc == SQLITE_OK && !writing && level >= SQLITE_LOCK_RESERVED) transaction_begins(*f->db);
+  const int before = f->lock;
+  int rc = db_lock(f, level);
+  if (rc == SQLITE_OK && before < SQLITE_LOCK_RESERVED && level >= SQLITE_LOCK_RESERVED) {
+    rc = transaction_begins(*f->db);
+    if (rc != SQLITE_OK) db_unlock(f, before);  // (SQLite keeps its lock level on an error)
+  }
   return rc;
 }
 

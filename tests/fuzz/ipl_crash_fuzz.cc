@@ -78,6 +78,21 @@ Status read_checked(PageStore& s, Lpn l, const Value& want, bool peek, Page& got
   return Status::ok();
 }
 
+// Change `p` (lpn l's page) in 1..6 runs, most of them short, some up to half a page; two
+// times in three the runs are told to the store (note_update). Returns whether they were.
+bool small_change(PageStore& s, Lpn l, std::mt19937_64& rng, Page& p) {
+  const uint32_t ps = uint32_t(p.size());
+  const int updates = 1 + int(rng() % 6);
+  const bool note = rng() % 3 != 0;
+  for (int u = 0; u < updates; u++) {
+    const uint32_t len = 1 + uint32_t(rng() % (rng() % 5 == 0 ? ps / 2 : 48));
+    const uint32_t off = uint32_t(rng() % (ps - len + 1));
+    for (uint32_t k = 0; k < len; k++) p[off + k] = uint8_t(p[off + k] + 1 + rng() % 255);
+    if (note) s.note_update(l, off, len);
+  }
+  return note;
+}
+
 Status work(PageStore& s, std::mt19937_64& rng, std::vector<Value>& cur,
             std::vector<Value>& synced, std::vector<std::vector<Value>>& later, int ops) {
   const uint32_t ps = s.page_size();
@@ -90,14 +105,7 @@ Status work(PageStore& s, std::mt19937_64& rng, std::vector<Value>& cur,
       Page p;
       if (cur[l] && rng() % 10 < 7) {
         p = *cur[l];
-        const int updates = 1 + int(rng() % 6);
-        const bool note = rng() % 3 != 0;
-        for (int u = 0; u < updates; u++) {
-          const uint32_t len = 1 + uint32_t(rng() % (rng() % 5 == 0 ? ps / 2 : 48));
-          const uint32_t off = uint32_t(rng() % (ps - len + 1));
-          for (uint32_t k = 0; k < len; k++) p[off + k] = uint8_t(p[off + k] + 1 + rng() % 255);
-          if (note) s.note_update(l, off, len);
-        }
+        small_change(s, l, rng, p);
       } else if (rng() % 4 == 0) {
         p.assign(ps, 0);
         if (rng() % 2) p[rng() % ps] = uint8_t(1 + rng() % 255);
@@ -255,14 +263,7 @@ Status work_atomic(PageStore& s, EmulatedNand& nand, std::mt19937_64& rng, std::
       const char* kind;
       if (cur[l] && rng() % 10 < 7) {
         p = *cur[l];
-        const int updates = 1 + int(rng() % 6);
-        const bool note = rng() % 3 != 0;
-        for (int u = 0; u < updates; u++) {
-          const uint32_t len = 1 + uint32_t(rng() % (rng() % 5 == 0 ? ps / 2 : 48));
-          const uint32_t off = uint32_t(rng() % (ps - len + 1));
-          for (uint32_t k = 0; k < len; k++) p[off + k] = uint8_t(p[off + k] + 1 + rng() % 255);
-          if (note) s.note_update(l, off, len);
-        }
+        const bool note = small_change(s, l, rng, p);
         kind = note ? "small(noted)" : "small";
       } else if (rng() % 4 == 0) {
         p.assign(ps, 0);
