@@ -350,7 +350,7 @@ try:
 
     # ---- usage errors ----
     for args in ([], ["frobnicate"], ["info"], ["info", img, "extra"], ["info", "--bogus", img],
-                 ["ls", "-x", img], ["cat", img], ["cat", img, "no-such-file"],
+                 ["ls", "-x", img], ["cat", img],
                  ["dump", img], ["dump", img, "--lpn", "1", "--block", "2"],
                  ["dump", img, "--lpn", "abc"], ["dump", img, "--lpn", "99999999"],
                  ["dump", img, "--block", "64"], ["dump", img, "--lpn"],

@@ -20,7 +20,7 @@ int run_cat(const Command& cmd, const Args& a) {
   Volume::FileId id;
   Status st = vol.lookup(name, &id);
   if (st.is(Errc::kNotFound))
-    return fail(cmd, kExitUsage, "no file '" + name + "' in " + a.pos[0]);
+    return fail(cmd, kExitImage, "no file '" + name + "' in " + a.pos[0]);
   if (!st.is_ok()) return fail_status(cmd, st);
   uint64_t size = 0;
   if (st = vol.size(id, &size); !st.is_ok()) return fail_status(cmd, st);
@@ -46,8 +46,8 @@ const Command kCatCommand = {
     "cat",
     "IMAGE FILE",
     "write a file of the image to standard output",
-    "Binary-safe and streamed. `pdl ls IMAGE` lists the files. Exit 2 if FILE is not in\n"
-    "the image.\n",
+    "Binary-safe and streamed. `pdl ls IMAGE` lists the files. Exit 3 (as for a missing\n"
+    "image) if FILE is not in the image.\n",
     {},
     2,
     2,

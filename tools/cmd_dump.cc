@@ -208,7 +208,7 @@ int dump_file(const Command& cmd, Image& img, const std::string& name) {
   Volume& vol = *img.volume;
   FileInfo fi;
   Status st = vol.stat(name, &fi);
-  if (st.is(Errc::kNotFound)) return fail(cmd, kExitUsage, "no file '" + name + "' in the image");
+  if (st.is(Errc::kNotFound)) return fail(cmd, kExitImage, "no file '" + name + "' in the image");
   if (!st.is_ok()) return fail_status(cmd, st);
   std::vector<uint32_t> lpns;
   if (st = vol.chunk_lpns(name, &lpns); !st.is_ok()) return fail_status(cmd, st);

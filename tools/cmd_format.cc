@@ -2,7 +2,8 @@
 //
 // Every parameter is checked before the file system is touched (geometry, method parameters
 // and the volume layout), so a bad parameter never costs an existing image. An existing path
-// is replaced only if it is a pdl image not in use — or, with --force, any regular file.
+// is replaced only if it is a pdl image holding no file and not in use — or, with --force, any
+// regular file (format_image says what a refused image holds).
 #include <sys/stat.h>
 
 #include "flash/device/emulated_nand.h"
@@ -99,8 +100,9 @@ const Command kFormatCommand = {
     "       [--log-region SIZE] [--page N] [--pages-per-block N] [--spare N] [--size SIZE]\n"
     "       [--nop N] [--max-files N] [--db NAME] [--force]",
     "create a new, empty image (an emulated NAND chip in a sparse file)",
-    "Replaces IMAGE if it is a pdl image no process has open; any other existing file is\n"
-    "refused unless --force. Unset parameters take the defaults of the paper's Table 1 and\n"
+    "Replaces IMAGE if it is a pdl image holding no file that no process has open; an image\n"
+    "holding files (the message names them, the method and the size), one that cannot be\n"
+    "read and any other existing file are refused (exit 3) unless --force. Unset parameters take the defaults of the paper's Table 1 and\n"
     "of the VFS (method pdl, max-diff 256, obsolete spare, 2048-byte pages, 64 pages per\n"
     "block, 256M, NOP 4, 256 files). Sizes take K, M, G suffixes (binary).\n"
     "With --mtd DEV (raw NAND through Linux MTD) the geometry is the device's; --size uses\n"
@@ -119,7 +121,7 @@ const Command kFormatCommand = {
         {"erase-limit", 0, "N", "erases a block endures: emulated wear-out (default unlimited)"},
         {"max-files", 0, "N", "directory slots (default 256)"},
         {"db", 0, "NAME", "the database file the VFS opens by default"},
-        {"force", 0, nullptr, "replace IMAGE even if it is not a pdl image"},
+        {"force", 0, nullptr, "replace IMAGE even if it holds files or is not a pdl image"},
     },
     1,
     1,

@@ -25,7 +25,17 @@ Status Geometry::validate() const {
   if (page_spare < 32 || page_spare > 4096) return bad("page spare size must be 32..4096 bytes");
   if (pages_per_block < 2 || pages_per_block > 1024)
     return bad("pages per block must be 2..1024");
-  if (blocks < 8) return bad("a chip needs at least 8 blocks");
+  if (blocks < 8) {
+    // Name the real minimum for this geometry: the size it takes, in the units a user types.
+    const uint64_t block = uint64_t(page_data) * pages_per_block, least = 8 * block;
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "a chip needs at least 8 erase blocks: size %llu%s or more with %u-byte pages "
+                  "and %u pages per block (this one has %u)",
+                  (unsigned long long)(least % (1u << 20) ? least >> 10 : least >> 20),
+                  least % (1u << 20) ? "K" : "M", page_data, pages_per_block, blocks);
+    return Status::error(Errc::kInvalidArgument, buf);
+  }
   if (total_pages() >= kNoPpa) return bad("chip has too many pages for 32-bit addresses");
   if (partial_programs < 1 || partial_programs > 255) return bad("NOP must be 1..255");
   return Status::ok();

@@ -62,8 +62,10 @@ Status StoreParams::resolve(const Geometry& g) {
     return bad("obsolete: spare needs a chip that allows 2 programs per page (NOP >= 2); "
                "this one allows 1: use obsolete=memory");
   if (gc_reserve_blocks == 0) gc_reserve_blocks = 2;
-  if (gc_reserve_blocks < 2 || gc_reserve_blocks + 4 > data_blocks)
-    return bad("gc_reserve: must be at least 2 and leave 4 blocks for data");
+  if (gc_reserve_blocks < 2 || uint64_t(gc_reserve_blocks) + 4 > data_blocks)
+    return bad("gc_reserve: " + std::to_string(gc_reserve_blocks) + " blocks: must be 2 .. " +
+               std::to_string(data_blocks - 4) + " (leave 4 of the " +
+               std::to_string(data_blocks) + " data blocks for data)");
   // Two blocks may be open (user and GC heads) besides the reserve.
   const uint64_t usable = uint64_t(data_blocks - gc_reserve_blocks - 2) * g.pages_per_block;
   // Default size: 7/8 of the usable pages, less room for differentials with PDL — a page's
@@ -110,8 +112,9 @@ Status StoreParams::resolve_in_page(const Geometry& g, uint32_t data_blocks) {
   // while it rewrites more of an erase block than the log region carries (a shadow merge), so
   // a store filled to its size still commits such transactions.
   if (gc_reserve_blocks == 0) gc_reserve_blocks = method == Method::kIpl ? 3 : 1;
-  if (gc_reserve_blocks + 1 > data_blocks)
-    return bad("gc_reserve: must be at least 1 and leave a block for data");
+  if (uint64_t(gc_reserve_blocks) + 1 > data_blocks)
+    return bad("gc_reserve: " + std::to_string(gc_reserve_blocks) + " blocks: must be 1 .. " +
+               std::to_string(data_blocks - 1) + " (leave a block for data)");
   const uint64_t capacity = uint64_t(data_blocks - gc_reserve_blocks) * data_pages_per_block(g);
   if (logical_pages == 0) logical_pages = uint32_t(std::min<uint64_t>(capacity, 0xFFFFFFEFu));
   if (logical_pages > capacity)

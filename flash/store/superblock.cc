@@ -38,6 +38,14 @@ void encode(const Superblock& sb, const Geometry& g, std::span<uint8_t> d) {
   le::put32(p + kCrcAt, crc32c(p, kCrcAt));
 }
 
+// kCorrupt "superblock field <name> = <value> is invalid: <why>".
+Status bad_field(const char* name, uint64_t value, const std::string& why) {
+  return Status::error(Errc::kCorrupt, std::string("superblock field ") + name + " = " +
+                                           std::to_string(value) + " is invalid: " + why);
+}
+
+// Every field is checked against the device's geometry and the method's rules (resolve), so a
+// superblock whose CRC holds but whose values do not is refused naming the first bad field.
 Status decode(std::span<const uint8_t> d, const Geometry& g, Superblock* sb) {
   const uint8_t* p = d.data();
   if (std::memcmp(p, kMagic, 8) != 0)
@@ -46,6 +54,10 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, Superblock* sb) {
     return Status::error(Errc::kCorrupt, "superblock checksum mismatch");
   const uint32_t version = le::get32(p + 8);
   const Method method = Method(p[12]);
+  const bool known_method = p[12] >= uint8_t(Method::kPdl) && p[12] <= uint8_t(Method::kIpl);
+  if (version == kSuperblockLegacy || version == kSuperblockAtomic) {
+    if (!known_method) return bad_field("method", p[12], "1 pdl, 2 opu, 3 ipu or 4 ipl");
+  }
   const bool atomic_family = method == Method::kPdl || method == Method::kOpu ||
                               method == Method::kIpl;
   if (version != kSuperblockLegacy && !(version == kSuperblockAtomic && atomic_family))
@@ -54,10 +66,24 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, Superblock* sb) {
                              " is unknown to this pdl (it reads 1, and 2 for pdl, opu and ipl "
                              "stores): the image was made by a newer pdl");
   sb->version = version;
-  if (le::get32(p + 28) != g.page_data || le::get32(p + 32) != g.page_spare ||
-      le::get32(p + 36) != g.pages_per_block || le::get32(p + 40) != g.blocks)
-    return Status::error(Errc::kCorrupt, "superblock geometry differs from the device's");
-  sb->params.method = Method(p[12]);
+  if (p[13] != uint8_t(ObsoleteMode::kSpare) && p[13] != uint8_t(ObsoleteMode::kMemory))
+    return bad_field("obsolete", p[13], "1 spare or 2 memory");
+  if (le::get16(p + 14) != 0) return bad_field("bytes 14..15", le::get16(p + 14), "must be 0");
+  if (le::get32(p + 72) != 0) return bad_field("bytes 72..75", le::get32(p + 72), "must be 0");
+  const struct {
+    const char* name;
+    uint32_t at, device;
+  } shape[] = {{"page_data", 28, g.page_data},
+               {"page_spare", 32, g.page_spare},
+               {"pages_per_block", 36, g.pages_per_block},
+               {"blocks", 40, g.blocks}};
+  for (const auto& f : shape)
+    if (le::get32(p + f.at) != f.device)
+      return Status::error(Errc::kCorrupt, std::string("superblock geometry differs from the "
+                                                       "device's: field ") +
+                                               f.name + " = " + std::to_string(le::get32(p + f.at)) +
+                                               ", the device has " + std::to_string(f.device));
+  sb->params.method = method;
   sb->params.obsolete = ObsoleteMode(p[13]);
   sb->params.max_differential = le::get32(p + 16);
   sb->params.logical_pages = le::get32(p + 20);
@@ -65,13 +91,30 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, Superblock* sb) {
   sb->params.log_region = le::get32(p + 68);
   std::memcpy(sb->uuid.data(), p + 44, 16);
   sb->format_time = le::get64(p + 60);
+  // resolve() fills defaults for zero fields and checks ranges; a stored field is final, so
+  // one it would refuse or change is invalid.
+  const struct {
+    const char* name;
+    const char* prefix;  // how resolve()'s messages name it
+    uint32_t StoreParams::*field;
+  } fields[] = {{"max_differential", "max_diff:", &StoreParams::max_differential},
+                {"logical_pages", "logical_pages:", &StoreParams::logical_pages},
+                {"gc_reserve_blocks", "gc_reserve:", &StoreParams::gc_reserve_blocks},
+                {"log_region", "log_region:", &StoreParams::log_region}};
   StoreParams check = sb->params;
-  Status st = check.resolve(g);
-  if (!st.is_ok() || !(check.max_differential == sb->params.max_differential &&
-                       check.logical_pages == sb->params.logical_pages &&
-                       check.gc_reserve_blocks == sb->params.gc_reserve_blocks &&
-                       check.log_region == sb->params.log_region))
-    return Status::error(Errc::kCorrupt, "superblock parameters are invalid");
+  const Status st = check.resolve(g);
+  if (!st.is_ok()) {
+    const std::string why(st.message());
+    for (const auto& f : fields)
+      if (why.rfind(f.prefix, 0) == 0) return bad_field(f.name, sb->params.*f.field, why);
+    if (why.rfind("obsolete:", 0) == 0) return bad_field("obsolete", p[13], why);
+    return Status::error(Errc::kCorrupt, "superblock parameters are invalid: " + why);
+  }
+  for (const auto& f : fields)
+    if (check.*f.field != sb->params.*f.field)
+      return bad_field(f.name, sb->params.*f.field,
+                       std::string("a ") + method_name(method) + " store on this geometry has " +
+                           std::to_string(check.*f.field));
   return Status::ok();
 }
 

@@ -194,6 +194,39 @@ Status format_volume(Image& img, const ImageParams& params, const std::string& m
                         volume_options(params, false), &img.volume);
 }
 
+// kExists naming what the pdl image at `path` holds (files, method, size) if it holds any
+// file, or if it cannot be read (a damaged image may still be salvaged); kBusy if in use.
+static Status check_replaceable(const std::string& path) {
+  std::unique_ptr<Image> img;
+  const Status st = open_image(path, ImageParams(), ImageMode::kOpen, /*read_only=*/true, "",
+                               &img);
+  if (st.is(Errc::kBusy)) return st;
+  const std::string keep = "; refusing to replace it (--force does)";
+  if (!st.is_ok())
+    return Status::error(Errc::kExists, path + " is a pdl image that cannot be read (" +
+                                            std::string(st.message()) + ")" + keep);
+  const std::vector<FileInfo> files = img->volume->list();
+  if (files.empty()) return Status::ok();  // nothing to lose
+  StoreParams sp;
+  {
+    auto guard = img->volume->lock();
+    sp = img->volume->store().params();
+  }
+  std::string what;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < files.size(); i++) {
+    bytes += files[i].size;
+    if (i < 3) what += (i ? ", " : "") + files[i].name;
+  }
+  if (files.size() > 3) what += ", ...";
+  return Status::error(
+      Errc::kExists,
+      path + " is a pdl image holding " + std::to_string(files.size()) +
+          (files.size() == 1 ? " file" : " files") + " (" + what + "; " + std::to_string(bytes) +
+          " bytes), method " + method_name(sp.method) + ", size " +
+          format_size(img->nand->geometry().data_bytes()) + keep);
+}
+
 Status format_image(const std::string& path, const ImageParams& params,
                     const std::string& main_name, bool force, std::unique_ptr<Image>* out) {
   if (params.mtd || MtdNand::is_mtd_path(path))
@@ -203,6 +236,8 @@ Status format_image(const std::string& path, const ImageParams& params,
     if (!force && !EmulatedNand::is_image_file(path))
       return Status::error(Errc::kInvalidArgument,
                            path + " exists and is not a pdl image; refusing to overwrite it");
+    // An image holding files (or one that cannot be read) is kept unless `force`.
+    if (!force && EmulatedNand::is_image_file(path)) PDL_TRY(check_replaceable(path));
     // Take the image's lock before replacing it, so an image in use is never destroyed.
     if (EmulatedNand::is_image_file(path)) {
       std::unique_ptr<EmulatedNand> held;

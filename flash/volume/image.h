@@ -39,8 +39,10 @@ struct Image {
 Status open_image(const std::string& path, const ImageParams& params, ImageMode mode,
                   bool read_only, const std::string& main_name, std::unique_ptr<Image>* out);
 
-// Format `path` as a new image (replacing an existing *pdl image*, never another file unless
-// `force`). The returned Image is open.
+// Format `path` as a new image. Without `force`, an existing path is replaced only if it is a
+// pdl image holding no file and no process has it open: any other file is refused with
+// kInvalidArgument, a pdl image holding files (or one that cannot be read) with kExists naming
+// what it holds (files, method, size), an image in use with kBusy. The returned Image is open.
 Status format_image(const std::string& path, const ImageParams& params,
                     const std::string& main_name, bool force, std::unique_ptr<Image>* out);
 

@@ -19,6 +19,7 @@ bool parse_size(std::string_view s, uint64_t* out) {
   else if (unit == "K" || unit == "KiB" || unit == "k") shift = 10;
   else if (unit == "M" || unit == "MiB") shift = 20;
   else if (unit == "G" || unit == "GiB") shift = 30;
+  else if (unit == "T" || unit == "TiB") shift = 40;
   else return false;
   if (shift && v > (UINT64_MAX >> shift)) return false;
   *out = v << shift;
@@ -85,8 +86,11 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     else return bad("wall or logical");
   } else if (key == "size") {
     uint64_t v;
-    if (!parse_size(value, &v)) return bad("not a size (e.g. 256M, 2G)");
-    if (v < (64ull << 10) || v > (256ull << 30)) return bad("must be 64K .. 256G");
+    if (!parse_size(value, &v)) return bad("not a size (e.g. 256M, 2G; at most 256G)");
+    if (v > kMaxChipBytes) return bad("larger than the maximum chip size, 256G");
+    // The real minimum, 8 erase blocks, depends on the geometry: Geometry::validate says it.
+    if (v < kMinChipBytes) return bad("smaller than the smallest chip, 8K (8 erase blocks of "
+                                      "2 pages of 512 bytes; 1M with the default geometry)");
     size = v;
   } else {
     return Status::error(Errc::kNotFound, "unknown parameter " + std::string(key));

@@ -51,7 +51,12 @@ struct ImageParams {
   StoreParams store_params() const;
 };
 
-// "256M", "2G", "4096", "64K" (binary multiples). false on junk or overflow.
+// Chip sizes a user may ask for (size=): at most 256 GiB; at least 8 erase blocks
+// (Geometry::validate), of which the smallest geometry (2 pages of 512 bytes) makes 8 KiB.
+inline constexpr uint64_t kMaxChipBytes = 256ull << 30;
+inline constexpr uint64_t kMinChipBytes = 8ull << 10;
+
+// "256M", "2G", "1T", "4096", "64K" (binary multiples). false on junk or overflow.
 bool parse_size(std::string_view s, uint64_t* out);
 std::string format_size(uint64_t bytes);  // "256M" when exact, else bytes
 

@@ -191,9 +191,17 @@ Status Volume::open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
   Status st = store->read(0, page);
   if (st.is(Errc::kNotFound))
     return Status::error(Errc::kCorrupt, "no volume header (the store holds no pdl volume)");
-  PDL_TRY(st);
   VolumeHeader h;
-  PDL_TRY(decode_header(page, store->logical_pages(), store->page_size(), &h));
+  if (st.is_ok()) st = decode_header(page, store->logical_pages(), store->page_size(), &h);
+  if (st.is(Errc::kCorrupt))
+    // Everything else may be intact, but without the header's layout no file can be found.
+    return Status::error(
+        Errc::kCorrupt,
+        "the volume header (lpn 0, which locates the directory) is damaged: " +
+            std::string(st.message()) +
+            "; no file of this image can be located, by pdl cat or any other reader; the data "
+            "pages are left as they are: keep the image file (do not format it) for salvage");
+  PDL_TRY(st);
   std::unique_ptr<Volume> v(new Volume(std::move(store), opts, h));
   PDL_TRY(v->load());
   *out = std::move(v);

@@ -33,14 +33,18 @@ Status VolumeLayout::plan(uint32_t logical_pages, uint32_t chunk, uint32_t max_f
   const uint64_t meta = 1 + uint64_t(l.dir_pages);
   // Data lpns d need ceil(d / per_page) owner pages: the largest d with meta + owners + d <= L.
   const uint64_t per = l.owners_per_page();
-  if (logical_pages <= meta + 1)
-    return Status::error(Errc::kInvalidArgument, "store too small for a volume (" +
-                                                     std::to_string(logical_pages) + " pages)");
+  const auto too_small = [&] {
+    return Status::error(Errc::kInvalidArgument,
+                         "store too small for a volume: its " + std::to_string(logical_pages) +
+                             " logical pages cannot hold the header, the directory (" +
+                             std::to_string(l.dir_pages) + " pages for " +
+                             std::to_string(max_files) +
+                             " files) and 2 data pages: give a larger size or fewer max_files");
+  };
+  if (logical_pages <= meta + 1) return too_small();
   uint64_t d = (uint64_t(logical_pages) - meta) * per / (per + 1);
   while (d > 0 && meta + (d + per - 1) / per + d > logical_pages) d--;
-  if (d < 2)
-    return Status::error(Errc::kInvalidArgument, "store too small for a volume (" +
-                                                     std::to_string(logical_pages) + " pages)");
+  if (d < 2) return too_small();
   l.owner_pages = uint32_t((d + per - 1) / per);
   l.data_first = uint32_t(meta + l.owner_pages);
   l.data_lpns = uint32_t(d);
