@@ -1,6 +1,8 @@
 // bench_options.cc — pdl-bench's usage text, argument parsing and scale defaults.
 #include "bench/bench_options.h"
 
+#include "flash/common/output_file.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -250,6 +252,13 @@ bool parse_args(int argc, char** argv, Options* o, std::string* err, bool* help)
     *err = "--quick and --paper-scale exclude each other";
     return false;
   }
+  // The results are written at the end: refuse a file that cannot be written before the run.
+  for (const std::string& f : {o->json, o->csv_prefix.empty() ? "" : o->csv_prefix + "exp1.csv"})
+    if (!f.empty())
+      if (Status st = check_output_file(f); !st.is_ok()) {
+        *err = (f == o->json ? "--json " : "--csv ") + std::string(st.message());
+        return false;
+      }
   return true;
 }
 

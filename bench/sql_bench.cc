@@ -29,6 +29,7 @@
 
 #include "flash/common/split.h"
 #include "flash/common/json.h"
+#include "flash/common/output_file.h"
 #include "flash/common/scratch_dir.h"
 #include "flash/volume/image.h"
 #include "vfs/pdl_vfs.h"
@@ -237,6 +238,20 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "pdl-sqlbench: --obsolete: spare or memory, not '%s'\n", b.c_str());
       return 2;
     }
+  {  // the chip size and the results file, before any run
+    pdl::ImageParams p;
+    pdl::Status st = p.set("size", o.size);
+    if (st.is_ok()) st = p.geometry().validate();
+    if (!st.is_ok()) {
+      std::fprintf(stderr, "pdl-sqlbench: --size: %s\n", std::string(st.message()).c_str());
+      return 2;
+    }
+    if (!o.json.empty()) st = pdl::check_output_file(o.json);
+    if (!st.is_ok()) {
+      std::fprintf(stderr, "pdl-sqlbench: --json %s\n", std::string(st.message()).c_str());
+      return 2;
+    }
+  }
   if (o.dir.empty()) o.dir = pdl::default_scratch_root();
   std::string work;
   if (pdl::Status st = pdl::make_scratch_dir(o.dir, "pdl-sqlbench", &work); !st.is_ok()) {

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace pdl::fuse {
@@ -23,6 +25,7 @@ struct Parse {
   MountOptions* out;
   std::string error;
   int positional = 0;
+  std::set<std::string> seen;  // our -o keys so far
 };
 
 // fuse_opt's callback: 0 = consumed, 1 = keep for libfuse, -1 = error.
@@ -56,6 +59,10 @@ int on_option(void* data, const char* arg, int key, struct fuse_args*) {
       }
       const Status st = o.params.set(k, eq + 1);
       if (st.is(Errc::kNotFound)) return 1;  // not ours: libfuse's (or unknown: it refuses)
+      if (!p.seen.insert(k).second) {  // the last would silently win
+        p.error = "-o " + k + "= given twice (pdl takes one value per parameter)";
+        return -1;
+      }
       if (!st.is_ok()) {
         p.error = std::string(st.message());
         return -1;
@@ -69,7 +76,7 @@ int on_option(void* data, const char* arg, int key, struct fuse_args*) {
 }  // namespace
 
 bool parse_options(int argc, char** argv, MountOptions* out, std::string* error) {
-  Parse p{out, "", 0};
+  Parse p{out, "", 0, {}};
   fuse_opt_free_args(&out->fuse);
   // --mtd DEV (or --mtd=DEV) is ours alone: taken out before libfuse sees the arguments.
   std::vector<char*> kept;

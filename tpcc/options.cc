@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
+#include "flash/common/output_file.h"
 #include "flash/common/split.h"
 #include "flash/volume/image_params.h"
+#include "flash/volume/volume_format.h"
 
 namespace pdl::tpcc {
 namespace {
@@ -72,6 +75,31 @@ uint64_t count(const std::string& opt, const std::string& v, uint64_t lo, uint64
     usage_error(opt + " " + v + ": expected an integer in [" + std::to_string(lo) + ", " +
                 std::to_string(hi) + "]");
   return n;
+}
+
+// --chip-size against every method's image: the geometry (at least 8 erase blocks), the
+// method's reserve and the volume's directory, as the first open would check them after the
+// load.
+void check_chip(const Options& o) {
+  if (o.chip_bytes == 0) return;
+  const std::string shown = "--chip-size " + format_size(o.chip_bytes);
+  for (const MethodSpec& m : o.methods) {
+    ImageParams p;
+    Status st = p.set("size", format_size(o.chip_bytes));
+    for (const std::string& kv : split_list(m.uri + o.uri_extra, '&')) {
+      if (!st.is_ok()) break;
+      const size_t eq = kv.find('=');
+      if (eq != std::string::npos) st = p.set(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+    p.page = o.page;
+    const Geometry g = p.geometry();
+    if (st.is_ok()) st = g.validate();
+    StoreParams sp = p.store_params();
+    if (st.is_ok()) st = sp.resolve(g);
+    VolumeLayout layout;
+    if (st.is_ok()) st = VolumeLayout::plan(sp.logical_pages, g.page_data, 0, &layout);
+    if (!st.is_ok()) usage_error(shown + " (" + m.key + "): " + std::string(st.message()));
+  }
 }
 
 }  // namespace
@@ -174,6 +202,12 @@ Options parse_options(int argc, char** argv) {
   }
   if (o.warmup_max == 0) o.warmup_max = std::max<uint64_t>(20000, 20 * o.transactions);
   o.methods = with_commits(o.methods, o.commits);
+  check_chip(o);
+  // The results files must be writable before the load and the runs, not after.
+  for (const auto& [opt, file] : {std::pair{"--json", o.json}, std::pair{"--csv", o.csv}})
+    if (!file.empty())
+      if (Status st = check_output_file(file); !st.is_ok())
+        usage_error(std::string(opt) + " " + std::string(st.message()));
   return o;
 }
 

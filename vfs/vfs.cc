@@ -59,11 +59,17 @@ std::string known_keys() {
 }
 
 // Parse the pdl parameters of a database URI.
+// A key given twice is refused: SQLite would silently take the first value.
 Status parse_uri(const char* name, ImageParams* params, std::string* db) {
   for (int i = 0;; i++) {
     const char* k = sqlite3_uri_key(name, i);
     if (!k) break;
     if (sqlite_uri_key(k)) continue;
+    for (int j = 0; j < i; j++)
+      if (std::strcmp(sqlite3_uri_key(name, j), k) == 0)
+        return Status::error(Errc::kInvalidArgument,
+                             std::string("URI parameter '") + k +
+                                 "' given twice (pdl takes one value per parameter)");
     const char* v = sqlite3_uri_parameter(name, k);
     if (!v) v = "";
     if (std::strcmp(k, "db") == 0) {
