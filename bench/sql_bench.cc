@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,7 @@ std::vector<Phase> run(const Options& o, const std::string& uri, const std::stri
 
 int main(int argc, char** argv) {
   Options o;
+  std::set<std::string> seen;  // an option given twice is refused, not silently overridden
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     auto val = [&]() -> std::string {
@@ -205,6 +207,10 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
+    if (a.rfind("--", 0) == 0 && !seen.insert(a).second) {
+      std::fprintf(stderr, "pdl-sqlbench: %s given twice\n", a.c_str());
+      return 2;
+    }
     if (a == "--rows") o.rows = std::atoi(val().c_str());
     else if (a == "--methods") o.methods = pdl::split_list(val());
     else if (a == "--journal") o.journals = pdl::split_list(val());

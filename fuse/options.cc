@@ -87,6 +87,10 @@ bool parse_options(int argc, char** argv, MountOptions* out, std::string* error)
         *error = "--mtd needs a value (an MTD device, /dev/mtdN)";
         return false;
       }
+      if (!p.seen.insert("mtd").second) {
+        *error = "--mtd given twice";
+        return false;
+      }
       const Status st = out->params.set("mtd", a == "--mtd" ? argv[++i] : a.substr(6));
       if (!st.is_ok()) {
         *error = std::string(st.message());

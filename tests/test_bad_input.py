@@ -214,6 +214,8 @@ CASES = [
          ["{new}", "{tmp}/no-mnt", "-o", "size=64M,size=32M"], 2, "-o size= given twice"),
     Case("pdl-fuse -o size=1T", "fuse", ["{new}", "{tmp}/no-mnt", "-o", "size=1T"], 2,
          "maximum chip size, 256G"),
+    Case("pdl-fuse --mtd given twice", "fuse",
+         ["--mtd", "/dev/mtd0", "--mtd", "/dev/mtd1", "{tmp}/no-mnt"], 2, "--mtd given twice"),
     # pdl-tpcc checks its chip size and output files before the load.
     Case("pdl-tpcc --chip-size 1K", "tpcc", ["--quick", "--chip-size", "1K"], 2,
          "--chip-size 1K"),
@@ -223,6 +225,8 @@ CASES = [
          "--json /nonexistent/x: cannot create"),
     Case("pdl-tpcc --csv /nonexistent/x", "tpcc", ["--quick", "--csv", "/nonexistent/x"], 2,
          "--csv /nonexistent/x: cannot create"),
+    Case("pdl-tpcc --chip-size given twice", "tpcc",
+         ["--quick", "--chip-size", "1G", "--chip-size", "2G"], 2, "--chip-size given twice"),
 ]
 
 VFS_OPEN = r"""

@@ -80,3 +80,37 @@ TEST_CASE("a reformatted chip forgets the earlier store's pages", "[superblock]"
   REQUIRE(mount_store(*nand, &again).is_ok());
   for (Lpn l = 0; l < 10; l++) CHECK_FALSE(again->is_mapped(l));
 }
+
+// A superblock whose checksums hold but whose fields do not fit the geometry is refused, naming
+// the field and its value (an unchecked gc_reserve_blocks of 0xFFFFFFFF once overflowed the
+// range check and made every write "full").
+TEST_CASE("mount refuses a superblock field outside the geometry and names it", "[superblock]") {
+  struct Bad {
+    const char* field;
+    void (*apply)(StoreParams*);
+  };
+  const Bad bad = GENERATE(
+      Bad{"gc_reserve_blocks = 4294967295", [](StoreParams* p) { p->gc_reserve_blocks = ~0u; }},
+      Bad{"gc_reserve_blocks = 1", [](StoreParams* p) { p->gc_reserve_blocks = 1; }},
+      Bad{"logical_pages = 4294967295", [](StoreParams* p) { p->logical_pages = ~0u; }},
+      Bad{"max_differential = 99999", [](StoreParams* p) { p->max_differential = 99999; }},
+      Bad{"log_region = 2048", [](StoreParams* p) { p->log_region = 2048; }},
+      Bad{"method = 9", [](StoreParams* p) { p->method = Method(9); }},
+      Bad{"obsolete = 7", [](StoreParams* p) { p->obsolete = ObsoleteMode(7); }});
+  auto nand = pdl::test::make_ram_nand(pdl::test::small_geometry(16));
+  std::unique_ptr<PageStore> store;
+  REQUIRE(format_store(*nand, StoreParams(), &store).is_ok());
+  Superblock sb;
+  REQUIRE(read_superblock(*nand, &sb).is_ok());
+  store.reset();
+  bad.apply(&sb.params);
+  REQUIRE(rewrite_superblock(*nand, sb).is_ok());  // encodes without checking, CRCs valid
+  Superblock got;
+  const Status st = read_superblock(*nand, &got);
+  INFO(st.to_string());
+  CHECK(st.is(Errc::kCorrupt));
+  CHECK(std::string(st.message()).find(std::string("superblock field ") + bad.field +
+                                       " is invalid") != std::string::npos);
+  std::unique_ptr<PageStore> again;
+  CHECK(!mount_store(*nand, &again).is_ok());
+}

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <utility>
 
 #include "flash/common/output_file.h"
@@ -107,8 +108,10 @@ void check_chip(const Options& o) {
 Options parse_options(int argc, char** argv) {
   Options o;
   bool scale_set = false, txns_set = false, methods_set = false;
+  std::set<std::string> seen;  // an option given twice is refused, not silently overridden
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
+    if (a.rfind("--", 0) == 0 && !seen.insert(a).second) usage_error(a + " given twice");
     auto val = [&]() -> std::string {
       if (i + 1 >= argc) usage_error(a + " needs a value");
       return argv[++i];
