@@ -102,9 +102,11 @@ const Command kFormatCommand = {
     "create a new, empty image (an emulated NAND chip in a sparse file)",
     "Replaces IMAGE if it is a pdl image holding no file that no process has open; an image\n"
     "holding files (the message names them, the method and the size), one that cannot be\n"
-    "read and any other existing file are refused (exit 3) unless --force. Unset parameters take the defaults of the paper's Table 1 and\n"
-    "of the VFS (method pdl, max-diff 256, obsolete spare, 2048-byte pages, 64 pages per\n"
-    "block, 256M, NOP 4, 256 files). Sizes take K, M, G suffixes (binary).\n"
+    "read and any other existing file are refused (exit 3) unless --force.\n"
+    "Unset parameters take the defaults of the paper's Table 1 and of the VFS (method pdl,\n"
+    "max-diff 256, obsolete spare, 2048-byte pages, 64 pages per block, 256M, NOP 4, 256\n"
+    "files). Sizes take K, M, G, T suffixes (binary); a chip has at least 8 erase blocks\n"
+    "(1M with the default geometry) and at most 256G.\n"
     "With --mtd DEV (raw NAND through Linux MTD) the geometry is the device's; --size uses\n"
     "its first SIZE bytes; a device holding anything but a pdl store or erased blocks is\n"
     "refused unless --force.\n",
@@ -116,7 +118,7 @@ const Command kFormatCommand = {
         {"page", 0, "N", "page data bytes, a power of two 512..32768 (default 2048)"},
         {"pages-per-block", 0, "N", "pages per erase block (default 64)"},
         {"spare", 0, "N", "page spare (OOB) bytes, 32..4096 (default page/32, at least 32)"},
-        {"size", 0, "SIZE", "chip size, data areas, e.g. 8M, 256M, 2G (default 256M)"},
+        {"size", 0, "SIZE", "chip size, data areas: 1M (8 blocks) .. 256G (default 256M)"},
         {"nop", 0, "N", "partial programs allowed per page (default 4)"},
         {"erase-limit", 0, "N", "erases a block endures: emulated wear-out (default unlimited)"},
         {"max-files", 0, "N", "directory slots (default 256)"},

@@ -79,10 +79,10 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, Superblock* sb) {
                {"blocks", 40, g.blocks}};
   for (const auto& f : shape)
     if (le::get32(p + f.at) != f.device)
-      return Status::error(Errc::kCorrupt, std::string("superblock geometry differs from the "
-                                                       "device's: field ") +
-                                               f.name + " = " + std::to_string(le::get32(p + f.at)) +
-                                               ", the device has " + std::to_string(f.device));
+      return Status::error(Errc::kCorrupt,
+                           std::string("superblock geometry differs from the device's: field ") +
+                               f.name + " = " + std::to_string(le::get32(p + f.at)) +
+                               ", the device has " + std::to_string(f.device));
   sb->params.method = method;
   sb->params.obsolete = ObsoleteMode(p[13]);
   sb->params.max_differential = le::get32(p + 16);

@@ -193,7 +193,7 @@ Status Volume::open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
     return Status::error(Errc::kCorrupt, "no volume header (the store holds no pdl volume)");
   VolumeHeader h;
   if (st.is_ok()) st = decode_header(page, store->logical_pages(), store->page_size(), &h);
-  if (st.is(Errc::kCorrupt))
+  if (st.is(Errc::kCorrupt) && st.message().rfind("no volume header", 0) != 0)
     // Everything else may be intact, but without the header's layout no file can be found.
     return Status::error(
         Errc::kCorrupt,
