@@ -570,3 +570,141 @@ TEST_CASE("the cache_chunks= URI parameter sets the Volume cache, and cache= sta
   CHECK(shared.integer("SELECT x FROM t") == 1);
   CHECK(shared.text("PRAGMA pdl_check") == "ok");
 }
+
+// ---- read-only opens ----
+//
+// SQLite's read-only opens (SQLITE_OPEN_READONLY, mode=ro, immutable=1) open the image
+// read-only: O_RDONLY under a shared lock (a tool may inspect it meanwhile), mounted in memory
+// only — nothing is programmed or erased, even when the mount finds a power cut's leftovers —
+// and a write fails with SQLITE_READONLY. The image file stays byte for byte and mtime
+// unchanged.
+namespace {
+
+struct HostFile {
+  std::string bytes;
+  struct timespec mtime {};
+};
+
+HostFile snapshot(const std::string& path) {
+  HostFile h;
+  struct stat st;
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  h.mtime = st.st_mtim;
+  h.bytes = read_file_bytes(path);
+  return h;
+}
+
+void check_unchanged(const std::string& path, const HostFile& before) {
+  const HostFile after = snapshot(path);
+  CHECK(after.bytes.size() == before.bytes.size());
+  CHECK((after.bytes == before.bytes));
+  CHECK(after.mtime.tv_sec == before.mtime.tv_sec);
+  CHECK(after.mtime.tv_nsec == before.mtime.tv_nsec);
+}
+
+struct ReadOnlyWay {
+  const char* name;
+  const char* uri_param;  // appended to the URI ("" = none)
+  int flags;
+};
+
+const ReadOnlyWay kReadOnlyWays[] = {
+    {"SQLITE_OPEN_READONLY", "", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI},
+    {"mode=ro", "mode=ro", kOpenFlags},
+    {"immutable=1", "immutable=1", kOpenFlags},
+};
+
+// Open `path` read-only the way `w` says; the image is then held read-only by this process.
+void open_read_only(Conn& c, const std::string& path, const ReadOnlyWay& w) {
+  c.must_open(pdl_uri(path, w.uri_param), w.flags);
+  pdl::Image* img = pdl::vfs::image_of(path);
+  REQUIRE(img != nullptr);
+  CHECK(img->volume->read_only());
+  // The device is open O_RDONLY under a shared lock: a read-only inspector (pdl info, fsck)
+  // may open it meanwhile.
+  std::unique_ptr<pdl::EmulatedNand> inspector;
+  const pdl::Status st = pdl::EmulatedNand::open_file(path, &inspector, /*read_only=*/true);
+  INFO("inspector open: " << st.to_string());
+  CHECK(st.is_ok());
+}
+
+}  // namespace
+
+TEST_CASE("an image opened read-only is read without a single write and refuses writes with "
+          "SQLITE_READONLY",
+          "[vfs][errors][readonly]") {
+  use_pdl_vfs();
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  const std::string journal = GENERATE(as<std::string>(), "DELETE", "WAL");
+  INFO("method=" << method << " journal_mode=" << journal);
+  const std::string path = temp_path("ro.db");
+  {
+    Conn c(pdl_uri(path, "size=8M&method=" + method));
+    c.must("PRAGMA journal_mode=" + journal);
+    c.must("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)");
+    c.must("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 200) "
+           "INSERT INTO t(v) SELECT 'row' || i FROM s");
+  }
+  const HostFile before = snapshot(path);
+  for (const ReadOnlyWay& w : kReadOnlyWays) {
+    INFO("read-only by " << w.name);
+    Conn c;
+    open_read_only(c, path, w);
+    CHECK(c.integer("SELECT count(*) FROM t") == 200);
+    CHECK(c.text("SELECT v FROM t WHERE id = 77") == "row77");
+    CHECK(c.exec("INSERT INTO t(v) VALUES ('no')") == SQLITE_READONLY);
+    CHECK(c.exec("CREATE TABLE u(x)") == SQLITE_READONLY);
+    CHECK(c.text("PRAGMA integrity_check") == "ok");
+    CHECK(c.text("PRAGMA pdl_check") == "ok");
+    REQUIRE(c.close() == SQLITE_OK);
+    check_unchanged(path, before);
+  }
+  // A read-write open afterwards finds everything as it was.
+  Conn rw(pdl_uri(path));
+  rw.must("INSERT INTO t(v) VALUES ('more')");
+  CHECK(rw.integer("SELECT count(*) FROM t") == 201);
+}
+
+TEST_CASE("an image a power cut left needing recovery opens read-only at its last commit and "
+          "stays unchanged",
+          "[vfs][errors][readonly]") {
+  use_pdl_vfs();
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  const int cut_after = GENERATE(2, 7, 19);
+  INFO("method=" << method << ", power cut after " << cut_after << " programs/erases");
+  const std::string path = temp_path("rocut.db");
+  {
+    Conn c(pdl_uri(path, "size=8M&method=" + method));
+    c.must("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
+    c.must("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 20) "
+           "INSERT INTO t(b) SELECT zeroblob(500) FROM s");
+    c.must("BEGIN");
+    c.must("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 60) "
+           "INSERT INTO t(b) SELECT randomblob(1500) FROM s");
+    auto* nand = static_cast<pdl::EmulatedNand*>(pdl::vfs::device_of(path));
+    REQUIRE(nand != nullptr);
+    nand->cut_power_after(uint64_t(cut_after), pdl::Tear::kPrefix, 42);
+    CHECK(c.exec("COMMIT") != SQLITE_OK);  // the commit dies with the chip
+    REQUIRE(nand->frozen());
+    c.close();
+    REQUIRE(pdl::vfs::device_of(path) == nullptr);
+  }
+  const HostFile before = snapshot(path);
+  for (const ReadOnlyWay& w : kReadOnlyWays) {
+    INFO("read-only by " << w.name);
+    Conn c;
+    open_read_only(c, path, w);
+    const pdl::MountReport& m = pdl::vfs::image_of(path)->mount;
+    INFO("mount found " << m.torn_pages << " torn pages, " << m.void_pages << " void pages");
+    CHECK(c.integer("SELECT count(*) FROM t") == 20);
+    CHECK(c.integer("SELECT sum(length(b)) FROM t") == 20 * 500);
+    CHECK(c.exec("DELETE FROM t") == SQLITE_READONLY);
+    CHECK(c.text("PRAGMA integrity_check") == "ok");
+    REQUIRE(c.close() == SQLITE_OK);
+    check_unchanged(path, before);
+  }
+  Conn rw(pdl_uri(path));  // the recovery read-only opens left to the first writer
+  CHECK(rw.integer("SELECT count(*) FROM t") == 20);
+  rw.must("INSERT INTO t(b) VALUES (x'01')");
+  CHECK(rw.text("PRAGMA pdl_check") == "ok");
+}
