@@ -13,7 +13,11 @@
 //     intact.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -707,4 +711,120 @@ TEST_CASE("an image a power cut left needing recovery opens read-only at its las
   CHECK(rw.integer("SELECT count(*) FROM t") == 20);
   rw.must("INSERT INTO t(b) VALUES (x'01')");
   CHECK(rw.text("PRAGMA pdl_check") == "ok");
+}
+
+// WAL: the WAL-index is process memory, so no -shm file is needed. A WAL checkpointed away at
+// the last close reads as an empty WAL SQLite may not write; a WAL still holding commits (its
+// last connection closed without a checkpoint) is read, never checkpointed.
+TEST_CASE("a WAL database opens read-only, its WAL checkpointed away or still holding commits",
+          "[vfs][errors][readonly]") {
+  use_pdl_vfs();
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  INFO("method=" << method);
+  const std::string path = temp_path("rowal.db");
+  const std::string insert50 =
+      "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 50) "
+      "INSERT INTO t(v) SELECT i FROM s";
+  {
+    Conn c(pdl_uri(path, "size=8M&method=" + method));
+    c.must("PRAGMA journal_mode=WAL");
+    c.must("CREATE TABLE t(id INTEGER PRIMARY KEY, v INTEGER)");
+    c.must(insert50);
+  }
+  HostFile before = snapshot(path);
+  {
+    Conn r;
+    open_read_only(r, path, kReadOnlyWays[1]);
+    CHECK(r.text("PRAGMA journal_mode") == "wal");
+    CHECK(r.integer("SELECT count(*) FROM t") == 50);
+    CHECK(r.exec("INSERT INTO t(v) VALUES (0)") == SQLITE_READONLY);
+  }
+  check_unchanged(path, before);
+  {
+    Conn c(pdl_uri(path));
+    int on = 0;
+    REQUIRE(sqlite3_db_config(c.get(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, &on) == SQLITE_OK);
+    c.must(insert50);
+  }
+  before = snapshot(path);
+  {
+    Conn r;
+    open_read_only(r, path, kReadOnlyWays[0]);
+    CHECK(r.integer("SELECT count(*) FROM t") == 100);
+    CHECK(r.integer("SELECT sum(v) FROM t") == 2 * (50 * 51 / 2));
+    CHECK(r.exec("PRAGMA wal_checkpoint(TRUNCATE)") != SQLITE_OK);
+    CHECK(r.exec("INSERT INTO t(v) VALUES (0)") == SQLITE_READONLY);
+  }
+  check_unchanged(path, before);
+  Conn rw(pdl_uri(path));
+  CHECK(rw.integer("SELECT count(*) FROM t") == 100);
+  CHECK(rw.text("PRAGMA integrity_check") == "ok");
+}
+
+// A file this process may not write — a read-only mount (as root, in a private mount
+// namespace), or one without write permission (not root) — opens read-only even when SQLite
+// asks read-write, as the unix VFS does: reads work, writes fail with SQLITE_READONLY.
+TEST_CASE("an image on media this process may not write opens read-only", "[vfs][errors][readonly]") {
+  use_pdl_vfs();
+  const std::string path = temp_path("romedia.db");
+  const std::string dir = dir_of(path);
+  {
+    Conn c(pdl_uri(path, "size=8M"));
+    c.must("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2), (3)");
+  }
+  const HostFile before = snapshot(path);
+  const bool root = geteuid() == 0;
+  if (!root) REQUIRE(chmod(path.c_str(), 0444) == 0);
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {  // child: no Catch assertions; one line of results through the pipe
+    close(out[0]);
+    std::string line;
+    if (root && (unshare(CLONE_NEWNS) != 0 ||
+                 mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+                 mount(dir.c_str(), dir.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
+                 mount(nullptr, dir.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY,
+                       nullptr) != 0)) {
+      line = std::string("skip ") + std::strerror(errno);
+    } else {
+      for (const char* params : {"", "mode=ro"}) {
+        sqlite3* db = nullptr;
+        const int orc = sqlite3_open_v2(pdl_uri(path, params).c_str(), &db, kOpenFlags, nullptr);
+        int64_t n = -1;
+        sqlite3_stmt* st = nullptr;
+        if (orc == SQLITE_OK &&
+            sqlite3_prepare_v2(db, "SELECT count(*) FROM t", -1, &st, nullptr) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+          n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        const int wrc = orc == SQLITE_OK
+                            ? sqlite3_exec(db, "INSERT INTO t VALUES (4)", nullptr, nullptr, nullptr)
+                            : -1;
+        sqlite3_close_v2(db);
+        line += std::to_string(orc) + " " + std::to_string(n) + " " + std::to_string(wrc & 0xFF) +
+                " " + pdl::vfs::last_error() + "|";
+      }
+    }
+    (void)!write(out[1], line.data(), line.size());
+    _exit(0);
+  }
+  close(out[1]);
+  std::string got;
+  char buf[512];
+  for (ssize_t r; (r = read(out[0], buf, sizeof buf)) > 0;) got.append(buf, size_t(r));
+  close(out[0]);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  if (!root) REQUIRE(chmod(path.c_str(), 0644) == 0);
+  INFO("child: " << got);
+  if (got.rfind("skip", 0) == 0) {
+    WARN("no read-only bind mount here (" << got << "): case not run");
+    return;
+  }
+  const std::string ok = std::to_string(SQLITE_OK) + " 3 " + std::to_string(SQLITE_READONLY);
+  CHECK(got.rfind(ok + " ", 0) == 0);                                       // read-write asked
+  CHECK(got.find("|" + ok + " ") != std::string::npos);                     // mode=ro
+  check_unchanged(path, before);
 }
