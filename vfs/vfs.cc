@@ -113,7 +113,8 @@ int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, 
   }
   bool create = flags & SQLITE_OPEN_CREATE;
   // immutable=1 reaches no VFS as a flag (the pager applies it after xOpen): read-only too.
-  const bool ask_ro = (flags & SQLITE_OPEN_READONLY) || sqlite3_uri_boolean(zname, "immutable", 0);
+  const bool immutable = sqlite3_uri_boolean(zname, "immutable", 0);
+  const bool ask_ro = (flags & SQLITE_OPEN_READONLY) || immutable;
   if (flags & SQLITE_OPEN_MAIN_DB) {
     ImageParams params;
     std::string db;
@@ -125,6 +126,17 @@ int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, 
                          std::string(st.message()));
     f->main_db = true;
     f->name = f->db->db_name;
+    if (f->db->vol->read_only() && hot_journal_on_flash(*f->db)) {
+      // SQLite refuses to read past a hot journal it may not roll back (READONLY_ROLLBACK),
+      // but with immutable=1 it never looks: it would read the interrupted transaction.
+      const std::string why = f->db->path + " holds a hot rollback journal (a transaction a " +
+                              "crash interrupted) that only a read-write open can roll back";
+      if (immutable) {
+        release_db(f->db);
+        return open_failed(f, SQLITE_CANTOPEN, why + "; immutable=1 would read past it");
+      }
+      report_error(SQLITE_READONLY_ROLLBACK, why + "; until then reads fail (SQLITE_READONLY)");
+    }
   } else {
     std::string suffix;
     f->db = find_db_for(zname, &suffix);
