@@ -13,7 +13,9 @@
 //   URI parameters at creation: method, max_diff, obsolete, page, pages_per_block, size, nop,
 //   erase_limit, max_files; at any open: cache_chunks, clock, db (the database file inside the
 //   image). A set parameter that contradicts an existing image, or an unknown one, fails the
-//   open with a message. An image with no room left for the mount's clean-up opens read-only.
+//   open with a message. An image with no room left for the mount's clean-up opens read-only;
+//   so do SQLite's read-only opens (SQLITE_OPEN_READONLY, mode=ro, immutable=1) and an image
+//   the host will not let this process write — mounted in memory only (db_state.h).
 // NOTES
 //   * A path that exists but is not a pdl image is refused and never written.
 //   * commit=atomic (the default): the rollback journal lives in memory and each database sync
