@@ -140,7 +140,8 @@ int serve(MountOptions& o, int* parent_fd) {
   Status s = open_image(image_path, o.params, o.read_only ? ImageMode::kOpen : ImageMode::kCreate,
                         o.read_only, "", &img);
   if (!s.is_ok()) {
-    report(image_path + ": " + std::string(s.message()));
+    report(image_path + ": " + std::string(s.message()) +
+           (s.is(Errc::kReadOnly) ? " (mount it with -o ro to read it)" : ""));
     fuse_destroy(f);
     return s.is(Errc::kBusy) ? kBusy : kImage;
   }

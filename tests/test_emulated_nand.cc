@@ -446,6 +446,36 @@ TEST_CASE("create_file replaces an existing image with an erased chip", "[nand][
   CHECK(nand->erase_count(4) == 0);
 }
 
+// Read-only: a mutation that a missed path of a read-only mount might attempt fails loudly
+// (kReadOnly), touching nothing; readers share the image.
+TEST_CASE("an image opened read-only refuses programs, erases and bad-block marks with kReadOnly",
+          "[nand][image][readonly]") {
+  const std::string path = pdl::test::temp_path("ro.img");
+  const Geometry geo = small_geometry(8);
+  {
+    auto w = create_file(path, geo);
+    REQUIRE_OK(w->program(1, Bytes(geo.page_data, 0x42), {}));
+  }
+  std::ifstream in(path, std::ios::binary);
+  const std::string before((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::unique_ptr<EmulatedNand> ro, other;
+  REQUIRE_OK(EmulatedNand::open_file(path, &ro, /*read_only=*/true));
+  REQUIRE_OK(EmulatedNand::open_file(path, &other, /*read_only=*/true));  // a shared lock
+  REQUIRE_ERR(ro->program(2, Bytes(geo.page_data, 0x17), {}), Errc::kReadOnly);
+  REQUIRE_ERR(ro->erase(0), Errc::kReadOnly);
+  REQUIRE_ERR(ro->mark_bad(3), Errc::kReadOnly);
+  CHECK(read_page(*ro, 1).data == Bytes(geo.page_data, 0x42));
+  CHECK(read_page(*ro, 2) == erased_page(geo));
+  std::unique_ptr<EmulatedNand> writer;  // no writer while readers hold it
+  REQUIRE_ERR(EmulatedNand::open_file(path, &writer), Errc::kBusy);
+  ro.reset();
+  other.reset();
+  std::ifstream again(path, std::ios::binary);
+  const std::string after((std::istreambuf_iterator<char>(again)),
+                          std::istreambuf_iterator<char>());
+  CHECK((after == before));
+}
+
 TEST_CASE("a second open of an image in use fails with kBusy", "[nand][image]") {
   const std::string path = pdl::test::temp_path("chip.img");
   const Geometry geo = small_geometry(8);

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <thread>
 
+#include "flash/volume/image.h"
 #include "tests/vfs_test_util.h"
 
 using namespace pdl::test;
@@ -388,33 +389,84 @@ TEST_CASE("a process forked while the image is open cannot open it either",
   check_healthy(holder);
 }
 
-TEST_CASE("one image opened under two names in one process is refused, not opened twice",
+// An image is identified by its file's device and inode, as os_unix.c identifies a database:
+// a symlink or a hard link opens the image this process already holds, and every connection
+// shares its locks, journal and WAL-index, whichever name it used.
+TEST_CASE("one image opened under several names in one process is shared by every connection",
           "[vfs][concurrency]") {
   use_pdl_vfs();
   const std::string path = temp_path("name.db");
   const std::string dir = path.substr(0, path.rfind('/'));
   Conn a(pdl_uri(path, "size=8M"));
   a.must("CREATE TABLE t(x); INSERT INTO t VALUES (1)");
-  // The same path spelled differently is normalized to the same image: shared, fine.
+  // The same path spelled differently is normalized to the same image.
   REQUIRE(mkdir((dir + "/sub").c_str(), 0700) == 0);
   Conn b(pdl_uri(dir + "/./sub/../name.db"));
   CHECK(b.integer("SELECT count(*) FROM t") == 1);
-  // A symlink (or hard link) is another name the VFS cannot see through: the image's lock
-  // refuses the second open instead of letting two Volumes drive one chip.
   REQUIRE(symlink(path.c_str(), (dir + "/link.db").c_str()) == 0);
   REQUIRE(link(path.c_str(), (dir + "/hard.db").c_str()) == 0);
-  for (const char* other : {"/link.db", "/hard.db"}) {
-    Conn c;
-    const int rc = c.open(pdl_uri(dir + other));
-    INFO(other << ": rc " << rc << " " << pdl::vfs::last_error());
-    CHECK(rc == SQLITE_BUSY);
-    CHECK(pdl::vfs::last_error().find("in use") != std::string::npos);
-  }
-  a.must("INSERT INTO t VALUES (2)");
-  CHECK(b.integer("SELECT count(*) FROM t") == 2);
+  Conn l(pdl_uri(dir + "/link.db"));
+  Conn h(pdl_uri(dir + "/hard.db"));
+  CHECK(pdl::vfs::image_of(dir + "/link.db") == pdl::vfs::image_of(path));
+  CHECK(pdl::vfs::image_of(dir + "/hard.db") == pdl::vfs::image_of(path));
+  CHECK(l.integer("SELECT count(*) FROM t") == 1);
+  l.must("INSERT INTO t VALUES (2)");
+  CHECK(h.integer("SELECT count(*) FROM t") == 2);
+  CHECK(a.integer("SELECT count(*) FROM t") == 2);
+  // One lock table: a writer under one name excludes a writer under another.
+  l.must("BEGIN IMMEDIATE");
+  CHECK(h.exec("BEGIN IMMEDIATE") == SQLITE_BUSY);
+  l.must("INSERT INTO t VALUES (3)");
+  CHECK(a.integer("SELECT count(*) FROM t") == 2);  // not yet committed
+  l.must("COMMIT");
+  h.must("INSERT INTO t VALUES (4)");
+  // One WAL-index: WAL mode set under one name serves the others.
+  h.must("PRAGMA journal_mode=WAL");
+  a.must("INSERT INTO t VALUES (5)");
+  CHECK(l.integer("SELECT count(*) FROM t") == 5);
+  CHECK(h.integer("SELECT sum(x) FROM t") == 15);
   check_healthy(a);
+  h.close();
+  l.close();
   b.close();
   a.close();
-  Conn via_link(pdl_uri(dir + "/link.db"));  // once closed, any name works
-  CHECK(via_link.integer("SELECT count(*) FROM t") == 2);
+  CHECK(pdl::vfs::device_of(path) == nullptr);  // the last close, under any name, releases it
+  Conn via_link(pdl_uri(dir + "/link.db"));
+  CHECK(via_link.integer("SELECT count(*) FROM t") == 5);
+  Conn via_path(pdl_uri(path));
+  CHECK(via_path.integer("SELECT count(*) FROM t") == 5);
+}
+
+// Read-only connections share an image this process holds read-write; a read-write open of an
+// image held read-only because a connection asked (its device lock and mount are read-only)
+// is refused, saying so, until those connections close.
+TEST_CASE("read-only and read-write connections of one process share or refuse clearly",
+          "[vfs][concurrency][readonly]") {
+  use_pdl_vfs();
+  const std::string path = temp_path("rorw.db");
+  const int ro_flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+  {
+    Conn w(pdl_uri(path, "size=8M"));
+    w.must("CREATE TABLE t(x); INSERT INTO t VALUES (1)");
+    Conn r(pdl_uri(path), ro_flags);
+    CHECK(r.integer("SELECT count(*) FROM t") == 1);
+    CHECK(r.exec("INSERT INTO t VALUES (2)") == SQLITE_READONLY);
+    w.must("INSERT INTO t VALUES (2)");
+    CHECK(r.integer("SELECT count(*) FROM t") == 2);
+  }
+  Conn r(pdl_uri(path, "mode=ro"), ro_flags);
+  REQUIRE(pdl::vfs::image_of(path) != nullptr);
+  CHECK(pdl::vfs::image_of(path)->volume->read_only());
+  Conn w;
+  CHECK(w.open(pdl_uri(path)) == SQLITE_CANTOPEN);
+  const std::string msg = pdl::vfs::last_error();
+  INFO(msg);
+  CHECK(msg.find("open read-only in this process") != std::string::npos);
+  Conn r2(pdl_uri(path, "immutable=1"));  // another reader is welcome
+  CHECK(r2.integer("SELECT count(*) FROM t") == 2);
+  r2.close();
+  r.close();
+  w.must_open(pdl_uri(path));
+  w.must("INSERT INTO t VALUES (3)");
+  CHECK(w.integer("SELECT count(*) FROM t") == 3);
 }

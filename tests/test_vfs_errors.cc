@@ -13,7 +13,11 @@
 //     intact.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -569,4 +573,303 @@ TEST_CASE("the cache_chunks= URI parameter sets the Volume cache, and cache= sta
   Conn shared(pdl_uri(path, "cache=private&cache_chunks=1"));
   CHECK(shared.integer("SELECT x FROM t") == 1);
   CHECK(shared.text("PRAGMA pdl_check") == "ok");
+}
+
+// ---- read-only opens ----
+//
+// SQLite's read-only opens (SQLITE_OPEN_READONLY, mode=ro, immutable=1) open the image
+// read-only: O_RDONLY under a shared lock (a tool may inspect it meanwhile), mounted in memory
+// only — nothing is programmed or erased, even when the mount finds a power cut's leftovers —
+// and a write fails with SQLITE_READONLY. The image file stays byte for byte and mtime
+// unchanged.
+namespace {
+
+struct HostFile {
+  std::string bytes;
+  struct timespec mtime {};
+};
+
+HostFile snapshot(const std::string& path) {
+  HostFile h;
+  struct stat st;
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  h.mtime = st.st_mtim;
+  h.bytes = read_file_bytes(path);
+  return h;
+}
+
+void check_unchanged(const std::string& path, const HostFile& before) {
+  const HostFile after = snapshot(path);
+  CHECK(after.bytes.size() == before.bytes.size());
+  CHECK((after.bytes == before.bytes));
+  CHECK(after.mtime.tv_sec == before.mtime.tv_sec);
+  CHECK(after.mtime.tv_nsec == before.mtime.tv_nsec);
+}
+
+struct ReadOnlyWay {
+  const char* name;
+  const char* uri_param;  // appended to the URI ("" = none)
+  int flags;
+};
+
+const ReadOnlyWay kReadOnlyWays[] = {
+    {"SQLITE_OPEN_READONLY", "", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI},
+    {"mode=ro", "mode=ro", kOpenFlags},
+    {"immutable=1", "immutable=1", kOpenFlags},
+};
+
+// Open `path` read-only the way `w` says; the image is then held read-only by this process.
+void open_read_only(Conn& c, const std::string& path, const ReadOnlyWay& w) {
+  c.must_open(pdl_uri(path, w.uri_param), w.flags);
+  pdl::Image* img = pdl::vfs::image_of(path);
+  REQUIRE(img != nullptr);
+  CHECK(img->volume->read_only());
+  // The device is open O_RDONLY under a shared lock: a read-only inspector (pdl info, fsck)
+  // may open it meanwhile.
+  std::unique_ptr<pdl::EmulatedNand> inspector;
+  const pdl::Status st = pdl::EmulatedNand::open_file(path, &inspector, /*read_only=*/true);
+  INFO("inspector open: " << st.to_string());
+  CHECK(st.is_ok());
+}
+
+}  // namespace
+
+TEST_CASE("an image opened read-only is read without a single write and refuses writes with "
+          "SQLITE_READONLY",
+          "[vfs][errors][readonly]") {
+  use_pdl_vfs();
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  const std::string journal = GENERATE(as<std::string>(), "DELETE", "WAL");
+  INFO("method=" << method << " journal_mode=" << journal);
+  const std::string path = temp_path("ro.db");
+  {
+    Conn c(pdl_uri(path, "size=8M&method=" + method));
+    c.must("PRAGMA journal_mode=" + journal);
+    c.must("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)");
+    c.must("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 200) "
+           "INSERT INTO t(v) SELECT 'row' || i FROM s");
+  }
+  const HostFile before = snapshot(path);
+  for (const ReadOnlyWay& w : kReadOnlyWays) {
+    INFO("read-only by " << w.name);
+    Conn c;
+    open_read_only(c, path, w);
+    CHECK(c.integer("SELECT count(*) FROM t") == 200);
+    CHECK(c.text("SELECT v FROM t WHERE id = 77") == "row77");
+    CHECK(c.exec("INSERT INTO t(v) VALUES ('no')") == SQLITE_READONLY);
+    CHECK(c.exec("CREATE TABLE u(x)") == SQLITE_READONLY);
+    CHECK(c.text("PRAGMA integrity_check") == "ok");
+    CHECK(c.text("PRAGMA pdl_check") == "ok");
+    REQUIRE(c.close() == SQLITE_OK);
+    check_unchanged(path, before);
+  }
+  // A read-write open afterwards finds everything as it was.
+  Conn rw(pdl_uri(path));
+  rw.must("INSERT INTO t(v) VALUES ('more')");
+  CHECK(rw.integer("SELECT count(*) FROM t") == 201);
+}
+
+// The cut falls early in the commit, half-way, or at its very last program or erase. IPU keeps
+// the rollback journal on flash: cut half-way, the journal is hot, SQLite will not read past
+// it read-only (SQLITE_READONLY_ROLLBACK, as with unix) and immutable=1 is refused.
+TEST_CASE("an image a power cut left needing recovery opens read-only at its last commit and "
+          "stays unchanged",
+          "[vfs][errors][readonly]") {
+  use_pdl_vfs();
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  const int where = GENERATE(0, 1, 2);  // early, half-way, the last program of the commit
+  // Commit 20 rows, then cut the power `cut` programs/erases into committing 60 more (<0:
+  // no cut). Returns the programs/erases the commit took.
+  auto run = [&](const std::string& path, int64_t cut) {
+    seed_sqlite_prng();
+    Conn c(pdl_uri(path, "size=8M&method=" + method));
+    c.must("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
+    c.must("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 20) "
+           "INSERT INTO t(b) SELECT zeroblob(500) FROM s");
+    c.must("BEGIN");
+    c.must("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 60) "
+           "INSERT INTO t(b) SELECT randomblob(1500) FROM s");
+    auto* nand = static_cast<pdl::EmulatedNand*>(pdl::vfs::device_of(path));
+    REQUIRE(nand != nullptr);
+    const uint64_t ops = nand->mutating_ops();
+    if (cut >= 0) nand->cut_power_after(uint64_t(cut), pdl::Tear::kPrefix, 42);
+    const int rc = c.exec("COMMIT");
+    if (cut >= 0) {
+      CHECK(rc != SQLITE_OK);  // the commit dies with the chip
+      REQUIRE(nand->frozen());
+    } else {
+      REQUIRE(rc == SQLITE_OK);
+    }
+    const int64_t took = int64_t(nand->mutating_ops() - ops);
+    c.close();
+    REQUIRE(pdl::vfs::device_of(path) == nullptr);
+    return took;
+  };
+  const int64_t commit_ops = run(temp_path("dry.db"), -1);
+  REQUIRE(commit_ops > 4);
+  const int64_t cut = where == 0 ? 2 : where == 1 ? commit_ops / 2 : commit_ops - 1;
+  INFO("method=" << method << ", power cut after " << cut << " of the commit's " << commit_ops
+                 << " programs/erases");
+  const std::string path = temp_path("rocut.db");
+  run(path, cut);
+  const HostFile before = snapshot(path);
+  bool hot_journal = false;
+  int64_t seen = -1;  // the rows read-only opens see
+  for (const ReadOnlyWay& w : kReadOnlyWays) {  // (immutable=1 last)
+    INFO("read-only by " << w.name);
+    Conn c;
+    if (hot_journal && std::string(w.name) == "immutable=1") {
+      // SQLite would read past the hot journal without looking: refused, saying why.
+      CHECK(c.open(pdl_uri(path, w.uri_param), w.flags) == SQLITE_CANTOPEN);
+      CHECK(pdl::vfs::last_error().find("hot rollback journal") != std::string::npos);
+      check_unchanged(path, before);
+      continue;
+    }
+    open_read_only(c, path, w);
+    int64_t rows = -1;
+    const int rc = c.query("SELECT count(*) FROM t",
+                           [&](sqlite3_stmt* st) { rows = sqlite3_column_int64(st, 0); });
+    if (sqlite3_extended_errcode(c.get()) == SQLITE_READONLY_ROLLBACK) {
+      // A hot journal on flash: SQLite will not read past it read-only (as with unix).
+      CHECK(method == "ipu");  // the others commit atomic groups: no journal on flash
+      CHECK(pdl::vfs::last_error().find("hot rollback journal") != std::string::npos);
+      hot_journal = true;
+    } else {
+      CHECK(rc == SQLITE_OK);
+      // The last commit: the 20 rows, or all 80 if the cut came after the commit point.
+      if (seen < 0) seen = rows;
+      CHECK(rows == seen);
+      CHECK((rows == 20 || rows == 80));
+      CHECK(c.integer("SELECT sum(length(b)) FROM t") == 20 * 500 + (rows - 20) * 1500);
+      CHECK(c.exec("DELETE FROM t") == SQLITE_READONLY);
+      CHECK(c.text("PRAGMA integrity_check") == "ok");
+    }
+    REQUIRE(c.close() == SQLITE_OK);
+    check_unchanged(path, before);
+  }
+  if (method == "ipu" && where == 1) CHECK(hot_journal);  // (the case is exercised)
+  Conn rw(pdl_uri(path));  // the recovery read-only opens left to the first writer
+  const int64_t recovered = rw.integer("SELECT count(*) FROM t");
+  CHECK(recovered == (seen < 0 ? 20 : seen));  // (a hot journal rolls back to the 20)
+  rw.must("INSERT INTO t(b) VALUES (x'01')");
+  CHECK(rw.text("PRAGMA pdl_check") == "ok");
+  rw.close();
+  Conn ro(pdl_uri(path, "mode=ro"));  // recovered: read-only opens read it all again
+  CHECK(ro.integer("SELECT count(*) FROM t") == recovered + 1);
+}
+
+// WAL: the WAL-index is process memory, so no -shm file is needed. A WAL checkpointed away at
+// the last close reads as an empty WAL SQLite may not write; a WAL still holding commits (its
+// last connection closed without a checkpoint) is read, never checkpointed.
+TEST_CASE("a WAL database opens read-only, its WAL checkpointed away or still holding commits",
+          "[vfs][errors][readonly]") {
+  use_pdl_vfs();
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  INFO("method=" << method);
+  const std::string path = temp_path("rowal.db");
+  const std::string insert50 =
+      "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 50) "
+      "INSERT INTO t(v) SELECT i FROM s";
+  {
+    Conn c(pdl_uri(path, "size=8M&method=" + method));
+    c.must("PRAGMA journal_mode=WAL");
+    c.must("CREATE TABLE t(id INTEGER PRIMARY KEY, v INTEGER)");
+    c.must(insert50);
+  }
+  HostFile before = snapshot(path);
+  {
+    Conn r;
+    open_read_only(r, path, kReadOnlyWays[1]);
+    CHECK(r.text("PRAGMA journal_mode") == "wal");
+    CHECK(r.integer("SELECT count(*) FROM t") == 50);
+    CHECK(r.exec("INSERT INTO t(v) VALUES (0)") == SQLITE_READONLY);
+  }
+  check_unchanged(path, before);
+  {
+    Conn c(pdl_uri(path));
+    int on = 0;
+    REQUIRE(sqlite3_db_config(c.get(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, &on) == SQLITE_OK);
+    c.must(insert50);
+  }
+  before = snapshot(path);
+  {
+    Conn r;
+    open_read_only(r, path, kReadOnlyWays[0]);
+    CHECK(r.integer("SELECT count(*) FROM t") == 100);
+    CHECK(r.integer("SELECT sum(v) FROM t") == 2 * (50 * 51 / 2));
+    CHECK(r.exec("PRAGMA wal_checkpoint(TRUNCATE)") != SQLITE_OK);
+    CHECK(r.exec("INSERT INTO t(v) VALUES (0)") == SQLITE_READONLY);
+  }
+  check_unchanged(path, before);
+  Conn rw(pdl_uri(path));
+  CHECK(rw.integer("SELECT count(*) FROM t") == 100);
+  CHECK(rw.text("PRAGMA integrity_check") == "ok");
+}
+
+// A file this process may not write — a read-only mount (as root, in a private mount
+// namespace), or one without write permission (not root) — opens read-only even when SQLite
+// asks read-write, as the unix VFS does: reads work, writes fail with SQLITE_READONLY.
+TEST_CASE("an image on media this process may not write opens read-only", "[vfs][errors][readonly]") {
+  use_pdl_vfs();
+  const std::string path = temp_path("romedia.db");
+  const std::string dir = dir_of(path);
+  {
+    Conn c(pdl_uri(path, "size=8M"));
+    c.must("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2), (3)");
+  }
+  const HostFile before = snapshot(path);
+  const bool root = geteuid() == 0;
+  if (!root) REQUIRE(chmod(path.c_str(), 0444) == 0);
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {  // child: no Catch assertions; one line of results through the pipe
+    close(out[0]);
+    std::string line;
+    if (root && (unshare(CLONE_NEWNS) != 0 ||
+                 mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+                 mount(dir.c_str(), dir.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
+                 mount(nullptr, dir.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY,
+                       nullptr) != 0)) {
+      line = std::string("skip ") + std::strerror(errno);
+    } else {
+      for (const char* params : {"", "mode=ro"}) {
+        sqlite3* db = nullptr;
+        const int orc = sqlite3_open_v2(pdl_uri(path, params).c_str(), &db, kOpenFlags, nullptr);
+        int64_t n = -1;
+        sqlite3_stmt* st = nullptr;
+        if (orc == SQLITE_OK &&
+            sqlite3_prepare_v2(db, "SELECT count(*) FROM t", -1, &st, nullptr) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+          n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        const int wrc = orc == SQLITE_OK
+                            ? sqlite3_exec(db, "INSERT INTO t VALUES (4)", nullptr, nullptr, nullptr)
+                            : -1;
+        sqlite3_close_v2(db);
+        line += std::to_string(orc) + " " + std::to_string(n) + " " + std::to_string(wrc & 0xFF) +
+                " " + pdl::vfs::last_error() + "|";
+      }
+    }
+    (void)!write(out[1], line.data(), line.size());
+    _exit(0);
+  }
+  close(out[1]);
+  std::string got;
+  char buf[512];
+  for (ssize_t r; (r = read(out[0], buf, sizeof buf)) > 0;) got.append(buf, size_t(r));
+  close(out[0]);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  if (!root) REQUIRE(chmod(path.c_str(), 0644) == 0);
+  INFO("child: " << got);
+  if (got.rfind("skip", 0) == 0) {
+    WARN("no read-only bind mount here (" << got << "): case not run");
+    return;
+  }
+  const std::string ok = std::to_string(SQLITE_OK) + " 3 " + std::to_string(SQLITE_READONLY);
+  CHECK(got.rfind(ok + " ", 0) == 0);                                       // read-write asked
+  CHECK(got.find("|" + ok + " ") != std::string::npos);                     // mode=ro
+  check_unchanged(path, before);
 }

@@ -6,8 +6,10 @@
 #include "vfs/pdl_vfs.h"
 #include "vfs/vfs_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -63,38 +65,76 @@ std::string basename_of(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
+
+// The open image that `path` names: the one whose file is the same (device, inode) — under
+// this name or another —, else (no file at `path`) the one registered under this name.
+std::shared_ptr<DbState> find_open(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    for (const auto& [name, s] : registry())
+      if (s->has_id && s->dev == st.st_dev && s->ino == st.st_ino) return s;
+  }
+  auto it = registry().find(path);
+  if (it == registry().end() || it->second->has_id) return nullptr;  // (a file since replaced)
+  return it->second;
+}
+
+// A connection of this process shares the open image `s` under `path`.
+Status share_open(DbState& s, const std::string& path, const ImageParams& params,
+                  const std::string& db, bool read_only) {
+  if (!read_only && s.read_only_asked && ::access(path.c_str(), W_OK) == 0)
+    return Status::error(Errc::kReadOnly,
+                         "image " + path + " is open read-only in this process (a connection "
+                         "asked for it read-only); it can be opened read-write once those "
+                         "connections are closed");
+  {
+    auto vl = s.vol->lock();
+    PDL_TRY(check_params_match(params, *s.image->nand, s.vol->store().params(),
+                               s.vol->layout()));
+  }
+  if (!db.empty() && db != s.db_name)
+    return Status::error(Errc::kInvalidArgument, "db=" + db + " contradicts the open image, "
+                                                 "whose database is " + s.db_name);
+  if (params.atomic_commit && *params.atomic_commit != s.commit_asked_atomic)
+    return Status::error(Errc::kInvalidArgument,
+                         std::string("commit=") + (*params.atomic_commit ? "atomic" : "journal") +
+                             " contradicts the open image, which another connection of this "
+                             "process opened with commit=" +
+                             (s.commit_asked_atomic ? "atomic" : "journal"));
+  return Status::ok();
+}
 }  // namespace
 
 Status acquire_db(const std::string& path, const ImageParams& params, const std::string& db,
-                  bool create, std::shared_ptr<DbState>* out) {
+                  bool create, bool read_only, std::shared_ptr<DbState>* out) {
   std::lock_guard<std::mutex> g(g_registry_mu);
-  auto it = registry().find(path);
-  if (it != registry().end()) {
-    DbState& s = *it->second;
-    {
-      auto vl = s.vol->lock();
-      PDL_TRY(check_params_match(params, *s.image->nand, s.vol->store().params(),
-                                 s.vol->layout()));
+  if (std::shared_ptr<DbState> open = find_open(path)) {
+    PDL_TRY(share_open(*open, path, params, db, read_only));
+    if (std::find(open->names.begin(), open->names.end(), path) == open->names.end()) {
+      open->names.push_back(path);  // another link to the same file: its journal and WAL
+      registry()[path] = open;      // names are found under this name too (find_db_for)
     }
-    if (!db.empty() && db != s.db_name)
-      return Status::error(Errc::kInvalidArgument, "db=" + db + " contradicts the open image, "
-                                                   "whose database is " + s.db_name);
-    if (params.atomic_commit && *params.atomic_commit != s.commit_asked_atomic)
-      return Status::error(Errc::kInvalidArgument,
-                           std::string("commit=") + (*params.atomic_commit ? "atomic" : "journal") +
-                               " contradicts the open image, which another connection of this "
-                               "process opened with commit=" +
-                               (s.commit_asked_atomic ? "atomic" : "journal"));
-    s.refs++;
-    *out = it->second;
+    open->refs++;
+    *out = open;
     return Status::ok();
   }
   auto s = std::make_shared<DbState>();
   s->path = path;
+  s->names = {path};
   s->pid = getpid();
   const std::string default_name = db.empty() ? basename_of(path) : db;
-  PDL_TRY(open_image(path, params, create ? ImageMode::kCreate : ImageMode::kOpen, false,
-                     default_name, &s->image));
+  Status st = open_image(path, params, create ? ImageMode::kCreate : ImageMode::kOpen,
+                         read_only, default_name, &s->image);
+  if (st.is(Errc::kReadOnly) && !read_only)  // the host will not let us write it: read-only
+    st = open_image(path, params, ImageMode::kOpen, true, default_name, &s->image);
+  PDL_TRY(st);
+  s->read_only_asked = read_only;
+  struct stat id;
+  if (::stat(path.c_str(), &id) == 0) {
+    s->has_id = true;
+    s->dev = id.st_dev;
+    s->ino = id.st_ino;
+  }
   s->vol = s->image->volume.get();
   // Which file inside the Volume is the database: db=, else the one recorded at creation,
   // else (an image formatted by `pdl format` or filled through FUSE) the only non-journal
@@ -108,7 +148,7 @@ Status acquire_db(const std::string& path, const ImageParams& params, const std:
   s->commit_asked_atomic = params.atomic_commit.value_or(true);
   s->atomic_commit = s->commit_asked_atomic && s->vol->atomic();
   s->refs = 1;
-  registry().emplace(path, s);
+  registry()[path] = s;  // (replacing the entry of a file since replaced at this name)
   *out = s;
   return Status::ok();
 }
@@ -136,7 +176,7 @@ Status acquire_db_of_journal(const std::string& name, std::shared_ptr<DbState>* 
     return Status::ok();
   const std::string image = name.substr(0, name.size() - kSuffix.size());
   if (!EmulatedNand::is_image_file(image)) return Status::ok();
-  return acquire_db(image, ImageParams(), "", false, out);
+  return acquire_db(image, ImageParams(), "", false, false, out);
 }
 
 Nand* device_of(const std::string& full_path) {
@@ -162,7 +202,10 @@ void release_db(const std::shared_ptr<DbState>& db) {
   std::lock_guard<std::mutex> g(g_registry_mu);
   if (--db->refs > 0) return;
   discard_unfinished(*db);  // (a transaction whose journal is still hot in memory)
-  registry().erase(db->path);
+  for (const std::string& name : db->names) {
+    auto it = registry().find(name);
+    if (it != registry().end() && it->second == db) registry().erase(it);
+  }
   Status st = db->image->close();
   (void)st;  // the last xClose cannot report failure; unsynced data is what a crash would lose
   db->image.reset();

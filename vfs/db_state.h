@@ -1,7 +1,17 @@
 // db_state.h — what the connections of one process share about one open image: the Image
 // (device + store + Volume), SQLite's lock levels on the database, the WAL-index (shm) in
 // process memory, and — with atomic commit — the rollback journal in process memory
-// (journal.cc). Kept in a registry keyed by the image's full path.
+// (journal.cc). Kept in a registry keyed by the image's full path; an image is identified by
+// its file's device and inode, as os_unix.c identifies a database, so that the names it is
+// opened under (symlinks, hard links) share one DbState, each name a key of the registry.
+//
+// Read-only: an image is opened read-only (O_RDONLY, shared flock, mounted in memory only:
+// nothing is programmed or erased) when the opener asks (SQLITE_OPEN_READONLY, immutable=1),
+// or when the host will not let this process write the file (read-only mount, no write
+// permission: the open falls back to read-only, as os_unix.c's does). A read-write open of an
+// image this process holds read-only because a connection asked is refused while the host
+// would let it write (its flock and mount are read-only); connections asking read-only may
+// share a read-write DbState.
 //
 // Lock levels follow os_unix.c's in-process rules, without the fcntl calls (the image is
 // already owned by this process through its flock):
@@ -35,6 +45,15 @@ struct MemoryData {
 
 struct DbState {
   std::string path;     // full path of the image = the database name SQLite uses
+  // Every name this image is open under in this process (the registry's keys for it): `path`
+  // first, then other links to the same file. Guarded by the registry.
+  std::vector<std::string> names;
+  bool has_id = false;  // dev/ino known (false: no host file, e.g. mtd= under another name)
+  dev_t dev = 0;
+  ino_t ino = 0;
+  // Opened read-only because a connection asked, not because the host or the chip forbids
+  // writing (see the file comment).
+  bool read_only_asked = false;
   std::string db_name;  // the database file inside the Volume
   std::unique_ptr<Image> image;
   Volume* vol = nullptr;
@@ -73,10 +92,11 @@ struct DbState {
   std::array<const void*, kShmLocks> shm_exclusive{};   // exclusive holder of each slot
 };
 
-// Find or open the image at `path` (full path). `params`: URI parameters already validated;
-// `create`: SQLite asked to create. On success *out holds one more reference.
+// Find or open the image at `path` (full path), or the image open under another name that is
+// the same file. `params`: URI parameters already validated; `create`: SQLite asked to
+// create; `read_only`: the opener asked read-only. On success *out holds one more reference.
 Status acquire_db(const std::string& path, const ImageParams& params, const std::string& db,
-                  bool create, std::shared_ptr<DbState>* out);
+                  bool create, bool read_only, std::shared_ptr<DbState>* out);
 // The open DbState whose database name `name` extends by "-journal" or "-wal";
 // nullptr if none is open. `*suffix` gets the extension.
 std::shared_ptr<DbState> find_db_for(const std::string& name, std::string* suffix);

@@ -270,6 +270,11 @@ int open_journal(PdlFile* f, bool create) {
   return SQLITE_OK;
 }
 
+bool hot_journal_on_flash(DbState& d) {
+  std::lock_guard<std::mutex> g(d.mu);
+  return volume_journal_hot(d);
+}
+
 bool journal_exists(DbState& d) {
   std::lock_guard<std::mutex> g(d.mu);
   if (d.journal_on_flash || (!d.journal && volume_journal_hot(d))) {

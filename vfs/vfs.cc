@@ -13,7 +13,9 @@
 //   URI parameters at creation: method, max_diff, obsolete, page, pages_per_block, size, nop,
 //   erase_limit, max_files; at any open: cache_chunks, clock, db (the database file inside the
 //   image). A set parameter that contradicts an existing image, or an unknown one, fails the
-//   open with a message. An image with no room left for the mount's clean-up opens read-only.
+//   open with a message. An image with no room left for the mount's clean-up opens read-only;
+//   so do SQLite's read-only opens (SQLITE_OPEN_READONLY, mode=ro, immutable=1) and an image
+//   the host will not let this process write — mounted in memory only (db_state.h).
 // NOTES
 //   * A path that exists but is not a pdl image is refused and never written.
 //   * commit=atomic (the default): the rollback journal lives in memory and each database sync
@@ -117,18 +119,32 @@ int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, 
     f->base.pMethods = &kMemoryFileMethods;
     return SQLITE_OK;
   }
-  const bool create = flags & SQLITE_OPEN_CREATE;
+  bool create = flags & SQLITE_OPEN_CREATE;
+  // immutable=1 reaches no VFS as a flag (the pager applies it after xOpen): read-only too.
+  const bool immutable = sqlite3_uri_boolean(zname, "immutable", 0);
+  const bool ask_ro = (flags & SQLITE_OPEN_READONLY) || immutable;
   if (flags & SQLITE_OPEN_MAIN_DB) {
     ImageParams params;
     std::string db;
     Status st = parse_uri(zname, &params, &db);
     if (!st.is_ok()) return open_failed(f, SQLITE_CANTOPEN, zname + (": " + st.to_string()));
-    st = acquire_db(zname, params, db, create, &f->db);
+    st = acquire_db(zname, params, db, create && !ask_ro, ask_ro, &f->db);
     if (!st.is_ok())
       return open_failed(f, st.is(Errc::kBusy) ? SQLITE_BUSY : SQLITE_CANTOPEN,
                          std::string(st.message()));
     f->main_db = true;
     f->name = f->db->db_name;
+    if (f->db->vol->read_only() && hot_journal_on_flash(*f->db)) {
+      // SQLite refuses to read past a hot journal it may not roll back (READONLY_ROLLBACK),
+      // but with immutable=1 it never looks: it would read the interrupted transaction.
+      const std::string why = f->db->path + " holds a hot rollback journal (a transaction a " +
+                              "crash interrupted) that only a read-write open can roll back";
+      if (immutable) {
+        release_db(f->db);
+        return open_failed(f, SQLITE_CANTOPEN, why + "; immutable=1 would read past it");
+      }
+      report_error(SQLITE_READONLY_ROLLBACK, why + "; until then reads fail (SQLITE_READONLY)");
+    }
   } else {
     std::string suffix;
     f->db = find_db_for(zname, &suffix);
@@ -146,6 +162,19 @@ int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, 
       suffix = "-journal";
     }
     f->name = f->db->db_name + suffix;
+    FileInfo wal;
+    if (suffix == "-wal" && f->db->vol->read_only() && !f->db->vol->stat(f->name, &wal).is_ok()) {
+      // A read-only image whose WAL was checkpointed away: an empty WAL SQLite may not write
+      // (WAL_RDONLY), so the database reads as it stands; the WAL-index is process memory.
+      release_db(f->db);  // (a memory file holds no image)
+      f->db.reset();
+      f->mem = std::make_unique<MemoryData>();
+      f->read_only = true;
+      if (out_flags) *out_flags = (flags & ~(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) |
+                                  SQLITE_OPEN_READONLY;
+      f->base.pMethods = &kMemoryFileMethods;
+      return SQLITE_OK;
+    }
     if (suffix == "-journal" && f->db->atomic_commit) {  // journal.cc
       f->read_only = flags & SQLITE_OPEN_READONLY;
       const int rc = open_journal(f, create);
@@ -154,6 +183,7 @@ int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, 
       return open_failed(f, rc, std::string(zname) + ": no such journal");
     }
   }
+  if (f->db->vol->read_only()) create = false;  // (no file to make: kNotFound names it)
   Status st = f->db->vol->open_file(f->name, create, &f->id);
   if (st.is_ok() && f->main_db && create && f->db->vol->main_name().empty())
     st = f->db->vol->set_main_name(f->name);
@@ -165,9 +195,10 @@ int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, 
                        std::string(zname) + ": " + std::string(st.message()));
   }
   f->read_only = flags & SQLITE_OPEN_READONLY;
-  if (f->main_db && f->db->vol->read_only() && !f->read_only) {
-    // An image opened read-only (its chip full): SQLite is told so, as for a file it may not
-    // write, and a write statement fails with SQLITE_READONLY before it opens a journal.
+  if (!f->read_only && (f->db->vol->read_only() || (f->main_db && ask_ro))) {
+    // An image opened read-only (asked, host media read-only, its chip full) or immutable=1:
+    // SQLite is told so, as for a file it may not write, and a write statement fails with
+    // SQLITE_READONLY before it opens a journal; the WAL of such an image is WAL_RDONLY.
     f->read_only = true;
     if (out_flags)
       *out_flags = (flags & ~(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_READONLY;

@@ -53,6 +53,9 @@ extern const sqlite3_io_methods kJournalFileMethods;
 // set) as the journal's file; journal_exists / delete_journal are xAccess / xDelete for it.
 int open_journal(PdlFile* f, bool create);
 bool journal_exists(DbState& db);
+// A hot rollback journal in the Volume (commit=journal, IPU, an interrupted multi-database
+// commit): only a writable open can roll it back.
+bool hot_journal_on_flash(DbState& db);
 int delete_journal(DbState& db);
 // Commit points SQLite tells the database file about (journal.cc):
 //   SQLITE_FCNTL_SYNC with a super-journal name: the journal is made durable (on flash) and

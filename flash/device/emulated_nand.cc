@@ -269,6 +269,11 @@ bool EmulatedNand::is_image_file(const std::string& path) {
 Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<EmulatedNand>* out,
                                bool read_only) {
   int fd = ::open(path.c_str(), (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+  // Not writable here (read-only mount, no write permission): kReadOnly, and the caller may
+  // open it read-only instead.
+  if (fd < 0 && !read_only && (errno == EROFS || errno == EACCES))
+    return Status::error(Errc::kReadOnly,
+                         "cannot open image " + path + " for writing: " + std::strerror(errno));
   if (fd < 0) return errno_status("cannot open image", path);
   auto fail = [&](Status s) {
     close(fd);
@@ -383,7 +388,7 @@ bool EmulatedNand::block_fails(uint32_t block, bool program) {
 Status EmulatedNand::mark_bad(uint32_t block) {
   if (block >= geo_.blocks)
     return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
-  if (read_only_) return Status::error(Errc::kIoError, "image opened read-only");
+  if (read_only_) return Status::error(Errc::kReadOnly, "image opened read-only");
   if (frozen_) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
   if (io_error_now()) return Status::error(Errc::kIoError, "injected I/O error (mark bad)");
   const uint8_t marked = 0xFF;  // stored inverted: flash byte 0x00
@@ -531,7 +536,7 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
                              std::span<const uint8_t> spare, uint32_t data_off,
                              uint32_t spare_off) {
   PDL_TRY(check_ppa(ppa));
-  if (read_only_) return Status::error(Errc::kIoError, "image opened read-only");
+  if (read_only_) return Status::error(Errc::kReadOnly, "image opened read-only");
   if (data.empty() && spare.empty())
     return Status::error(Errc::kInvalidArgument, "program of nothing");
   if (data_off + data.size() > geo_.page_data || spare_off + spare.size() > geo_.page_spare)
@@ -621,7 +626,7 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
 Status EmulatedNand::erase(uint32_t block) {
   if (block >= geo_.blocks)
     return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
-  if (read_only_) return Status::error(Errc::kIoError, "image opened read-only");
+  if (read_only_) return Status::error(Errc::kReadOnly, "image opened read-only");
   if (!frozen_ && io_error_now())
     return Status::error(Errc::kIoError, "injected I/O error (erase)");
   const uint32_t count = media_->erase_count(block);

@@ -72,8 +72,10 @@ class EmulatedNand final : public Nand {
   static Status create_file(const std::string& path, const Geometry& g,
                             std::unique_ptr<EmulatedNand>* out);
   // An existing image file; geometry and timing come from its header. Read-only: the file is
-  // opened O_RDONLY under a shared lock (several readers, no writer), and programs and erases
-  // fail with kIoError.
+  // opened O_RDONLY under a shared lock (several readers, no writer), and programs, erases and
+  // bad-block marks fail with kReadOnly, touching nothing. A writable open of a file the host
+  // will not let this process write (read-only mount, no write permission) fails with
+  // kReadOnly, so that the caller can open it read-only instead.
   static Status open_file(const std::string& path, std::unique_ptr<EmulatedNand>* out,
                           bool read_only = false);
   // True if `path` starts with the image magic (reads 8 bytes; never modifies the file).
