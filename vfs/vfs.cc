@@ -317,7 +317,8 @@ void report_error(int code, const std::string& msg) {
 int to_sqlite(const Status& st, int io_code) {
   switch (st.code()) {
     case Errc::kOk: return SQLITE_OK;
-    case Errc::kFull: return SQLITE_FULL;
+    case Errc::kFull:
+    case Errc::kHostFull: return SQLITE_FULL;
     case Errc::kBusy: return SQLITE_BUSY;
     case Errc::kCorrupt: return SQLITE_IOERR_DATA;
     case Errc::kReadOnly: return SQLITE_READONLY;

@@ -133,6 +133,9 @@ Status PdlStore::mark_obsolete(Ppa ppa, bool* marked) {
     blocks_.retire_later(ppa / geo_.pages_per_block);
     return Status::ok();
   }
+  // No room on the host for the mark: the page is untouched, and stays a copy, as with
+  // obsolete=memory (a commit that reached its record is not undone for a missing mark).
+  if (st.is(Errc::kHostFull)) return Status::ok();
   return fail(st);
 }
 

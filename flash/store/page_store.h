@@ -19,6 +19,11 @@
 // the caller commits (or aborts) before going on.
 // After any device error (I/O error, power cut) the store is poisoned: every later call
 // returns that error; recover by mounting the media again.
+// A full host file system under an emulated chip (kHostFull) is no device error: the failed
+// program touched nothing on the chip, so the operation fails as if it had not been asked for
+// the part still to do, the store is not poisoned, no block is retired, reads go on, and the
+// caller aborts the open group (or, per page, retries) as after kFull; once the host has room
+// again, writes succeed.
 //
 // Inspection (locate, block_info) reads only the in-memory tables, for tools and tests.
 //
@@ -229,9 +234,11 @@ class PageStore {
 };
 
 // The poisoning rule above, for engines: returns `st`; if it is a device error (not ok, not
-// corrupt data, not kFull, not kNotFound) it becomes *poisoned unless one is there already.
+// corrupt data, not kFull, not kHostFull, not kNotFound) it becomes *poisoned unless one is
+// there already.
 inline Status poison_on_device_error(Status st, Status* poisoned) {
-  if (st.is_ok() || st.is(Errc::kCorrupt) || st.is(Errc::kFull) || st.is(Errc::kNotFound))
+  if (st.is_ok() || st.is(Errc::kCorrupt) || st.is(Errc::kFull) || st.is(Errc::kNotFound) ||
+      st.is(Errc::kHostFull))
     return st;
   if (poisoned->is_ok()) *poisoned = st;  // nothing more is trusted until remount
   return st;
