@@ -278,6 +278,9 @@ class IplStore final : public PageStore {
   std::set<Lpn> no_hints_;           // lpns whose noted ranges overflowed: diff at their write
   uint64_t next_seq_ = 1;
   Status poisoned_;
+  // The host file system filled up in the middle of a change (kHostFull; see PdlStore): reads
+  // go on, changes fail with this until the store is mounted again.
+  Status halted_;
   mutable StoreStats stats_;  // bad_blocks is filled in by stats()
   CostLedger ledger_;
   LogSplitter splitter_;
