@@ -107,6 +107,7 @@ class IplStore final : public PageStore {
   bool dirty() const override { return groups_ && (group_dirty_ || !trims_.empty()); }
   uint64_t uncommitted_pages() const override { return groups_ ? group_programs_ : 0; }
   bool legacy_format() const override { return legacy_; }
+  Status halted() const override { return halted_; }
   Status upgrade_format() override;
 
   bool is_mapped(Lpn lpn) const override { return lpn < lpns_.size() && lpns_[lpn].mapped; }

@@ -101,6 +101,7 @@ class PdlStore final : public PageStore {
   bool dirty() const override;
   uint64_t uncommitted_pages() const override { return group_pages_.size(); }
   bool legacy_format() const override { return legacy_; }
+  Status halted() const override { return halted_; }
   Status upgrade_format() override;  // pdl_commit.cc
 
   bool is_mapped(Lpn lpn) const override {
