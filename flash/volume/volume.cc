@@ -234,8 +234,9 @@ Status Volume::writable() {
     const bool lost = dirty_locked();
     PDL_TRY(remount_store());
     // Changes acknowledged since the last sync are gone: the next sync says so, once (as
-    // fsync reports a lost write-back).
-    if (lost && discarded_.is_ok())
+    // fsync reports a lost write-back) — unless commits are held (hold_commits): they are the
+    // open transaction's, which its owner is rolling back anyway.
+    if (lost && !held_ && discarded_.is_ok())
       discarded_ = Status::error(Errc::kHostFull, "changes since the last sync were lost: " +
                                                       std::string(why.message()));
     // (The host still full: the clean-up after the load — what a mount after a power cut
