@@ -150,8 +150,11 @@ class FileMedia final : public NandMedia {
     forget(off, n);
     if (!no_fallocate_ && !all_reserved(off, n)) {
       if (fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(pages_off_ + off),
-                    off_t(n)) == 0)
+                    off_t(n)) == 0) {
+        for (uint64_t b = off / block_bytes_; b <= (off + n - 1) / block_bytes_; b++)
+          reserved_[b] = 0;  // holes again: reserved anew before the next write
         return Status::ok();
+      }
       if (errno != EOPNOTSUPP && errno != ENOSYS) return errno_status("erase (punch hole)", path_);
     }
     std::vector<uint8_t> z(size_t(std::min<uint64_t>(n, 1 << 20)), 0);
