@@ -18,7 +18,8 @@ int errno_of(const Status& st) {
   switch (st.code()) {
     case Errc::kOk: return 0;
     case Errc::kNotFound: return ENOENT;
-    case Errc::kFull: return ENOSPC;
+    case Errc::kFull:
+    case Errc::kHostFull: return ENOSPC;  // the chip or the host file system under it
     case Errc::kReadOnly: return EROFS;
     case Errc::kExists: return EEXIST;
     case Errc::kNameTooLong: return ENAMETOOLONG;

@@ -23,6 +23,7 @@
 #include <map>
 #include <set>
 
+#include "flash/device/emulated_nand.h"
 #include "flash/volume/image.h"
 #include "tests/vfs_test_util.h"
 
@@ -872,4 +873,84 @@ TEST_CASE("an image on media this process may not write opens read-only", "[vfs]
   CHECK(got.rfind(ok + " ", 0) == 0);                                       // read-write asked
   CHECK(got.find("|" + ok + " ") != std::string::npos);                     // mode=ro
   check_unchanged(path, before);
+}
+
+// A full host file system under the image (injected: programs fail as on ENOSPC from some
+// point on) is no flash defect: inserts end in SQLITE_FULL whose message names the image file,
+// SELECT keeps working with every committed row, no block is marked bad, and once the host
+// has room again inserts succeed on the same connection; every committed row survives a
+// reopen.
+TEST_CASE("a full host file system ends inserts in SQLITE_FULL naming the image, keeps "
+          "SELECT working and loses no committed row", "[vfs][errors][host_full]") {
+  use_pdl_vfs();
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  const std::string journal = GENERATE(as<std::string>(), "DELETE", "WAL");
+  const uint64_t after = GENERATE(uint64_t(0), uint64_t(3), uint64_t(17), uint64_t(60));
+  INFO("method " << method << ", journal_mode " << journal << ", host full after " << after
+                 << " programs");
+  const std::string path = temp_path("hostfull.db");
+  const std::string uri = pdl_uri(path, "size=2M&page=512&pages_per_block=16&method=" + method);
+  const size_t n = 300;
+  std::set<int64_t> committed;
+  int64_t next = 1;
+  {
+    Conn c(uri);
+    c.must("PRAGMA page_size=1024");
+    set_journal_mode(c, journal);
+    c.must("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
+    for (int i = 0; i < 20; i++, next++) {
+      REQUIRE(insert_row(c, next, n) == SQLITE_OK);
+      committed.insert(next);
+    }
+    auto* chip = static_cast<pdl::EmulatedNand*>(pdl::vfs::device_of(path));
+    REQUIRE(chip != nullptr);
+    uint32_t bad_before = 0;
+    for (uint32_t b = 0; b < chip->geometry().blocks; b++) bad_before += chip->marked_bad(b);
+    chip->host_full_after(after);
+    const int rc = fill(c, &next, n, &committed);
+    INFO("stopped at row " << next << ": " << c.errmsg() << " / " << pdl::vfs::last_error());
+    REQUIRE(rc == SQLITE_FULL);
+    CHECK(pdl::vfs::last_error().find(path) != std::string::npos);
+    CHECK(pdl::vfs::last_error().find("is full") != std::string::npos);
+    // SELECT works while the host is full — with atomic groups (PDL, OPU); a journal on flash
+    // (IPU, IPL) must first be rolled back, which needs room, so there it works once the host
+    // has room again.
+    const bool atomic = method == "pdl" || method == "opu";
+    if (atomic) {
+      check_rows(c, committed, n);
+      CHECK(insert_row(c, next, n) == SQLITE_FULL);
+      check_rows(c, committed, n);
+    }
+    uint32_t bad_after = 0;
+    for (uint32_t b = 0; b < chip->geometry().blocks; b++) bad_after += chip->marked_bad(b);
+    CHECK(bad_after == bad_before);
+    CHECK(chip->counters().program_failures == 0);
+
+    // Room again: the same connection reads and inserts, without a reopen. (Where the store
+    // stopped with changes not yet synced — WAL's frames, the journal's database writes — the
+    // first sync after reports their loss once: one more SQLITE_FULL.)
+    chip->clear_host_full();
+    int arc = SQLITE_FULL;
+    for (int attempt = 0; attempt < 3 && arc != SQLITE_OK; attempt++) {
+      const int qrc = c.query("SELECT count(*) FROM t", nullptr) & 0xFF;
+      INFO("SELECT once the host has room: " << c.errmsg() << " / " << pdl::vfs::last_error());
+      CHECK((qrc == SQLITE_OK || (attempt == 0 && qrc == SQLITE_FULL)));
+      arc = insert_row(c, next, n);
+      INFO("insert once the host has room: " << c.errmsg());
+      if (atomic && journal == "DELETE") REQUIRE(arc == SQLITE_OK);
+    }
+    INFO("insert once the host has room: " << c.errmsg() << " / " << pdl::vfs::last_error());
+    REQUIRE(arc == SQLITE_OK);
+    committed.insert(next++);
+    REQUIRE(insert_row(c, next, n) == SQLITE_OK);
+    committed.insert(next++);
+    check_healthy(c);
+    check_rows(c, committed, n);
+  }
+  Conn c(uri);
+  check_healthy(c);
+  check_rows(c, committed, n);
+  REQUIRE(insert_row(c, next, n) == SQLITE_OK);
+  committed.insert(next++);
+  check_rows(c, committed, n);
 }

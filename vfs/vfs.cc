@@ -355,6 +355,9 @@ int to_sqlite(const Status& st, int io_code) {
   switch (st.code()) {
     case Errc::kOk: return SQLITE_OK;
     case Errc::kFull: return SQLITE_FULL;
+    case Errc::kHostFull:  // not the chip's fault: say which host file system to free
+      report_error(SQLITE_FULL, std::string(st.message()));
+      return SQLITE_FULL;
     case Errc::kBusy: return SQLITE_BUSY;
     case Errc::kCorrupt: return SQLITE_IOERR_DATA;
     case Errc::kReadOnly: return SQLITE_READONLY;

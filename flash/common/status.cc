@@ -19,6 +19,7 @@ const char* errc_name(Errc c) {
     case Errc::kExists: return "exists";
     case Errc::kNameTooLong: return "name too long";
     case Errc::kBadBlock: return "bad block";
+    case Errc::kHostFull: return "host file system full";
   }
   return "unknown";
 }

@@ -30,6 +30,10 @@ enum class Errc : unsigned char {
   kExists,           // a name to be created is taken
   kNameTooLong,      // a file name is longer than the volume allows
   kBadBlock,         // the chip failed a program or erase: the block must be retired
+  kHostFull,         // the host file system holding an emulated chip's image is full (ENOSPC,
+                     // EDQUOT): the operation touched nothing on the chip, and the chip is
+                     // not at fault — no block is retired for it; it may work once the host
+                     // has room again
 };
 
 class [[nodiscard]] Status {

@@ -28,6 +28,14 @@ Status errno_status(const char* what, const std::string& path) {
   return Status::error(Errc::kIoError, std::string(what) + " " + path + ": " + std::strerror(errno));
 }
 
+// The host file system refused room for a write (errno `e`: ENOSPC or EDQUOT, or injected).
+bool host_full_errno(int e) { return e == ENOSPC || e == EDQUOT; }
+Status host_full(const std::string& path, const std::string& why) {
+  return Status::error(Errc::kHostFull, "the host file system holding " + path +
+                                            " is full (" + why +
+                                            "): nothing was written; free space there and retry");
+}
+
 }  // namespace
 
 namespace detail {
@@ -93,18 +101,24 @@ class RamMedia final : public NandMedia {
 
 // An image file: header, erase-count table, then the inverted page array (holes = erased).
 // Reads and writes use pread/pwrite, so holes stay holes (a mapping of the file would allocate
-// them on tmpfs) and a full host disk is an error status, never a SIGBUS. A small
+// them on tmpfs) and a full host disk is an error status, never a SIGBUS. Host room for a
+// block is reserved (fallocate, the file's size kept) before this process first writes into
+// it, so a write never stops half-way for want of room: a full host file system fails the
+// write with kHostFull before any byte changes (on a file system without fallocate the write
+// is attempted as is, and a short one is a torn program, as after a power cut). A
 // write-through cache of raw pages, direct-mapped by page index, serves most reads without a
 // system call (PDL reads mostly pages it programmed shortly before); the process owns the file
 // (flock), so the cache is never stale.
 class FileMedia final : public NandMedia {
  public:
   FileMedia(int fd, std::string path, uint64_t pages_off, uint32_t raw_page,
-            std::vector<uint32_t> counts)
+            uint32_t pages_per_block, std::vector<uint32_t> counts)
       : fd_(fd),
         path_(std::move(path)),
         pages_off_(pages_off),
         raw_page_(raw_page),
+        block_bytes_(uint64_t(raw_page) * pages_per_block),
+        reserved_(counts.size(), 0),
         erase_counts_(std::move(counts)),
         cache_(size_t(kCachePages) * raw_page),
         cached_(kCachePages, kNone) {}
@@ -122,15 +136,27 @@ class FileMedia final : public NandMedia {
     return Status::ok();
   }
   Status write(uint64_t off, const uint8_t* buf, size_t n) override {
+    PDL_TRY(reserve(off, n));
     forget(off, n);
     return full_io(true, pages_off_ + off, const_cast<uint8_t*>(buf), n);
   }
   // Erase writes zeros rather than punching a hole: a block once programmed keeps its host
   // storage, so programming it again does not allocate (on tmpfs, allocation per program cost
   // more than the whole rest of the emulation). Never-programmed blocks stay holes: erase()
-  // skips blocks it knows to be erased.
+  // skips blocks it knows to be erased. A block whose host room this process has not reserved
+  // (perhaps partly holes) is erased by punching a hole instead, which needs no room: an erase
+  // never fails on a full host file system.
   Status zero(uint64_t off, uint64_t n) override {
     forget(off, n);
+    if (!no_fallocate_ && !all_reserved(off, n)) {
+      if (fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(pages_off_ + off),
+                    off_t(n)) == 0) {
+        for (uint64_t b = off / block_bytes_; b <= (off + n - 1) / block_bytes_; b++)
+          reserved_[b] = 0;  // holes again: reserved anew before the next write
+        return Status::ok();
+      }
+      if (errno != EOPNOTSUPP && errno != ENOSYS) return errno_status("erase (punch hole)", path_);
+    }
     std::vector<uint8_t> z(size_t(std::min<uint64_t>(n, 1 << 20)), 0);
     for (uint64_t done = 0; done < n; done += z.size())
       PDL_TRY(full_io(true, pages_off_ + off + done, z.data(), size_t(std::min<uint64_t>(z.size(), n - done))));
@@ -138,10 +164,11 @@ class FileMedia final : public NandMedia {
   }
   uint32_t erase_count(uint32_t block) const override { return erase_counts_[block]; }
   Status set_erase_count(uint32_t block, uint32_t count) override {
-    erase_counts_[block] = count;
     uint8_t b[4];
     le::put32(b, count);
-    return full_io(true, kHeaderSize + uint64_t(block) * 4, b, 4);
+    PDL_TRY(full_io(true, kHeaderSize + uint64_t(block) * 4, b, 4));
+    erase_counts_[block] = count;
+    return Status::ok();
   }
   Status flush() override {
     if (fsync(fd_) != 0) return errno_status("fsync", path_);
@@ -153,6 +180,7 @@ class FileMedia final : public NandMedia {
     while (n) {
       ssize_t r = wr ? pwrite(fd_, buf, n, off_t(off)) : pread(fd_, buf, n, off_t(off));
       if (r < 0 && errno == EINTR) continue;
+      if (r < 0 && wr && host_full_errno(errno)) return host_full(path_, std::strerror(errno));
       if (r < 0) return errno_status(wr ? "write" : "read", path_);
       if (r == 0) {  // past end of file: reads as erased (stored zeros)
         if (wr) return Status::error(Errc::kIoError, "short write to " + path_);
@@ -164,6 +192,31 @@ class FileMedia final : public NandMedia {
       n -= size_t(r);
     }
     return Status::ok();
+  }
+  // Host room for every block [off, off + n) touches, reserved once per block and process.
+  Status reserve(uint64_t off, uint64_t n) {
+    if (no_fallocate_) return Status::ok();
+    for (uint64_t b = off / block_bytes_; b <= (off + n - 1) / block_bytes_; b++) {
+      if (reserved_[b]) continue;
+      int r;
+      do {
+        r = fallocate(fd_, FALLOC_FL_KEEP_SIZE, off_t(pages_off_ + b * block_bytes_),
+                      off_t(block_bytes_));
+      } while (r != 0 && errno == EINTR);
+      if (r != 0 && host_full_errno(errno)) return host_full(path_, std::strerror(errno));
+      if (r != 0 && (errno == EOPNOTSUPP || errno == ENOSYS)) {
+        no_fallocate_ = true;  // written as is (see the class comment)
+        return Status::ok();
+      }
+      if (r != 0) return errno_status("reserve room for", path_);
+      reserved_[b] = 1;
+    }
+    return Status::ok();
+  }
+  bool all_reserved(uint64_t off, uint64_t n) const {
+    for (uint64_t b = off / block_bytes_; b <= (off + n - 1) / block_bytes_; b++)
+      if (!reserved_[b]) return false;
+    return true;
   }
   // Drop cached pages overlapping [off, off + n).
   void forget(uint64_t off, uint64_t n) {
@@ -178,6 +231,9 @@ class FileMedia final : public NandMedia {
   std::string path_;
   uint64_t pages_off_;
   uint32_t raw_page_;
+  uint64_t block_bytes_;
+  std::vector<uint8_t> reserved_;  // per block: host room reserved by this process
+  bool no_fallocate_ = false;      // the host file system has no fallocate
   std::vector<uint32_t> erase_counts_;
   std::vector<uint8_t> cache_;    // kCachePages raw pages
   std::vector<uint64_t> cached_;  // page index held by each cache slot
@@ -244,16 +300,20 @@ Status EmulatedNand::create_file(const std::string& path, const Geometry& g0,
   if (st.is_ok()) {
     std::vector<uint8_t> h(kHeaderSize);
     detail::encode_header(g, poff, h.data());
-    if (pwrite(fd, h.data(), h.size(), 0) != ssize_t(h.size())) st = errno_status("write", path);
+    if (pwrite(fd, h.data(), h.size(), 0) != ssize_t(h.size()))
+      st = host_full_errno(errno) ? host_full(path, std::strerror(errno)) : errno_status("write", path);
   }
+  // Room for the erase-count table (an erase updates it), so that only programs need more.
+  if (st.is_ok()) (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, off_t(poff));
   if (!st.is_ok()) {
     close(fd);
     return st;
   }
   out->reset(new EmulatedNand(
-      g, std::make_unique<detail::FileMedia>(fd, path, poff, g.raw_page(),
+      g, std::make_unique<detail::FileMedia>(fd, path, poff, g.raw_page(), g.pages_per_block,
                                              std::vector<uint32_t>(g.blocks, 0))));
   std::fill((*out)->known_erased_.begin(), (*out)->known_erased_.end(), 1);
+  (*out)->host_path_ = path;
   return Status::ok();
 }
 
@@ -306,10 +366,12 @@ Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<Emulated
     return fail(errno_status("read erase counts", path));
   std::vector<uint32_t> counts(g.blocks);
   for (uint32_t b = 0; b < g.blocks; b++) counts[b] = le::get32(counts_raw.data() + 4 * b);
+  if (!read_only) (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, off_t(poff));  // as create_file
   out->reset(new EmulatedNand(
-      g, std::make_unique<detail::FileMedia>(fd, path, poff, g.raw_page(),
+      g, std::make_unique<detail::FileMedia>(fd, path, poff, g.raw_page(), g.pages_per_block,
                                              std::move(counts))));
   (*out)->read_only_ = read_only;
+  (*out)->host_path_ = path;
   return Status::ok();
 }
 
@@ -598,6 +660,8 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
     (void)media_io(true);
     known_erased_[ppa] = 0;
   };
+  if (!frozen_ && host_full_.fails_now())
+    return host_full(host_path_, "injected: " + std::string(std::strerror(ENOSPC)));
   bool tear = false;
   if (!admit_mutation(&tear)) {
     if (tear && tear_ != Tear::kNone) apply_part(tear_, tear_rng_);
@@ -657,10 +721,11 @@ Status EmulatedNand::erase(uint32_t block) {
     return Status::error(Errc::kBadBlock,
                          "erase of block " + std::to_string(block) + " failed (bad block)");
   }
+  // The count first: if the host cannot store it, the block is left as it was.
+  PDL_TRY(media_->set_erase_count(block, count + 1));
   const auto first = known_erased_.begin() + std::ptrdiff_t(block * ppb);
   if (!std::all_of(first, first + std::ptrdiff_t(ppb), [](uint8_t k) { return k != 0; }))
     PDL_TRY(media_->zero(off, ppb * raw));  // (an erased block is all zeros already)
-  PDL_TRY(media_->set_erase_count(block, count + 1));
   std::fill_n(nop_used_.begin() + std::ptrdiff_t(block * ppb), ppb, 0);
   std::fill_n(known_erased_.begin() + std::ptrdiff_t(block * ppb), ppb, 1);
   if (!weak_.empty()) weak_[block] = 0;  // rewritten cells hold their charge again

@@ -34,6 +34,13 @@
 //     erase, bad-block marking) and the count-1 after it fail with kIoError without touching
 //     the media — a transient fault of the bus or controller (count 1), or a device that is
 //     gone for a while (clear_io_errors() brings it back).
+// Host faults (not the chip's): a program into an image file whose host file system is full
+// (ENOSPC, EDQUOT) fails with Errc::kHostFull and touches nothing on the chip — host space for
+// a block is reserved (fallocate) before the first write into it, so no page is ever half
+// written for want of room; an erase never needs room (a block whose host space is not
+// reserved is erased by punching a hole). host_full_after() injects the same deterministically
+// (host_full_fault.h), for RAM chips too. Nothing is counted as a program failure or marks a
+// block: the engine must not retire a block for it either.
 // Per-page program counts (for NOP) live in memory only; reopening an image resets them, which
 // can only make the emulator more permissive, never wrong about data.
 //
@@ -48,6 +55,7 @@
 #include <string>
 #include <vector>
 
+#include "flash/device/host_full_fault.h"
 #include "flash/device/nand.h"
 
 namespace pdl {
@@ -140,6 +148,11 @@ class EmulatedNand final : public Nand {
   uint32_t ecc_strength() const override { return flips_.ecc_strength; }
   uint32_t last_read_flips() const override { return last_read_flips_; }
   uint64_t io_errors_injected() const { return io_errors_; }
+  // Programs n, n+1, ... from now (0 = the next) fail with kHostFull, touching nothing, until
+  // clear_host_full() (the host file system is full, then has room again).
+  void host_full_after(uint64_t n) { host_full_.fail_after(n); }
+  void clear_host_full() { host_full_.clear(); }
+  uint64_t host_full_failures() const { return host_full_.failures(); }
 
  private:
   EmulatedNand(const Geometry& g, std::unique_ptr<detail::NandMedia> media);
@@ -180,6 +193,8 @@ class EmulatedNand final : public Nand {
   uint64_t ops_ = 0;
   uint64_t io_error_start_ = 0, io_error_end_ = 0;  // ops_ values [start, end) fail
   uint64_t io_errors_ = 0;
+  HostFullFault host_full_;
+  std::string host_path_ = "the emulated chip's memory";  // the image file, for messages
   std::vector<uint32_t> weak_;    // per block: flips per sector of every read (0: none)
   uint32_t last_read_flips_ = 0;  // most flips corrected in one sector of the last read
 };

@@ -78,7 +78,13 @@ void IplStore::reset_stats() {
   ledger_.reset();
 }
 
-Status IplStore::fail(Status st) { return poison_on_device_error(std::move(st), &poisoned_); }
+Status IplStore::fail(Status st) {
+  if (st.is(Errc::kHostFull) && halted_.is_ok())
+    halted_ = Status::error(Errc::kHostFull,
+                            std::string(st.message()) + " (the store takes changes again once "
+                                                        "mounted again)");
+  return poison_on_device_error(std::move(st), &poisoned_);
+}
 
 Status IplStore::check_args(Lpn lpn, size_t size) const {
   if (!poisoned_.is_ok()) return poisoned_;
@@ -195,6 +201,7 @@ void IplStore::note_update(Lpn lpn, uint32_t offset, uint32_t len) {
 
 Status IplStore::write(Lpn lpn, std::span<const uint8_t> page) {
   PDL_TRY(check_args(lpn, page.size()));
+  if (!halted_.is_ok()) return halted_;
   CostLedger::Scope cost(ledger_, ledger_.bucket_of(lpn));
   stats_.writes++;
   PDL_TRY(purge());          // no void item stays on flash once anything is programmed
@@ -342,6 +349,7 @@ Status IplStore::program_write(uint32_t block, uint32_t* used, uint32_t lbn, uin
 
 Status IplStore::trim(Lpn lpn) {
   if (!poisoned_.is_ok()) return poisoned_;
+  if (!halted_.is_ok()) return halted_;
   if (lpn >= lpns_.size())
     return Status::error(Errc::kInvalidArgument, "trim of logical page " + std::to_string(lpn) +
                                                      " out of range");
@@ -405,6 +413,7 @@ Status IplStore::flush_trims(uint32_t lbn) {
 // its trims' unmap records, then one commit record (ipl_commit.cc).
 Status IplStore::sync() {
   if (!poisoned_.is_ok()) return poisoned_;
+  if (!halted_.is_ok()) return halted_;
   CostLedger::Scope cost(ledger_, ledger_.other());
   stats_.syncs++;
   // (A sync with nothing to program purges nothing: a rollback on a full chip needs no room.)

@@ -107,6 +107,7 @@ class IplStore final : public PageStore {
   bool dirty() const override { return groups_ && (group_dirty_ || !trims_.empty()); }
   uint64_t uncommitted_pages() const override { return groups_ ? group_programs_ : 0; }
   bool legacy_format() const override { return legacy_; }
+  Status halted() const override { return halted_; }
   Status upgrade_format() override;
 
   bool is_mapped(Lpn lpn) const override { return lpn < lpns_.size() && lpns_[lpn].mapped; }
@@ -278,6 +279,9 @@ class IplStore final : public PageStore {
   std::set<Lpn> no_hints_;           // lpns whose noted ranges overflowed: diff at their write
   uint64_t next_seq_ = 1;
   Status poisoned_;
+  // The host file system filled up in the middle of a change (kHostFull; see PdlStore): reads
+  // go on, changes fail with this until the store is mounted again.
+  Status halted_;
   mutable StoreStats stats_;  // bad_blocks is filled in by stats()
   CostLedger ledger_;
   LogSplitter splitter_;

@@ -62,7 +62,13 @@ void PdlStore::reset_stats() {
   ledger_.reset();
 }
 
-Status PdlStore::fail(Status st) { return poison_on_device_error(std::move(st), &poisoned_); }
+Status PdlStore::fail(Status st) {
+  if (st.is(Errc::kHostFull) && halted_.is_ok())
+    halted_ = Status::error(Errc::kHostFull,
+                            std::string(st.message()) + " (the store takes changes again once "
+                                                        "mounted again)");
+  return poison_on_device_error(std::move(st), &poisoned_);
+}
 
 Status PdlStore::check(Lpn lpn) const {
   if (!poisoned_.is_ok()) return poisoned_;
@@ -111,6 +117,7 @@ Status PdlStore::program_page(BlockManager::Head head, std::span<const uint8_t> 
                                                                      "space was reserved")
                                      : st);
     st = as_program_status(nand_.program(q, data, scratch_spare_));
+    if (st.is(Errc::kHostFull)) return fail(st);  // halts the store (fail)
     if (st.is_ok()) {
       programmed_ = true;
       *out = q;
@@ -133,6 +140,10 @@ Status PdlStore::mark_obsolete(Ppa ppa, bool* marked) {
     blocks_.retire_later(ppa / geo_.pages_per_block);
     return Status::ok();
   }
+  // No room on the host for a mark after a commit record: the page is untouched, and stays a
+  // copy, as with obsolete=memory (a commit that reached its record is not undone for a
+  // missing mark). Per page, a mark is part of the change: the store halts (fail).
+  if (st.is(Errc::kHostFull) && groups_) return Status::ok();
   return fail(st);
 }
 
@@ -342,6 +353,7 @@ Status PdlStore::put_record(const RecordView& r) {
 // PDL_Writing (Fig. 4). For OPU every write is a new base page.
 Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
   PDL_TRY(check(lpn));
+  if (!halted_.is_ok()) return halted_;
   if (page.size() != geo_.page_data)
     return Status::error(Errc::kInvalidArgument, "write of a partial page");
   CostLedger::Scope cost(ledger_, bucket_of(lpn));
@@ -453,6 +465,7 @@ bool PdlStore::trim_pending(Lpn lpn) const {
 // Trim = a tombstone record through the write buffer; it takes effect when flushed.
 Status PdlStore::trim(Lpn lpn) {
   PDL_TRY(check(lpn));
+  if (!halted_.is_ok()) return halted_;
   CostLedger::Scope cost(ledger_, bucket_of(lpn));
   stats_.trims++;
   if (ppmt_[lpn].base == kNoPpa || trim_pending(lpn)) return Status::ok();  // unmapped already

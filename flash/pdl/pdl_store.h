@@ -101,6 +101,7 @@ class PdlStore final : public PageStore {
   bool dirty() const override;
   uint64_t uncommitted_pages() const override { return group_pages_.size(); }
   bool legacy_format() const override { return legacy_; }
+  Status halted() const override { return halted_; }
   Status upgrade_format() override;  // pdl_commit.cc
 
   bool is_mapped(Lpn lpn) const override {
@@ -225,6 +226,11 @@ class PdlStore final : public PageStore {
   uint64_t next_seq_ = 1;
   int64_t gc_victim_ = -1;    // block being collected (its pages are not marked obsolete)
   Status poisoned_;
+  // The host file system filled up in the middle of a change (kHostFull): the tables may be
+  // half-way through it (a collection, a buffer flush), fine for reads — every copy they point
+  // to is still on flash, and nothing was half programmed — but not to go on from. Changes
+  // fail with this until the store is mounted again.
+  Status halted_;
   mutable StoreStats stats_;  // the bad-block figures are filled in by stats()
   uint64_t retired_at_reset_ = 0;
   uint64_t scrubbed_at_reset_ = 0;

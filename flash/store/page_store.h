@@ -19,6 +19,12 @@
 // the caller commits (or aborts) before going on.
 // After any device error (I/O error, power cut) the store is poisoned: every later call
 // returns that error; recover by mounting the media again.
+// A full host file system under an emulated chip (kHostFull) is no device error: the failed
+// program touched nothing on the chip and the chip is not at fault, so no block is retired and
+// the store is not poisoned — reads go on. The change it stopped may be half-way in the
+// tables (a collection, a buffer flush), so the store takes no more changes (halted()) until
+// it is mounted again; the media then holds what a power cut at that instant would have left,
+// with no torn page. An obsolete mark refused after a commit record is only left out.
 //
 // Inspection (locate, block_info) reads only the in-memory tables, for tools and tests.
 //
@@ -185,6 +191,9 @@ class PageStore {
   // Mounted from an older on-flash format that upgrade_format() brings up to date in place
   // (the caller then rewrites the superblock: upgrade_store).
   virtual bool legacy_format() const { return false; }
+  // Ok, or the kHostFull that stopped a change half-way (see above): the store then takes no
+  // more changes until it is mounted again (reads go on).
+  virtual Status halted() const { return Status::ok(); }
   virtual Status upgrade_format() { return Status::ok(); }
 
   // Optional update-log hook, for a caller that knows its changes as they happen (the in-DBMS
@@ -229,9 +238,11 @@ class PageStore {
 };
 
 // The poisoning rule above, for engines: returns `st`; if it is a device error (not ok, not
-// corrupt data, not kFull, not kNotFound) it becomes *poisoned unless one is there already.
+// corrupt data, not kFull, not kHostFull, not kNotFound) it becomes *poisoned unless one is
+// there already.
 inline Status poison_on_device_error(Status st, Status* poisoned) {
-  if (st.is_ok() || st.is(Errc::kCorrupt) || st.is(Errc::kFull) || st.is(Errc::kNotFound))
+  if (st.is_ok() || st.is(Errc::kCorrupt) || st.is(Errc::kFull) || st.is(Errc::kNotFound) ||
+      st.is(Errc::kHostFull))
     return st;
   if (poisoned->is_ok()) *poisoned = st;  // nothing more is trusted until remount
   return st;

@@ -177,14 +177,15 @@ Status mount_image(Image& img, const ImageParams& params, bool read_only) {
   Status s = read_only ? Status::ok() : upgrade_store(nand, *store);
   if (s.is_ok() && !store->legacy_format()) s = store->set_commit_mode(commit_mode(params));
   if (s.is_ok()) s = Volume::open(std::move(store), volume_options(params, read_only), &vol);
-  if (s.is(Errc::kFull) && !read_only) {
+  if ((s.is(Errc::kFull) || s.is(Errc::kHostFull)) && !read_only) {
     // No room for the mount's clean-up (a chip at the end of its life, or one filled up to a
     // write that failed): mounted again, from what is on flash as after a crash, without the
     // clean-up and read-only, so that everything committed can still be read.
     PDL_TRY(mount_store(nand, &store, &img.mount));
     if (!store->legacy_format()) PDL_TRY(store->set_commit_mode(commit_mode(params)));
     VolumeOptions o = volume_options(params, true);
-    o.read_only_why = "the chip is full (" + std::string(s.message()) + ")";
+    o.read_only_why = (s.is(Errc::kFull) ? "the chip is full (" : "no room on the host (") +
+                      std::string(s.message()) + ")";
     s = Volume::open(std::move(store), o, &vol);
   }
   PDL_TRY(s);

@@ -5,6 +5,7 @@
 #include <cassert>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 namespace pdl {
 
@@ -111,7 +112,13 @@ Status Volume::rollback() {
 }
 
 Status Volume::rollback_locked() {
-  PDL_TRY(store_->abort());
+  Status ab = store_->abort();
+  if (ab.is(Errc::kHostFull)) ab = remount_store();
+  PDL_TRY(ab);
+  return reload_committed();
+}
+
+Status Volume::reload_committed() {
   // What the last commit holds: the header (the main name may have changed), then the rest.
   Status st = store_->read(0, scratch_);
   if (st.is(Errc::kNotFound))
@@ -125,8 +132,26 @@ Status Volume::rollback_locked() {
   return load();
 }
 
+// A store that met a full host file system in the middle of a change takes no more changes
+// (page_store.h), though its last commit is intact on flash and nothing was half programmed:
+// mounted again on the same chip, it holds exactly that commit — what a rollback wants — and
+// takes changes again, once the host has room, without reopening the image.
+Status Volume::remount_store() {
+  std::unique_ptr<PageStore> fresh;
+  PDL_TRY(mount_store(store_->nand(), &fresh, nullptr,
+                      atomic_ ? CommitMode::kGroup : CommitMode::kPerPage));
+  store_->set_classifier(nullptr);
+  store_ = std::move(fresh);
+  store_->set_classifier([this](uint32_t lpn) { return lpn_kind_[lpn]; });
+  return Status::ok();
+}
+
 bool Volume::dirty() {
   std::lock_guard<std::mutex> g(mu_);
+  return dirty_locked();
+}
+
+bool Volume::dirty_locked() {
   if (opts_.read_only) return false;
   if (store_->dirty() || header_dirty_) return true;
   for (bool d : dir_dirty_)
@@ -208,8 +233,27 @@ Status Volume::open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
   return Status::ok();
 }
 
-Status Volume::writable() const {
+Status Volume::writable() {
   if (!broken_.is_ok()) return broken_;
+  if (!opts_.read_only && !store_->halted().is_ok()) {
+    // Before the next change: the store as its media holds it (its last commit; per page, as
+    // a power cut would leave it), and the tables with it. Half a reload matches nothing.
+    const Status why = store_->halted();
+    const bool lost = dirty_locked();
+    PDL_TRY(remount_store());
+    // Changes acknowledged since the last sync are gone: the next sync says so, once (as
+    // fsync reports a lost write-back) — unless commits are held (hold_commits): they are the
+    // open transaction's, which its owner is rolling back anyway.
+    if (lost && !held_ && discarded_.is_ok())
+      discarded_ = Status::error(Errc::kHostFull, "changes since the last sync were lost: " +
+                                                      std::string(why.message()));
+    // (The host still full: the clean-up after the load — what a mount after a power cut
+    // does — halts the store again, with the tables loaded; the next change tries again.)
+    const Status st = reload_committed();
+    if (!st.is_ok() && !st.is(Errc::kHostFull))
+      broken_ = Status::error(st.code(), "a reload failed: " + std::string(st.message()));
+    return st;
+  }
   if (opts_.read_only)
     return Status::error(Errc::kReadOnly, opts_.read_only_why.empty()
                                               ? "volume is read-only"
@@ -828,7 +872,8 @@ Status Volume::commit_meta() {
 
 Status Volume::sync_locked() {
   if (opts_.read_only) return Status::ok();
-  if (!broken_.is_ok()) return broken_;
+  PDL_TRY(writable());
+  if (!discarded_.is_ok()) return std::exchange(discarded_, Status::ok());
   stats_.syncs++;
   // Contents first, then metadata. A chunk that found no free lpn (store_chunk has already
   // committed to bring released lpns in) does not stop the rest from becoming durable.

@@ -200,7 +200,7 @@ class Volume {
   Status load();  // volume_mount.cc
   Status repair_tails();  // volume_mount.cc
   Status check_locked();  // volume_mount.cc
-  Status writable() const;
+  Status writable();  // also mounts a halted store again (remount_store)
   Status file(FileId id, File** f);
   Status create_locked(std::string_view name, FileId* id);
   void remove_locked(FileId id);
@@ -214,6 +214,9 @@ class Volume {
   bool may_commit() const { return atomic_ && !held_ && !committing_; }
   Status auto_commit();
   Status rollback_locked();
+  Status remount_store();  // the store halted on a full host file system: mount it again
+  Status reload_committed();  // the tables from what the store holds (rollback, remount)
+  bool dirty_locked();
   Status cached_chunk(File& f, uint32_t c, CachedChunk** out);  // load for read-modify-write
   Status evict_one();
   void drop_cache(FileId id, uint32_t first_chunk);
@@ -260,6 +263,7 @@ class Volume {
   // no room on a full chip.
   bool restoring_ = false;
   Status broken_;  // a rollback failed half-way: no change is accepted (rollback())
+  Status discarded_;  // a remount lost changes not yet synced: the next sync reports it
   uint64_t tick_ = 0;
   FileId next_id_ = 1;
   uint64_t next_version_ = 1;
