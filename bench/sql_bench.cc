@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "flash/common/c_edge.h"
 #include "flash/common/split.h"
 #include "flash/common/json.h"
 #include "flash/common/scratch_dir.h"
@@ -193,7 +194,7 @@ std::vector<Phase> run(const Options& o, const std::string& uri, const std::stri
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
@@ -360,4 +361,8 @@ int main(int argc, char** argv) {
     std::fclose(fp);
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return pdl::guarded_main("pdl-sqlbench", run, argc, argv, 1);
 }

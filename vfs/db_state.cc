@@ -95,6 +95,17 @@ Status acquire_db(const std::string& path, const ImageParams& params, const std:
   const std::string default_name = db.empty() ? basename_of(path) : db;
   PDL_TRY(open_image(path, params, create ? ImageMode::kCreate : ImageMode::kOpen, false,
                      default_name, &s->image));
+  // An image this open created is removed again if the open fails from here on (an error or
+  // an exception): a failed create leaves no file behind.
+  struct UndoCreate {
+    DbState& s;
+    bool armed = true;
+    ~UndoCreate() {
+      if (!armed || !s.image || !s.image->created) return;
+      s.image.reset();  // (the device closed and unlocked first)
+      ::unlink(s.path.c_str());
+    }
+  } undo{*s};
   s->vol = s->image->volume.get();
   // Which file inside the Volume is the database: db=, else the one recorded at creation,
   // else (an image formatted by `pdl format` or filled through FUSE) the only non-journal
@@ -109,6 +120,7 @@ Status acquire_db(const std::string& path, const ImageParams& params, const std:
   s->atomic_commit = s->commit_asked_atomic && s->vol->atomic();
   s->refs = 1;
   registry().emplace(path, s);
+  undo.armed = false;
   *out = s;
   return Status::ok();
 }
@@ -156,15 +168,24 @@ void add_ref(DbState& db) {
   db.refs++;
 }
 
-void release_db(const std::shared_ptr<DbState>& db) {
+void release_db(std::shared_ptr<DbState>& ref) {
+  const std::shared_ptr<DbState> db = std::move(ref);  // the caller's reference, gone for good
   // Under the registry lock, so a concurrent open of the same path waits for the device to
   // be released instead of finding it busy.
   std::lock_guard<std::mutex> g(g_registry_mu);
   if (--db->refs > 0) return;
-  discard_unfinished(*db);  // (a transaction whose journal is still hot in memory)
+  try {
+    discard_unfinished(*db);  // (a transaction whose journal is still hot in memory)
+  } catch (...) {
+    escape_current<VfsEscape>("xClose");
+  }
   registry().erase(db->path);
-  Status st = db->image->close();
-  (void)st;  // the last xClose cannot report failure; unsynced data is what a crash would lose
+  try {
+    Status st = db->image->close();
+    (void)st;  // the last xClose cannot report failure; unsynced data is what a crash would lose
+  } catch (...) {
+    escape_current<VfsEscape>("xClose");  // the device is released all the same
+  }
   db->image.reset();
   db->vol = nullptr;
 }

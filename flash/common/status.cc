@@ -19,6 +19,7 @@ const char* errc_name(Errc c) {
     case Errc::kExists: return "exists";
     case Errc::kNameTooLong: return "name too long";
     case Errc::kBadBlock: return "bad block";
+    case Errc::kTooLarge: return "file too large";
   }
   return "unknown";
 }

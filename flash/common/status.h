@@ -30,6 +30,7 @@ enum class Errc : unsigned char {
   kExists,           // a name to be created is taken
   kNameTooLong,      // a file name is longer than the volume allows
   kBadBlock,         // the chip failed a program or erase: the block must be retired
+  kTooLarge,         // a file offset or size beyond what the volume can ever hold (EFBIG)
 };
 
 class [[nodiscard]] Status {

@@ -632,13 +632,25 @@ Status Volume::zero_tail(File& f) {
   return Status::ok();
 }
 
+// A file can never hold more than the volume's data area: every chunk of it would need its own
+// lpn. Refusing sizes past that bound also bounds every file's chunk table (volume.h, File).
+Status Volume::within_capacity(uint64_t off, uint64_t len) const {
+  const uint64_t cap = max_file_size();
+  if (off <= cap && len <= cap - off) return Status::ok();
+  return Status::error(Errc::kTooLarge,
+                       (len ? "a write of " + std::to_string(len) + " bytes at offset " +
+                                  std::to_string(off) + " would end"
+                            : "a file size of " + std::to_string(off) + " bytes is") +
+                           " beyond the largest file this volume can hold (" +
+                           std::to_string(cap) + " bytes, its data area)");
+}
+
 Status Volume::write(FileId id, uint64_t off, std::span<const uint8_t> data) {
   std::lock_guard<std::mutex> g(mu_);
   PDL_TRY(writable());
   File* f;
   PDL_TRY(file(id, &f));
-  if (off + data.size() < off || (off + data.size() + chunk_ - 1) / chunk_ > 0xFFFFFFF0u)
-    return Status::error(Errc::kInvalidArgument, "write beyond the largest file size");
+  if (!data.empty()) PDL_TRY(within_capacity(off, data.size()));
   KindStats& ks = stats_.kind[size_t(f->kind)];
   ks.writes++;
   if (off + data.size() > f->meta.size) {
@@ -682,6 +694,7 @@ Status Volume::truncate(FileId id, uint64_t size) {
   PDL_TRY(file(id, &f));
   if (size == f->meta.size) return Status::ok();
   if (size > f->meta.size) {
+    PDL_TRY(within_capacity(size, 0));
     PDL_TRY(zero_tail(*f));
     PDL_TRY(unclaim_released(*f, size));
   } else {
