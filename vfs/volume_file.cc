@@ -53,6 +53,7 @@ int x_write(sqlite3_file* file, const void* buf, int amt, sqlite3_int64 off) {
       f->id, uint64_t(off), std::span<const uint8_t>(static_cast<const uint8_t*>(buf), size_t(amt)));
   if (st.is_ok()) return SQLITE_OK;
   const int rc = to_sqlite(st, SQLITE_IOERR_WRITE);
+  if (st.is(Errc::kTooLarge)) report_error(rc, f->name + ": " + std::string(st.message()));
   if (f->main_db) database_write_failed(*f->db, rc);
   return rc;
 }
@@ -61,6 +62,7 @@ int x_truncate(sqlite3_file* file, sqlite3_int64 size) {
   PdlFile* f = as(file);
   if (f->read_only) return SQLITE_READONLY;
   Status st = f->db->vol->truncate(f->id, uint64_t(size));
+  if (st.is(Errc::kTooLarge)) report_error(SQLITE_FULL, f->name + ": " + std::string(st.message()));
   return st.is_ok() ? SQLITE_OK : to_sqlite(st, SQLITE_IOERR_TRUNCATE);
 }
 
