@@ -650,7 +650,17 @@ Status Volume::write(FileId id, uint64_t off, std::span<const uint8_t> data) {
   PDL_TRY(writable());
   File* f;
   PDL_TRY(file(id, &f));
-  if (!data.empty()) PDL_TRY(within_capacity(off, data.size()));
+  // Past the data area: the part within it is written as usual (a dense file reaching the
+  // end of a full data area stores the prefix that fits and then fails as any full write),
+  // the rest is refused — kFull if no lpn is free or waiting to be, else kTooLarge.
+  Status beyond;
+  if (!data.empty()) beyond = within_capacity(off, data.size());
+  if (!beyond.is_ok()) {
+    const bool no_room = pool_.free_count() == 0 && pending_free_.empty() && trimmed_.empty();
+    if (no_room) beyond = Status::error(Errc::kFull, beyond.message());
+    if (off >= max_file_size()) return beyond;
+    data = data.first(size_t(max_file_size() - off));
+  }
   KindStats& ks = stats_.kind[size_t(f->kind)];
   ks.writes++;
   if (off + data.size() > f->meta.size) {
@@ -684,7 +694,7 @@ Status Volume::write(FileId id, uint64_t off, std::span<const uint8_t> data) {
   }
   ks.bytes_written += data.size();
   if (f->meta.version == version) f->mtime_dirty = true;  // persisted lazily (see volume.h)
-  return Status::ok();
+  return beyond;
 }
 
 Status Volume::truncate(FileId id, uint64_t size) {
