@@ -10,7 +10,9 @@
 //   * a full chip: inserts end in SQLITE_FULL, the database stays intact with every committed
 //     row, deleting rows makes room to insert again, before and after a reopen;
 //   * a worn-out chip (erase_limit): the end of its life is SQLITE_FULL, every committed row
-//     intact.
+//     intact;
+//   * a write or size beyond what the chip can ever hold is SQLITE_FULL, said on stderr, and
+//     changes nothing (out of memory: vfs_out_of_memory.py, the stock shell under prlimit).
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
