@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "flash/common/c_edge.h"
 #include "bench/bench_options.h"
 #include "bench/wall_clock.h"
 #include "bench/codec_bench.h"
@@ -112,5 +113,5 @@ int main_impl(int argc, char** argv) {
 }  // namespace pdl::bench
 
 int main(int argc, char** argv) {
-  return pdl::bench::main_impl(argc, argv);
+  return pdl::guarded_main("pdl-bench", pdl::bench::main_impl, argc, argv, 1);
 }

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "flash/common/c_edge.h"
 #include "flash/common/split.h"
 #include "flash/common/json.h"
 #include "flash/common/output_file.h"
@@ -195,7 +196,7 @@ std::vector<Phase> run(const Options& o, const std::string& uri, const std::stri
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
   Options o;
   std::set<std::string> seen;  // an option given twice is refused, not silently overridden
   for (int i = 1; i < argc; i++) {
@@ -381,4 +382,8 @@ int main(int argc, char** argv) {
     std::fclose(fp);
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return pdl::guarded_main("pdl-sqlbench", run, argc, argv, 1);
 }

@@ -20,6 +20,7 @@ int errno_of(const Status& st) {
     case Errc::kNotFound: return ENOENT;
     case Errc::kFull:
     case Errc::kHostFull: return ENOSPC;  // the chip or the host file system under it
+    case Errc::kTooLarge: return EFBIG;
     case Errc::kReadOnly: return EROFS;
     case Errc::kExists: return EEXIST;
     case Errc::kNameTooLong: return ENAMETOOLONG;
@@ -336,6 +337,8 @@ int Fs::write(Handle fh, const char* buf, size_t size, off_t off) {
   if (off < 0) return -EINVAL;
   const uint64_t at = uint64_t(off);
   if (o.where == Where::kRam) {
+    // (bounded like the Volume's files: a RAM file is sized by its highest offset)
+    if (at > vol_.max_file_size() || size > vol_.max_file_size() - at) return -EFBIG;
     std::lock_guard<std::mutex> g(mu_);
     std::vector<uint8_t>& b = o.ram->bytes;
     if (b.size() < at + size) b.resize(at + size);
@@ -371,6 +374,7 @@ int Fs::truncate(const char* path, off_t size, const Handle* fh) {
   if (fh && find(*fh, &o) == 0 && o.where == Where::kInspect) return -EACCES;
   if (int rc = change_check()) return rc;
   if (r.where == Where::kRam || (fh && o.where == Where::kRam)) {
+    if (uint64_t(size) > vol_.max_file_size()) return -EFBIG;
     std::lock_guard<std::mutex> g(mu_);
     std::shared_ptr<RamFile> f = o.ram;
     if (!f) {

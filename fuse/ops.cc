@@ -4,7 +4,9 @@
 #include <fcntl.h>
 
 #include <cerrno>
+#include <cstdio>
 
+#include "flash/common/c_edge.h"
 #include "fuse/fs.h"
 
 namespace pdl::fuse {
@@ -98,31 +100,44 @@ int op_utimens(const char* path, const struct timespec tv[2], struct fuse_file_i
   return fs().utimens(path, tv, fi ? &fh : nullptr);
 }
 
+// The catch-all at libfuse's edge (flash/common/c_edge.h): an exception escaping an operation
+// (out of memory, or a defect) is reported on stderr and answered -ENOMEM / -EIO; it never
+// unwinds into libfuse, which would abort the mount and lose every file's unsynced data.
+struct FuseEscape {
+  static int escaped(const char* op, const char* what, bool no_memory) noexcept {
+    std::fprintf(stderr, "pdl-fuse: %s: %s (%s)\n", op,
+                 no_memory ? "out of memory" : "internal error", what);
+    return no_memory ? -ENOMEM : -EIO;
+  }
+};
+template <EdgeName Name, auto Fn>
+inline constexpr auto fuse_guarded = guarded<FuseEscape, Name, Fn>;
+
 struct fuse_operations make_operations() {
   struct fuse_operations o = {};
-  o.init = op_init;
-  o.getattr = op_getattr;
-  o.readdir = op_readdir;
-  o.mkdir = op_mkdir;
-  o.rmdir = op_rmdir;
-  o.unlink = op_unlink;
-  o.rename = op_rename;
-  o.mknod = op_mknod;
-  o.link = op_link;
-  o.symlink = op_symlink;
-  o.chmod = op_chmod;
-  o.chown = op_chown;
-  o.truncate = op_truncate;
-  o.create = op_create;
-  o.open = op_open;
-  o.read = op_read;
-  o.write = op_write;
-  o.statfs = op_statfs;
-  o.flush = op_flush;
-  o.release = op_release;
-  o.fsync = op_fsync;
-  o.fsyncdir = op_fsyncdir;
-  o.utimens = op_utimens;
+  o.init = op_init;  // (cannot throw; what it returns is the mount's private data)
+  o.getattr = fuse_guarded<"getattr", op_getattr>;
+  o.readdir = fuse_guarded<"readdir", op_readdir>;
+  o.mkdir = fuse_guarded<"mkdir", op_mkdir>;
+  o.rmdir = fuse_guarded<"rmdir", op_rmdir>;
+  o.unlink = fuse_guarded<"unlink", op_unlink>;
+  o.rename = fuse_guarded<"rename", op_rename>;
+  o.mknod = fuse_guarded<"mknod", op_mknod>;
+  o.link = fuse_guarded<"link", op_link>;
+  o.symlink = fuse_guarded<"symlink", op_symlink>;
+  o.chmod = fuse_guarded<"chmod", op_chmod>;
+  o.chown = fuse_guarded<"chown", op_chown>;
+  o.truncate = fuse_guarded<"truncate", op_truncate>;
+  o.create = fuse_guarded<"create", op_create>;
+  o.open = fuse_guarded<"open", op_open>;
+  o.read = fuse_guarded<"read", op_read>;
+  o.write = fuse_guarded<"write", op_write>;
+  o.statfs = fuse_guarded<"statfs", op_statfs>;
+  o.flush = fuse_guarded<"flush", op_flush>;
+  o.release = fuse_guarded<"release", op_release>;
+  o.fsync = fuse_guarded<"fsync", op_fsync>;
+  o.fsyncdir = fuse_guarded<"fsyncdir", op_fsyncdir>;
+  o.utimens = fuse_guarded<"utimens", op_utimens>;
   return o;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,7 @@ struct Parse {
 };
 
 // fuse_opt's callback: 0 = consumed, 1 = keep for libfuse, -1 = error.
-int on_option(void* data, const char* arg, int key, struct fuse_args*) {
+int parse_option(void* data, const char* arg, int key) {
   Parse& p = *static_cast<Parse*>(data);
   MountOptions& o = *p.out;
   switch (key) {
@@ -70,6 +71,19 @@ int on_option(void* data, const char* arg, int key, struct fuse_args*) {
       return 0;
     }
     default: return 1;
+  }
+}
+
+// The callback libfuse calls, behind a catch-all: nothing unwinds into libfuse.
+int on_option(void* data, const char* arg, int key, struct fuse_args*) noexcept {
+  try {
+    return parse_option(data, arg, key);
+  } catch (const std::exception& e) {
+    try {
+      static_cast<Parse*>(data)->error = std::string("cannot parse '") + arg + "': " + e.what();
+    } catch (...) {
+    }
+    return -1;
   }
 }
 

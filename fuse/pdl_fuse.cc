@@ -31,6 +31,7 @@
 #include <memory>
 #include <string>
 
+#include "flash/common/c_edge.h"
 #include "fuse/fs.h"
 #include "fuse/ops.h"
 #include "fuse/options.h"
@@ -238,12 +239,6 @@ int run(int argc, char** argv) {
 }  // namespace pdl::fuse
 
 int main(int argc, char** argv) {
-  try {
-    return pdl::fuse::run(argc, argv);
-  } catch (const std::exception& e) {
-    pdl::fuse::report(std::string("internal error: ") + e.what());
-  } catch (...) {
-    pdl::fuse::report("internal error");
-  }
-  return 1;
+  // (detached, stderr is /dev/null: what escapes is lost, but the mount is already served)
+  return pdl::guarded_main("pdl-fuse", pdl::fuse::run, argc, argv, 1);
 }

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include <limits>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -1395,4 +1397,28 @@ TEST_CASE("threads writing different files through one Fs each read back their o
   m.remount();
   for (int t = 0; t < kThreads; t++)
     CHECK(read_all(*m, "/t" + std::to_string(t)) == want[size_t(t)]);
+}
+
+TEST_CASE("a write or size beyond what the chip can hold is EFBIG and changes nothing",
+          "[fuse]") {
+  Mount m("pdl");
+  const Bytes data = pattern(100, 3);
+  const Fs::Handle fh = create(*m, "/f.db");
+  write_at(*m, fh, data, 0);
+  const off_t far = off_t(1) << 41;  // far beyond the chip: its chunk table would be 4 GiB
+  REQUIRE(m->truncate("/f.db", far, nullptr) == -EFBIG);
+  CHECK(m->truncate(nullptr, far, &fh) == -EFBIG);  // ftruncate
+  const char byte = 1;
+  CHECK(m->write(fh, &byte, 1, far) == -EFBIG);
+  CHECK(m->write(fh, &byte, 1, std::numeric_limits<off_t>::max()) == -EFBIG);
+  CHECK(m->fsync(fh) == 0);
+  CHECK(attr(*m, "/f.db").st_size == off_t(data.size()));
+  // SQLite's -shm files live in process memory, bounded alike.
+  const Fs::Handle shm = create(*m, "/f.db-shm");
+  CHECK(m->write(shm, &byte, 1, far) == -EFBIG);
+  CHECK(m->truncate("/f.db-shm", far, nullptr) == -EFBIG);
+  CHECK(attr(*m, "/f.db-shm").st_size == 0);
+  REQUIRE(m->release(shm) == 0);
+  REQUIRE(m->release(fh) == 0);
+  CHECK(read_all(*m, "/f.db") == data);
 }

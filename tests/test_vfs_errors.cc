@@ -10,7 +10,9 @@
 //   * a full chip: inserts end in SQLITE_FULL, the database stays intact with every committed
 //     row, deleting rows makes room to insert again, before and after a reopen;
 //   * a worn-out chip (erase_limit): the end of its life is SQLITE_FULL, every committed row
-//     intact.
+//     intact;
+//   * a write or size beyond what the chip can ever hold is SQLITE_FULL, said on stderr, and
+//     changes nothing (out of memory: vfs_out_of_memory.py, the stock shell under prlimit).
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -953,4 +955,29 @@ TEST_CASE("a full host file system ends inserts in SQLITE_FULL naming the image,
   REQUIRE(insert_row(c, next, n) == SQLITE_OK);
   committed.insert(next++);
   check_rows(c, committed, n);
+}
+
+TEST_CASE("a write or size beyond what the chip can hold is SQLITE_FULL and changes nothing",
+          "[vfs][errors]") {
+  use_pdl_vfs();
+  const std::string path = temp_path("cap.db");
+  Conn c;
+  REQUIRE(c.open(pdl_uri(path, "size=1M"), kOpenFlags) == SQLITE_OK);
+  c.must("CREATE TABLE t(x); INSERT INTO t VALUES ('hello')");
+  sqlite3_file* f = nullptr;
+  REQUIRE(sqlite3_file_control(c.get(), "main", SQLITE_FCNTL_FILE_POINTER, &f) == SQLITE_OK);
+  REQUIRE(f != nullptr);
+  sqlite3_int64 before = 0;
+  REQUIRE(f->pMethods->xFileSize(f, &before) == SQLITE_OK);
+  const char byte = 1;
+  // Far beyond a 1 MiB chip (a database of 2^41 bytes), and where the chunk index overflows.
+  CHECK(f->pMethods->xTruncate(f, sqlite3_int64(1) << 41) == SQLITE_FULL);
+  CHECK(pdl::vfs::last_error().find("largest file") != std::string::npos);
+  CHECK(f->pMethods->xWrite(f, &byte, 1, sqlite3_int64(1) << 41) == SQLITE_FULL);
+  CHECK(f->pMethods->xWrite(f, &byte, 1, sqlite3_int64(1) << 62) == SQLITE_FULL);
+  sqlite3_int64 after = 0;
+  REQUIRE(f->pMethods->xFileSize(f, &after) == SQLITE_OK);
+  CHECK(after == before);
+  CHECK(c.text("SELECT x FROM t") == "hello");
+  CHECK(c.text("PRAGMA integrity_check") == "ok");
 }

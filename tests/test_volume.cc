@@ -588,3 +588,69 @@ TEST_CASE("a logical clock makes mtimes, and so the flash figures, repeat exactl
   REQUIRE(one.vol->stat("c", &fc).is_ok());
   CHECK(fc.mtime_ns == fa.mtime_ns + 1000000ull);
 }
+
+TEST_CASE("offsets and sizes beyond the data area are refused with kTooLarge and change nothing",
+          "[volume]") {
+  const auto cfg = test::store_matrix()[2];
+  Rig r = make_volume(cfg);
+  Volume::FileId id;
+  REQUIRE(r.vol->create("x", &id).is_ok());
+  const Bytes hello = {'h', 'e', 'l', 'l', 'o'};
+  REQUIRE(r.vol->write(id, 0, hello).is_ok());
+  REQUIRE(r.vol->sync().is_ok());
+  const uint64_t cap = r.vol->max_file_size();
+  REQUIRE(cap == uint64_t(r.vol->layout().data_lpns) * cfg.geo.page_data);
+  const Bytes one = {1};
+  Status st = r.vol->truncate(id, uint64_t(1) << 41);
+  INFO(st.to_string());
+  REQUIRE(st.is(Errc::kTooLarge));
+  REQUIRE(std::string(st.message()).find("largest file") != std::string::npos);
+  REQUIRE(r.vol->truncate(id, cap + 1).is(Errc::kTooLarge));
+  REQUIRE(r.vol->write(id, uint64_t(1) << 41, one).is(Errc::kTooLarge));
+  REQUIRE(r.vol->write(id, cap, one).is(Errc::kTooLarge));
+  REQUIRE(r.vol->write(id, ~uint64_t(0), one).is(Errc::kTooLarge));  // (would wrap around)
+  REQUIRE(read_all(*r.vol, "x") == hello);
+  FileInfo fi;
+  REQUIRE(r.vol->stat("x", &fi).is_ok());
+  REQUIRE(fi.chunks_mapped == 1);
+  // The bound is exact: the last byte of the data area is a valid offset.
+  REQUIRE(r.vol->write(id, cap - 1, one).is_ok());
+  REQUIRE(r.vol->truncate(id, cap).is_ok());
+  REQUIRE(r.vol->close().is_ok());
+  REQUIRE(remount(r).is_ok());
+  REQUIRE(r.vol->check().is_ok());
+}
+
+TEST_CASE("mount refuses a directory slot whose size is beyond the data area, naming the file",
+          "[volume]") {
+  // A hostile or damaged image: a size from flash must not size the file's chunk table.
+  const auto cfg = test::store_matrix()[2];
+  Rig r = make_volume(cfg);
+  Volume::FileId id;
+  REQUIRE(r.vol->create("huge", &id).is_ok());
+  REQUIRE(r.vol->write(id, 0, Bytes(10, 7)).is_ok());
+  REQUIRE(r.vol->close().is_ok());
+  r.vol.reset();
+  std::unique_ptr<PageStore> store;
+  REQUIRE(mount_store(*r.nand, &store).is_ok());
+  Bytes page(cfg.geo.page_data);
+  REQUIRE(store->read(1, page).is_ok());  // directory page 0
+  bool found = false;
+  for (size_t at = 0; at + kSlotBytes <= page.size(); at += kSlotBytes) {
+    Slot s;
+    REQUIRE(decode_slot(page.data() + at, &s).is_ok());
+    if (s.name != "huge") continue;
+    s.size = uint64_t(1) << 60;
+    encode_slot(s, page.data() + at);
+    found = true;
+  }
+  REQUIRE(found);
+  REQUIRE(store->write(1, page).is_ok());
+  REQUIRE(store->sync().is_ok());
+  store.reset();
+  Status st = remount(r);
+  INFO(st.to_string());
+  REQUIRE(st.is(Errc::kCorrupt));
+  REQUIRE(std::string(st.message()).find("huge") != std::string::npos);
+  REQUIRE(std::string(st.message()).find("beyond") != std::string::npos);
+}

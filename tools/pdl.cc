@@ -10,6 +10,7 @@
 #include <cstring>
 #include <exception>
 
+#include "flash/common/c_edge.h"
 #include "tools/commands.h"
 
 #ifndef PDL_VERSION
@@ -88,12 +89,5 @@ int run(int argc, char** argv) {
 }  // namespace pdl::tool
 
 int main(int argc, char** argv) {
-  try {
-    return pdl::tool::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "pdl: internal error: %s\n", e.what());
-  } catch (...) {
-    std::fprintf(stderr, "pdl: internal error\n");
-  }
-  return pdl::tool::kExitImage;
+  return pdl::guarded_main("pdl", pdl::tool::run, argc, argv, pdl::tool::kExitImage);
 }

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "flash/common/c_edge.h"
 #include "flash/common/scratch_dir.h"
 #include "flash/common/split.h"
 #include "flash/device/emulated_nand.h"
@@ -400,7 +401,7 @@ Status run_config(const Options& o, const Config& c, uint64_t trials, const std:
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
   Options o;
   int rc = 0;
   if (!parse(argc, argv, &o, &rc)) return rc;
@@ -447,4 +448,8 @@ int main(int argc, char** argv) {
               (unsigned long long)t.in_flight_durable, t.sim_s, wall);
   if (!o.keep) std::filesystem::remove_all(root);
   return t.failures ? 1 : 0;
+}
+
+int main(int argc, char** argv) {
+  return pdl::guarded_main("pdl-crash", run, argc, argv, 1);
 }

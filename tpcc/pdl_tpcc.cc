@@ -18,6 +18,7 @@
 #include <map>
 #include <string>
 
+#include "flash/common/c_edge.h"
 #include "flash/common/scratch_dir.h"
 #include "flash/volume/image_params.h"
 #include "tpcc/loader.h"
@@ -134,7 +135,7 @@ Status run_journal(const Options& o, const FleetConfig& cfg, const std::string& 
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
   Options o = parse_options(argc, argv);
   const Scale scale = Scale::make(o.warehouses, o.scale);
   std::string scratch;
@@ -246,4 +247,8 @@ int main(int argc, char** argv) {
   }
   rmdir(work.c_str());
   return status;
+}
+
+int main(int argc, char** argv) {
+  return pdl::guarded_main("pdl-tpcc", run, argc, argv, 1);
 }

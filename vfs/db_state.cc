@@ -128,6 +128,17 @@ Status acquire_db(const std::string& path, const ImageParams& params, const std:
   if (st.is(Errc::kReadOnly) && !read_only)  // the host will not let us write it: read-only
     st = open_image(path, params, ImageMode::kOpen, true, default_name, &s->image);
   PDL_TRY(st);
+  // An image this open created is removed again if the open fails from here on (an error or
+  // an exception): a failed create leaves no file behind.
+  struct UndoCreate {
+    DbState& s;
+    bool armed = true;
+    ~UndoCreate() {
+      if (!armed || !s.image || !s.image->created) return;
+      s.image.reset();  // (the device closed and unlocked first)
+      ::unlink(s.path.c_str());
+    }
+  } undo{*s};
   s->read_only_asked = read_only;
   struct stat id;
   if (::stat(path.c_str(), &id) == 0) {
@@ -149,6 +160,7 @@ Status acquire_db(const std::string& path, const ImageParams& params, const std:
   s->atomic_commit = s->commit_asked_atomic && s->vol->atomic();
   s->refs = 1;
   registry()[path] = s;  // (replacing the entry of a file since replaced at this name)
+  undo.armed = false;
   *out = s;
   return Status::ok();
 }
@@ -196,18 +208,27 @@ void add_ref(DbState& db) {
   db.refs++;
 }
 
-void release_db(const std::shared_ptr<DbState>& db) {
+void release_db(std::shared_ptr<DbState>& ref) {
+  const std::shared_ptr<DbState> db = std::move(ref);  // the caller's reference, gone for good
   // Under the registry lock, so a concurrent open of the same path waits for the device to
   // be released instead of finding it busy.
   std::lock_guard<std::mutex> g(g_registry_mu);
   if (--db->refs > 0) return;
-  discard_unfinished(*db);  // (a transaction whose journal is still hot in memory)
+  try {
+    discard_unfinished(*db);  // (a transaction whose journal is still hot in memory)
+  } catch (...) {
+    escape_current<VfsEscape>("xClose");
+  }
   for (const std::string& name : db->names) {
     auto it = registry().find(name);
     if (it != registry().end() && it->second == db) registry().erase(it);
   }
-  Status st = db->image->close();
-  (void)st;  // the last xClose cannot report failure; unsynced data is what a crash would lose
+  try {
+    Status st = db->image->close();
+    (void)st;  // the last xClose cannot report failure; unsynced data is what a crash would lose
+  } catch (...) {
+    escape_current<VfsEscape>("xClose");  // the device is released all the same
+  }
   db->image.reset();
   db->vol = nullptr;
 }

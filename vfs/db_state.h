@@ -107,7 +107,8 @@ std::shared_ptr<DbState> find_db_for(const std::string& name, std::string* suffi
 // file is then the default VFS's.
 Status acquire_db_of_journal(const std::string& name, std::shared_ptr<DbState>* out);
 void add_ref(DbState& db);
-// Drop one reference; the last closes the Image (Volume::close, device unlocked).
-void release_db(const std::shared_ptr<DbState>& db);
+// Drop one reference (`db` is reset, even if an exception escapes); the last closes the Image
+// (Volume::close, device unlocked).
+void release_db(std::shared_ptr<DbState>& db);
 
 }  // namespace pdl::vfs

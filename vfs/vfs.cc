@@ -208,6 +208,19 @@ int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, 
   return SQLITE_OK;
 }
 
+// x_open behind its guard: an exception leaves no PdlFile and no image reference behind (the
+// slot is handed to the default VFS only by calls that cannot throw, so a PdlFile is live
+// whenever x_open throws).
+int x_open_guarded(sqlite3_vfs* vfs, sqlite3_filename zname, sqlite3_file* file, int flags,
+                   int* out_flags) noexcept {
+  try {
+    return x_open(vfs, zname, file, flags, out_flags);
+  } catch (...) {
+    file->pMethods = nullptr;
+    return abandon_file("xOpen", file);
+  }
+}
+
 // The image holding `zname` (a journal or WAL of an open image, or the journal of a pdl image
 // opened for the call: `opened`), or null if the file is not a pdl image's.
 Status image_for(const char* zname, std::shared_ptr<DbState>* db, std::string* suffix,
@@ -324,10 +337,10 @@ sqlite3_vfs g_vfs = {
     /* pNext             */ nullptr,
     /* zName             */ "pdl",
     /* pAppData          */ nullptr,
-    /* xOpen             */ x_open,
-    /* xDelete           */ x_delete,
-    /* xAccess           */ x_access,
-    /* xFullPathname     */ x_full_pathname,
+    /* xOpen             */ x_open_guarded,
+    /* xDelete           */ vfs_guarded<"xDelete", x_delete>,
+    /* xAccess           */ vfs_guarded<"xAccess", x_access>,
+    /* xFullPathname     */ vfs_guarded<"xFullPathname", x_full_pathname>,
     /* xDlOpen           */ x_dl_open,
     /* xDlError          */ x_dl_error,
     /* xDlSym            */ x_dl_sym,
@@ -351,6 +364,34 @@ void report_error(int code, const std::string& msg) {
     std::fprintf(stderr, "pdl: %s\n", msg.c_str());
 }
 
+int VfsEscape::escaped(const char* method, const char* what, bool no_memory) noexcept {
+  const int code = no_memory ? SQLITE_NOMEM : SQLITE_IOERR;
+  char msg[512];  // no allocation: memory may be exhausted
+  std::snprintf(msg, sizeof msg, "%s: %s (%s)", method,
+                no_memory ? "out of memory" : "internal error", what);
+  try {
+    t_last_error = msg;
+  } catch (...) {
+    t_last_error.clear();
+  }
+  sqlite3_log(code, "pdl: %s", msg);
+  const char* quiet = std::getenv("PDL_VFS_QUIET");
+  if (!quiet || !*quiet || std::strcmp(quiet, "0") == 0) std::fprintf(stderr, "pdl: %s\n", msg);
+  return code;
+}
+
+int abandon_file(const char* method, sqlite3_file* file) noexcept {
+  const int rc = escape_current<VfsEscape>(method);
+  PdlFile* f = as(file);
+  try {
+    if (f->db) release_db(f->db);
+  } catch (...) {
+    escape_current<VfsEscape>(method);
+  }
+  f->~PdlFile();
+  return rc;
+}
+
 int to_sqlite(const Status& st, int io_code) {
   switch (st.code()) {
     case Errc::kOk: return SQLITE_OK;
@@ -358,6 +399,7 @@ int to_sqlite(const Status& st, int io_code) {
     case Errc::kHostFull:  // not the chip's fault: say which host file system to free
       report_error(SQLITE_FULL, std::string(st.message()));
       return SQLITE_FULL;
+    case Errc::kTooLarge: return SQLITE_FULL;  // (SQLite has no "file too large")
     case Errc::kBusy: return SQLITE_BUSY;
     case Errc::kCorrupt: return SQLITE_IOERR_DATA;
     case Errc::kReadOnly: return SQLITE_READONLY;

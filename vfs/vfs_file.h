@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "flash/common/c_edge.h"
 #include "flash/common/status.h"
 #include "vfs/db_state.h"
 #include "vfs/sqlite_api.h"
@@ -77,6 +78,30 @@ void discard_unfinished(DbState& db);
 // Record `msg` as this thread's last error, log it through sqlite3_log, and print it on stderr
 // (unless PDL_VFS_QUIET is set): SQLite reports only a code, the user needs the reason.
 void report_error(int sqlite_code, const std::string& msg);
+// The VFS's policy at its C edge (flash/common/c_edge.h): an exception that escapes a method is
+// reported like report_error (without allocating) and answered SQLITE_NOMEM for
+// std::bad_alloc, SQLITE_IOERR for anything else. Every sqlite3_vfs and sqlite3_io_methods
+// method that can throw is put in its table through vfs_guarded; those that only forward to
+// the default VFS or read a field cannot throw and are not.
+struct VfsEscape {
+  static int escaped(const char* method, const char* what, bool no_memory) noexcept;
+};
+template <EdgeName Name, auto Fn>
+inline constexpr auto vfs_guarded = guarded<VfsEscape, Name, Fn>;
+// Inside a catch block of xOpen or xClose: report the exception (VfsEscape) and undo what the
+// method left behind — SQLite calls xClose only if xOpen set pMethods, and forgets a file once
+// xClose returns, whatever it returns — so the image reference `file` holds is released and
+// the PdlFile destroyed. REQUIRES: `file` holds a live PdlFile (vfs.cc, x_open).
+int abandon_file(const char* method, sqlite3_file* file) noexcept;
+template <int (*Close)(sqlite3_file*)>
+int guarded_close(sqlite3_file* file) noexcept {
+  try {
+    return Close(file);
+  } catch (...) {
+    return abandon_file("xClose", file);
+  }
+}
+
 // Translate a Status at the VFS edge: kFull -> SQLITE_FULL, kBusy -> SQLITE_BUSY, kCorrupt ->
 // SQLITE_IOERR_DATA (corrupt flash is an I/O error, never wrong data), others -> `io_code`.
 int to_sqlite(const Status& st, int io_code);

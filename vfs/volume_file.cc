@@ -53,6 +53,7 @@ int x_write(sqlite3_file* file, const void* buf, int amt, sqlite3_int64 off) {
       f->id, uint64_t(off), std::span<const uint8_t>(static_cast<const uint8_t*>(buf), size_t(amt)));
   if (st.is_ok()) return SQLITE_OK;
   const int rc = to_sqlite(st, SQLITE_IOERR_WRITE);
+  if (st.is(Errc::kTooLarge)) report_error(rc, f->name + ": " + std::string(st.message()));
   if (f->main_db) database_write_failed(*f->db, rc);
   return rc;
 }
@@ -61,6 +62,7 @@ int x_truncate(sqlite3_file* file, sqlite3_int64 size) {
   PdlFile* f = as(file);
   if (f->read_only) return SQLITE_READONLY;
   Status st = f->db->vol->truncate(f->id, uint64_t(size));
+  if (st.is(Errc::kTooLarge)) report_error(SQLITE_FULL, f->name + ": " + std::string(st.message()));
   return st.is_ok() ? SQLITE_OK : to_sqlite(st, SQLITE_IOERR_TRUNCATE);
 }
 
@@ -147,22 +149,22 @@ int x_device_characteristics(sqlite3_file*) { return SQLITE_IOCAP_POWERSAFE_OVER
 
 const sqlite3_io_methods kVolumeFileMethods = {
     /* iVersion               */ 2,  // shm (WAL); no memory-mapped I/O
-    /* xClose                 */ x_close,
-    /* xRead                  */ x_read,
-    /* xWrite                 */ x_write,
-    /* xTruncate              */ x_truncate,
-    /* xSync                  */ x_sync,
-    /* xFileSize              */ x_file_size,
-    /* xLock                  */ x_lock,
-    /* xUnlock                */ x_unlock,
-    /* xCheckReservedLock     */ x_check_reserved,
-    /* xFileControl           */ x_file_control,
+    /* xClose                 */ guarded_close<x_close>,
+    /* xRead                  */ vfs_guarded<"xRead", x_read>,
+    /* xWrite                 */ vfs_guarded<"xWrite", x_write>,
+    /* xTruncate              */ vfs_guarded<"xTruncate", x_truncate>,
+    /* xSync                  */ vfs_guarded<"xSync", x_sync>,
+    /* xFileSize              */ vfs_guarded<"xFileSize", x_file_size>,
+    /* xLock                  */ vfs_guarded<"xLock", x_lock>,
+    /* xUnlock                */ vfs_guarded<"xUnlock", x_unlock>,
+    /* xCheckReservedLock     */ vfs_guarded<"xCheckReservedLock", x_check_reserved>,
+    /* xFileControl           */ vfs_guarded<"xFileControl", x_file_control>,
     /* xSectorSize            */ x_sector_size,
     /* xDeviceCharacteristics */ x_device_characteristics,
-    /* xShmMap                */ shm_map,
-    /* xShmLock               */ shm_lock,
-    /* xShmBarrier            */ shm_barrier,
-    /* xShmUnmap              */ shm_unmap,
+    /* xShmMap                */ vfs_guarded<"xShmMap", shm_map>,
+    /* xShmLock               */ vfs_guarded<"xShmLock", shm_lock>,
+    /* xShmBarrier            */ vfs_guarded<"xShmBarrier", shm_barrier>,
+    /* xShmUnmap              */ vfs_guarded<"xShmUnmap", shm_unmap>,
     /* xFetch                 */ nullptr,
     /* xUnfetch               */ nullptr,
 };

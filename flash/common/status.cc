@@ -20,6 +20,7 @@ const char* errc_name(Errc c) {
     case Errc::kNameTooLong: return "name too long";
     case Errc::kBadBlock: return "bad block";
     case Errc::kHostFull: return "host file system full";
+    case Errc::kTooLarge: return "file too large";
   }
   return "unknown";
 }

@@ -34,6 +34,7 @@ enum class Errc : unsigned char {
                      // EDQUOT): the operation touched nothing on the chip, and the chip is
                      // not at fault — no block is retired for it; it may work once the host
                      // has room again
+  kTooLarge,         // a file offset or size beyond what the volume can ever hold (EFBIG)
 };
 
 class [[nodiscard]] Status {

@@ -120,13 +120,34 @@ static Status create_new(const std::string& path, const ImageParams& params,
   auto img = std::make_unique<Image>();
   img->path = path;
   img->created = true;
-  std::unique_ptr<EmulatedNand> nand;
-  PDL_TRY(EmulatedNand::create_file(path, g, &nand));
-  img->nand = std::move(nand);
-  const Status st = format_volume(*img, params, main_name);
-  if (!st.is_ok()) {
+  // The path did not exist (open_image) or was unlinked (format_image): a file there is ours,
+  // and a failure — an error or an exception (out of memory sizing the store's tables) —
+  // removes it. Not when the device is busy: someone else created it meanwhile and holds it.
+  auto remove_ours = [&] {
     img.reset();
     ::unlink(path.c_str());  // our own half-made image
+  };
+  std::unique_ptr<EmulatedNand> nand;
+  Status st;
+  try {
+    st = EmulatedNand::create_file(path, g, &nand);
+  } catch (...) {
+    remove_ours();
+    throw;
+  }
+  if (!st.is_ok()) {
+    if (!st.is(Errc::kBusy)) remove_ours();
+    return st;
+  }
+  img->nand = std::move(nand);
+  try {
+    st = format_volume(*img, params, main_name);
+  } catch (...) {
+    remove_ours();
+    throw;
+  }
+  if (!st.is_ok()) {
+    remove_ours();
     return st;
   }
   *out = std::move(img);

@@ -684,13 +684,35 @@ Status Volume::zero_tail(File& f) {
   return Status::ok();
 }
 
+// A file can never hold more than the volume's data area: every chunk of it would need its own
+// lpn. Refusing sizes past that bound also bounds every file's chunk table (volume.h, File).
+Status Volume::within_capacity(uint64_t off, uint64_t len) const {
+  const uint64_t cap = max_file_size();
+  if (off <= cap && len <= cap - off) return Status::ok();
+  return Status::error(Errc::kTooLarge,
+                       (len ? "a write of " + std::to_string(len) + " bytes at offset " +
+                                  std::to_string(off) + " would end"
+                            : "a file size of " + std::to_string(off) + " bytes is") +
+                           " beyond the largest file this volume can hold (" +
+                           std::to_string(cap) + " bytes, its data area)");
+}
+
 Status Volume::write(FileId id, uint64_t off, std::span<const uint8_t> data) {
   std::lock_guard<std::mutex> g(mu_);
   PDL_TRY(writable());
   File* f;
   PDL_TRY(file(id, &f));
-  if (off + data.size() < off || (off + data.size() + chunk_ - 1) / chunk_ > 0xFFFFFFF0u)
-    return Status::error(Errc::kInvalidArgument, "write beyond the largest file size");
+  // Past the data area: the part within it is written as usual (a dense file reaching the
+  // end of a full data area stores the prefix that fits and then fails as any full write),
+  // the rest is refused — kFull if no lpn is free or waiting to be, else kTooLarge.
+  Status beyond;
+  if (!data.empty()) beyond = within_capacity(off, data.size());
+  if (!beyond.is_ok()) {
+    const bool no_room = pool_.free_count() == 0 && pending_free_.empty() && trimmed_.empty();
+    if (no_room) beyond = Status::error(Errc::kFull, beyond.message());
+    if (off >= max_file_size()) return beyond;
+    data = data.first(size_t(max_file_size() - off));
+  }
   KindStats& ks = stats_.kind[size_t(f->kind)];
   ks.writes++;
   if (off + data.size() > f->meta.size) {
@@ -724,7 +746,7 @@ Status Volume::write(FileId id, uint64_t off, std::span<const uint8_t> data) {
   }
   ks.bytes_written += data.size();
   if (f->meta.version == version) f->mtime_dirty = true;  // persisted lazily (see volume.h)
-  return Status::ok();
+  return beyond;
 }
 
 Status Volume::truncate(FileId id, uint64_t size) {
@@ -734,6 +756,7 @@ Status Volume::truncate(FileId id, uint64_t size) {
   PDL_TRY(file(id, &f));
   if (size == f->meta.size) return Status::ok();
   if (size > f->meta.size) {
+    PDL_TRY(within_capacity(size, 0));
     PDL_TRY(zero_tail(*f));
     PDL_TRY(unclaim_released(*f, size));
   } else {

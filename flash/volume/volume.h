@@ -161,6 +161,9 @@ class Volume {
 
   // ---- inspection ----
   const VolumeLayout& layout() const { return hdr_.layout; }
+  // The largest size a file can have: its data area (data_lpns chunks). Writes and truncates
+  // beyond it fail with kTooLarge; mount finds no file beyond it (else kCorrupt).
+  uint64_t max_file_size() const { return uint64_t(hdr_.layout.data_lpns) * chunk_; }
   std::string main_name();
   Status set_main_name(const std::string& name);  // durable at the next sync
   bool read_only() const { return opts_.read_only; }
@@ -184,7 +187,12 @@ class Volume {
     uint32_t slot = 0;
     Slot meta;
     FileKind kind = FileKind::kDatabase;
-    std::vector<uint32_t> chunks;  // chunk index -> lpn (kNoLpn: hole, reads as zeros)
+    // Chunk index -> lpn (kNoLpn: hole, reads as zeros), up to the highest chunk mapped. A
+    // dense vector: the VFS and FUSE index it on every chunk read and write, and SQLite's files
+    // are dense. Its length is bounded by the data area (data_lpns entries): writes and sizes
+    // past max_file_size() are refused, and mount refuses a slot whose size is beyond it, so
+    // no size read from flash sizes it (an owner entry is live only within its file's size).
+    std::vector<uint32_t> chunks;
     bool mtime_dirty = false;
   };
   struct CachedChunk {
@@ -230,6 +238,8 @@ class Volume {
   void encode_owner_page(uint32_t page, std::span<uint8_t> out) const;
   void set_owner(uint32_t lpn, Owner o);
   uint64_t chunk_count(uint64_t size) const { return (size + chunk_ - 1) / chunk_; }
+  // kTooLarge unless [off, off + len) lies within max_file_size() (len 0: a size of `off`).
+  Status within_capacity(uint64_t off, uint64_t len) const;
 
   std::mutex mu_;
   std::unique_ptr<PageStore> store_;

@@ -45,6 +45,13 @@ Status Volume::load() {
                                                  std::to_string(i) + ": " +
                                                  std::string(st.message()));
       if (s.id == 0) continue;
+      if (s.size > max_file_size())  // (it would size the file's chunk table: volume.h, File)
+        return Status::error(Errc::kCorrupt,
+                             "directory page " + std::to_string(p) + " slot " +
+                                 std::to_string(i) + ": file " + s.name + " has size " +
+                                 std::to_string(s.size) + ", beyond the " +
+                                 std::to_string(max_file_size()) +
+                                 " bytes the volume can hold; the directory is corrupt");
       max_id = std::max(max_id, s.id);
       next_version_ = std::max(next_version_, s.version + 1);
       const uint32_t slot = p * per_slot_page + i;

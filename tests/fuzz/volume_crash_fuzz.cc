@@ -405,7 +405,7 @@ static Status step(Rig& r, Model& m, std::mt19937_64& rng, const Cfg& c) {
       d.cur = post;
       return st;
     }
-    if (st.is(Errc::kFull)) {
+    if (st.is(Errc::kFull) || st.is(Errc::kTooLarge)) {  // (a prefix may be stored)
       g_kfull++;
       Status rs;
       Bytes got = read_all(v, n, &rs);
@@ -435,7 +435,7 @@ static Status step(Rig& r, Model& m, std::mt19937_64& rng, const Cfg& c) {
     d.touched = true;
     d.versions.push_back(post); d.sizes.insert(post.size());
     if (st.is_ok()) d.cur = post;
-    else if (st.is(Errc::kFull)) {
+    else if (st.is(Errc::kFull) || st.is(Errc::kTooLarge)) {
       g_kfull++;
       Status rs;
       d.cur = read_all(v, n, &rs);
@@ -541,7 +541,7 @@ static void run_seed(uint64_t seed, int rounds) {
     int warm = int(rng() % 60);
     for (int i = 0; i < warm; i++) {
       Status s = step(r, m, rng, c);
-      if (!s.is_ok() && !s.is(Errc::kFull)) fail("warm-up op failed: " + s.to_string());
+      if (!s.is_ok() && !s.is(Errc::kFull) && !s.is(Errc::kTooLarge)) fail("warm-up op failed: " + s.to_string());
       check_each(r, m, (g_log.empty() ? "" : g_log.back().c_str()));
     }
     if (rng() % 2) {
@@ -555,7 +555,7 @@ static void run_seed(uint64_t seed, int rounds) {
       Status s = step(r, m, rng, c);
       if (s.is(Errc::kPowerCut)) { g_cuts++; break; }
       check_each(r, m, (g_log.empty() ? "" : g_log.back().c_str()));
-      if (!s.is_ok() && !s.is(Errc::kFull)) {
+      if (!s.is_ok() && !s.is(Errc::kFull) && !s.is(Errc::kTooLarge)) {
         if (r.nand->frozen()) break;
         fail("op failed: " + s.to_string());
       }
@@ -706,7 +706,7 @@ static Status step_atomic(Rig& r, Files& cur, Files& committed, std::mt19937_64&
     if (st.is_ok()) {
       if (d.size() < off + len) d.resize(off + len, 0);
       std::memcpy(d.data() + off, data.data(), len);
-    } else if (st.is(Errc::kFull)) {
+    } else if (st.is(Errc::kFull) || st.is(Errc::kTooLarge)) {  // (a prefix may be stored)
       readback("after a full write");
     }
     return st;
@@ -718,7 +718,7 @@ static Status step_atomic(Rig& r, Files& cur, Files& committed, std::mt19937_64&
     LOG("truncate %s %llu", n.c_str(), (unsigned long long)ns);
     Status st = v.truncate(fid, ns);
     if (st.is_ok()) d.resize(ns, 0);
-    else if (st.is(Errc::kFull)) readback("after a full truncate");
+    else if (st.is(Errc::kFull) || st.is(Errc::kTooLarge)) readback("after a full truncate");
     return st;
   }
   if (op < 80) {
@@ -756,7 +756,7 @@ static void run_seed_atomic(uint64_t seed, int rounds) {
     bool commit_call = false;
     for (int i = 0; i < warm; i++) {
       Status s = step_atomic(r, cur, committed, rng, c, &commit_call);
-      if (!s.is_ok() && !s.is(Errc::kFull)) fail("warm-up op failed: " + s.to_string());
+      if (!s.is_ok() && !s.is(Errc::kFull) && !s.is(Errc::kTooLarge)) fail("warm-up op failed: " + s.to_string());
       if (getenv("CHECKEACH")) {  // (reads change the flash operations: debugging only)
         Files now = view_of(*r.vol, "check each");
         if (now != cur) fail("divergence after " + g_log.back() + files_diff(now, cur));
@@ -774,7 +774,7 @@ static void run_seed_atomic(uint64_t seed, int rounds) {
         Files now = view_of(*r.vol, "check each");
         if (now != cur) fail("divergence after " + g_log.back() + files_diff(now, cur));
       }
-      if (!s.is_ok() && !s.is(Errc::kFull)) {
+      if (!s.is_ok() && !s.is(Errc::kFull) && !s.is(Errc::kTooLarge)) {
         if (r.nand->frozen()) { cut = true; break; }
         fail("op failed: " + s.to_string());
       }
