@@ -2,6 +2,7 @@
 #include "flash/store/spare.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 
@@ -58,24 +59,57 @@ bool header_checks(const uint8_t* s) {
          t == uint8_t(PageType::kIplEmpty);
 }
 
-// The unique single-bit change of bytes [1, 24) and [28, 32) that makes the header check, applied
-// to `s`; false (s unchanged) if there is none or more than one.
-bool repair_one_bit(uint8_t* s) {
-  int found = -1;
-  for (int byte = 1; byte < 32; byte++) {
-    if (byte == 24) byte = 28;
-    for (int bit = 0; bit < 8; bit++) {
-      s[byte] ^= uint8_t(1u << bit);
-      const bool ok = header_checks(s);
-      s[byte] ^= uint8_t(1u << bit);
-      if (!ok) continue;
-      if (found >= 0) return false;
-      found = byte * 8 + bit;
+// Error correction by syndrome. CRC-32C is affine: crc(m ^ e) = crc(m) ^ crc(e) ^ crc(0) for
+// messages of one length, so flipping bit i of bytes [1, 24) changes the computed CRC by a
+// fixed syndrome S_i, and flipping bit k of the stored CRC changes the stored one by 1 << k.
+// The headers' 216 protected bits (184 + 32) lie within CRC-32C's Hamming distance 6, so the
+// patterns of at most two flipped bits have distinct syndromes (checked in test_crc32c) and
+// at most one matches.
+constexpr int kHeaderBits = 23 * 8;
+
+const std::array<uint32_t, kHeaderBits + 32>& syndromes() {
+  static const std::array<uint32_t, kHeaderBits + 32> table = [] {
+    std::array<uint32_t, kHeaderBits + 32> t{};
+    uint8_t m[23] = {};
+    const uint32_t zero = crc32c(m, 23);
+    for (int i = 0; i < kHeaderBits; i++) {
+      m[i / 8] ^= uint8_t(1u << (i % 8));
+      t[size_t(i)] = crc32c(m, 23) ^ zero;
+      m[i / 8] ^= uint8_t(1u << (i % 8));
     }
+    for (int k = 0; k < 32; k++) t[size_t(kHeaderBits + k)] = 1u << k;
+    return t;
+  }();
+  return table;
+}
+
+void flip_header_bit(uint8_t* s, int i) {  // i < kHeaderBits: byte 1 + i/8; else the CRC's
+  if (i < kHeaderBits) s[1 + i / 8] ^= uint8_t(1u << (i % 8));
+  else s[28 + (i - kHeaderBits) / 8] ^= uint8_t(1u << ((i - kHeaderBits) % 8));
+}
+
+// The unique change of at most `max_bits` (1 or 2) bits of [1, 24) and [28, 32) that makes the
+// header check, applied to `s`; false (s unchanged) if there is none.
+bool repair_bits(uint8_t* s, int max_bits) {
+  const auto& t = syndromes();
+  const uint32_t d = crc32c(s + 1, 23) ^ le::get32(s + 28);
+  const int n = int(t.size());
+  int fi = -1, fj = -1, found = 0;
+  for (int i = 0; i < n; i++) {
+    if (t[size_t(i)] == d) {
+      fi = i, fj = -1, found++;
+    }
+    if (max_bits < 2) continue;
+    for (int j = i + 1; j < n; j++)
+      if ((t[size_t(i)] ^ t[size_t(j)]) == d) fi = i, fj = j, found++;
   }
-  if (found < 0) return false;
-  s[found / 8] ^= uint8_t(1u << (found % 8));
-  return true;
+  if (found != 1) return false;
+  flip_header_bit(s, fi);
+  if (fj >= 0) flip_header_bit(s, fj);
+  if (header_checks(s)) return true;
+  flip_header_bit(s, fi);
+  if (fj >= 0) flip_header_bit(s, fj);
+  return false;
 }
 
 }  // namespace
@@ -86,7 +120,7 @@ SpareState spare_decode(std::span<const uint8_t> spare, SpareHeader* h) {
   std::memcpy(s, spare.data(), kSpareBytesUsed);
   bool repaired = false;
   if (!header_checks(s)) {
-    if (!repair_one_bit(s)) return SpareState::kCorrupt;
+    if (!repair_bits(s, 2)) return SpareState::kCorrupt;
     repaired = true;
   }
   h->type = PageType(s[1]);

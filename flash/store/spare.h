@@ -23,9 +23,9 @@
 //   28  u32  CRC-32C of bytes [1, 24)  — the obsolete mark is outside it, so marking a page
 //            obsolete never invalidates the header
 // A torn program (power cut mid-program) fails one of the two CRCs and the page is garbage.
-// A header failing its CRC is first repaired if exactly one bit of bytes [1, 24) or [28, 32)
-// flipped: CRC-32C has Hamming distance >= 4 over messages this short, so at most one
-// single-bit change can match and it is the header that was programmed (docs/format.md §3).
+// A header failing its CRC is first repaired if at most two bits of bytes [1, 24) and [28, 32)
+// flipped: those 216 bits lie within CRC-32C's Hamming distance 6, so at most one pattern of one
+// or two flips can match, and it gives the header that was programmed (docs/format.md §3).
 #pragma once
 
 #include <cstdint>
@@ -50,7 +50,7 @@ struct SpareHeader {
   bool commit = false;    // a commit page: seq is a commit record (atomic groups)
   bool group = false;     // IPL merge page of an open group: void unless a commit covers seq
   bool obsolete = false;  // decoded only; encode always writes "live"
-  bool repaired = false;  // decoded only: one flipped bit of the header was corrected
+  bool repaired = false;  // decoded only: one or two flipped bits of the header were corrected
 };
 
 inline constexpr uint32_t kSpareBytesUsed = 32;
@@ -65,8 +65,8 @@ enum class SpareState : uint8_t { kErased, kValid, kCorrupt };
 
 // Fill `spare` with 0xFF and encode `h` (live) into its first 32 bytes.
 void spare_encode(const SpareHeader& h, std::span<uint8_t> spare);
-// Classify and decode. kErased: the first 32 bytes are all 0xFF. A header one flipped bit away
-// from a valid one decodes as that header (kValid, h->repaired set).
+// Classify and decode. kErased: the first 32 bytes are all 0xFF. A header one or two flipped
+// bits away from a valid one decodes as that header (kValid, h->repaired set).
 SpareState spare_decode(std::span<const uint8_t> spare, SpareHeader* h);
 // True if every byte is 0xFF.
 bool all_ff(std::span<const uint8_t> bytes);
