@@ -14,7 +14,7 @@
 //                     marker hid: the block was in service);
 //   7. volume       — Volume::check(): directory, owner map, every chunk read back (a chunk
 //                     owned by a file but with no copy on flash is lost data).
-// Mount's line counts spare headers repaired (one flipped bit) and is a problem if it found
+// Mount's line counts spare headers repaired (one or two flipped bits) and is a problem if it found
 // damaged pages (a header failing its CRC that no torn program explains).
 // The Volume is opened read-only and mount writes nothing, so the image is never modified.
 // Exit 0 only if every check passed; 1 (each problem on stderr) otherwise, a mount that fails
@@ -267,7 +267,7 @@ int run_fsck(const Command& cmd, const Args& a) {
     const MountReport& m = img->mount;
     rep.ok("image file", nand.geometry().describe());
     const std::string scan =
-        strf("%llu pages scanned, %llu torn, %llu spare headers repaired (one flipped bit); "
+        strf("%llu pages scanned, %llu torn, %llu spare headers repaired (one or two flipped bits); "
              "%llu live lpns, %llu valid differential pages, %llu free blocks",
              (unsigned long long)m.pages_scanned, (unsigned long long)m.torn_pages,
              (unsigned long long)m.spare_repairs, (unsigned long long)m.live_lpns,

@@ -453,7 +453,8 @@ Status Volume::read_chunk(File& f, uint32_t c, std::span<uint8_t> out) {
                              std::to_string(f.chunks[c]) + ") has no copy on flash" +
                              (store_->damaged_pages() > 0
                                   ? " (the store holds " +
-                                        std::to_string(store_->damaged_pages()) + " damaged pages)"
+                                        std::to_string(store_->damaged_pages()) + " damaged page" +
+                                        (store_->damaged_pages() == 1 ? ")" : "s)")
                                   : ""));
   return Status::ok();  // never written: zeros
 }
