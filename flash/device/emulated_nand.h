@@ -22,7 +22,8 @@
 //   * stored bit flips (flip_stored_bit): a bit of the media changed for good, which the ECC
 //     model above does not see (the spare area's own checks must);
 //   * bad blocks: mark_bad() programs a block's bad-block marker (byte 0 of the spare of its
-//     first page), as a factory marks one, and makes the block fail; so do fail_block() and a
+//     first page; read as set when at least 4 of its 8 bits are 0, so one flipped bit does
+//     not change it), as a factory marks one, and makes the block fail; so do fail_block() and a
 //     scheduled failure (fail_at: a "grown" bad block). Programs and erases of a failing block
 //     fail with kBadBlock (except programming the marker itself): the program leaves a random
 //     subset of its bits, the erase a random subset of pages erased. Failing is a property of

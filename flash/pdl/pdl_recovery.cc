@@ -23,9 +23,9 @@
 // at the end — few in practice: only the interrupted group's pages come after every commit
 // page. Format 1 has no commit records: every item counts.
 //
-// A header failing its checks is repaired if one bit flipped (spare.h); one still failing is torn
-// if it is its block's last programmed page, and *damaged* (counted, data possibly lost: reads
-// of owned but unmapped chunks then fail, volume.cc) if a later page is programmed.
+// A header failing its checks is repaired if one or two bits flipped (spare.h); one still failing
+// is torn if it is its block's last programmed page, and *damaged* (counted, data possibly lost:
+// reads of owned but unmapped chunks then fail, volume.cc) if a later page is programmed.
 // Blocks marked bad are skipped unread. Recovery writes nothing (not even obsolete marks): a crash
 // during recovery is harmless and recovering twice gives the same tables (I4). Blocks with no
 // programmed page go to the free queue as "not known erased" and are erased before use, because an
