@@ -7,7 +7,8 @@
 # only formats and reads). Checked: format (and its refusals), info (text and --json, which
 # must parse), ls -l, cat (the extracted database is a valid SQLite file with the same rows),
 # fsck (clean: exit 0; a flipped data byte, a damaged superblock copy, a damaged image header:
-# exit 1), dump --lpn / --block / --file, read-only commands leave the image byte-identical,
+# exit 1), spare-area bit flips (one or two in a header, the obsolete mark, the bad-block
+# marker: cat right and fsck clean; three in a header, a whole marker: cat fails, fsck exit 1), dump --lpn / --block / --file, read-only commands leave the image byte-identical,
 # a non-image file is refused (exit 3) and unchanged, an image held by another process gives
 # exit 4 naming it, usage errors give exit 2, and no command prints a traceback-like crash.
 #
@@ -286,6 +287,61 @@ try:
     flip_byte(sb, pages_off + 10)  # block 0 page 0, data byte 10
     rc, out, err = pdl("fsck", sb)
     check(rc == 1 and b"1 of 2 copies valid" in out, "fsck reports a bad superblock copy")
+
+    # ---- spare-area faults: a flip ends as a correct read or an error, never other bytes ----
+    sp = os.path.join(tmp, "spare.pdl")
+    sql(sp, "create table t(x); insert into t values('hello');", "&size=16M")
+    rc, good, err = pdl("cat", sp, "spare.pdl")
+    check(rc == 0 and good.startswith(b"SQLite format 3"), "cat of the spare-fault image: " + err)
+    rc, out, _ = pdl("dump", sp, "--file", "spare.pdl")
+    m = re.search(rb"^ +0 +\d+ +ppa (\d+) ", out, re.M)
+    check(m is not None, "dump --file names chunk 0's base page")
+    sp_data, sp_spare, sp_ppb, _, sp_off = image_geometry(sp)
+    if m:
+        ppa0 = int(m.group(1))
+        spare0 = sp_off + ppa0 * (sp_data + sp_spare) + sp_data
+        marker0 = sp_off + (ppa0 - ppa0 % sp_ppb) * (sp_data + sp_spare) + sp_data
+
+        def flipped(name, bits):
+            """A copy of sp with the given (offset, bit) flips; returns its path."""
+            path = os.path.join(tmp, name + ".pdl")
+            shutil.copyfile(sp, path)
+            with open(path, "r+b") as f:
+                for off, bit in bits:
+                    f.seek(off)
+                    b = f.read(1)[0]
+                    f.seek(off)
+                    f.write(bytes([b ^ (1 << bit)]))
+            return path
+
+        for name, bits in (("obsolete mark", [(spare0 + 24, 0)]),
+                           ("type byte", [(spare0 + 1, 2)]),
+                           ("lpn", [(spare0 + 4, 0)]),
+                           ("sequence number", [(spare0 + 8, 3)]),
+                           ("header CRC", [(spare0 + 28, 5)]),
+                           ("lpn and sequence number", [(spare0 + 4, 1), (spare0 + 9, 6)]),
+                           ("bad-block marker", [(marker0, 0)])):
+            path = flipped("flip", bits)
+            rc, out, err = pdl("cat", path, "spare.pdl")
+            check(rc == 0 and out == good,
+                  "%d flipped bit(s) of chunk 0's %s: cat returns the right bytes (exit %d)"
+                  % (len(bits), name, rc))
+            rc, out, err = pdl("fsck", path)
+            check(rc == 0, "... and fsck finds nothing lost (exit %d): %s" % (rc, err.strip()))
+        path = flipped("hdr3", [(spare0 + 4, 0), (spare0 + 9, 2), (spare0 + 17, 7)])
+        rc, out, err = pdl("cat", path, "spare.pdl")
+        check(rc != 0 and err.startswith("pdl: cat: "),
+              "3 flipped bits of a header (beyond repair): cat fails (exit %d): %s"
+              % (rc, err.strip()))
+        rc, out, err = pdl("fsck", path)
+        check(rc == 1 and "damaged page" in err and "no copy on flash" in err,
+              "... fsck exits 1 naming the damaged page and the chunk it lost: " + err.strip())
+        path = flipped("marker8", [(marker0, b) for b in range(8)])
+        rc, out, err = pdl("cat", path, "spare.pdl")
+        check(rc != 0 and not out.startswith(good[:100]),
+              "a block marked bad under live pages: cat fails (exit %d): %s" % (rc, err.strip()))
+        rc, out, err = pdl("fsck", path)
+        check(rc == 1, "... and fsck exits 1: " + err.strip())
 
     # ---- corruption: the image header ----
     hdr = os.path.join(tmp, "hdr.pdl")

@@ -10,7 +10,12 @@
 //                     a valid header of the right type and lpn and a good data CRC; torn and
 //                     stale pages are counted (a crash leaves them; they are not errors);
 //                     IPU/IPL: data pages, and IPL log pages by their sectors' CRCs;
-//   6. volume       — Volume::check(): directory, owner map, every chunk read back.
+//   6. bad blocks   — pages on blocks marked bad newer than their lpn's mapping (data the
+//                     marker hid: the block was in service);
+//   7. volume       — Volume::check(): directory, owner map, every chunk read back (a chunk
+//                     owned by a file but with no copy on flash is lost data).
+// Mount's line counts spare headers repaired (one or two flipped bits) and is a problem if it found
+// damaged pages (a header failing its CRC that no torn program explains).
 // The Volume is opened read-only and mount writes nothing, so the image is never modified.
 // Exit 0 only if every check passed; 1 (each problem on stderr) otherwise, a mount that fails
 // on corrupt data included; 3 if IMAGE is missing or not an image; 4 if it is in use.
@@ -195,6 +200,52 @@ void check_pages(PageStore& store, Report* rep) {
                                     first_problem + " (" + counts + ")");
 }
 
+// Blocks marked bad are skipped by mount. One holding a valid page newer than what its lpn
+// maps to (or than the lpn's differential) had data in service when it was marked — a marker
+// that changed on the media, not a retired block (whose live pages GC moved, keeping their seq).
+void check_bad_blocks(PageStore& store, Report* rep) {
+  Nand& nand = store.nand();
+  const Geometry& g = nand.geometry();
+  const bool in_page =
+      store.params().method == Method::kIpu || store.params().method == Method::kIpl;
+  const PageType base_type = in_page ? PageType::kIplData : PageType::kBase;
+  uint32_t bad = 0;
+  uint64_t held = 0, newer = 0;
+  std::string first;
+  PageView v, cur;
+  auto seq_at = [&](Ppa p) -> uint64_t {
+    if (p == kNoPpa || p >= g.total_pages()) return 0;
+    if (!read_page_view(nand, p, &cur).is_ok() || cur.state != SpareState::kValid) return 0;
+    return cur.hdr.seq;
+  };
+  for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
+    if (!nand.is_bad(b)) continue;
+    bad++;
+    for (uint32_t i = 0; i < g.pages_per_block; i++) {
+      const Ppa p = b * g.pages_per_block + i;
+      if (!read_page_view(nand, p, &v).is_ok() || v.state != SpareState::kValid ||
+          v.hdr.type != base_type || !v.data_crc_ok || v.hdr.lpn >= store.logical_pages())
+        continue;
+      held++;
+      const LpnLocation loc = store.locate(v.hdr.lpn);
+      if (v.hdr.seq > std::max(seq_at(loc.base), seq_at(loc.diff))) {
+        if (newer++ == 0)
+          first = strf("%s holds lpn %u (seq %llu), newer than its mapping",
+                       ppa_str(p, g.pages_per_block).c_str(), v.hdr.lpn,
+                       (unsigned long long)v.hdr.seq);
+      }
+    }
+  }
+  const std::string counts = strf("%u marked bad, %llu valid pages on them", bad,
+                                  (unsigned long long)held);
+  if (newer == 0) rep->ok("bad blocks", counts);
+  else
+    rep->problem("bad blocks", strf("%llu page%s on blocks marked bad hold data no live page "
+                                    "backs, first: ",
+                                    (unsigned long long)newer, newer == 1 ? "" : "s") +
+                                   first + " (" + counts + ")");
+}
+
 int run_fsck(const Command& cmd, const Args& a) {
   const std::string& path = a.pos[0];
   Report rep(cmd);
@@ -215,11 +266,21 @@ int run_fsck(const Command& cmd, const Args& a) {
     Nand& nand = store.nand();
     const MountReport& m = img->mount;
     rep.ok("image file", nand.geometry().describe());
-    rep.ok("mount", strf("%llu pages scanned, %llu torn; %llu live lpns, %llu valid "
-                         "differential pages, %llu free blocks",
-                         (unsigned long long)m.pages_scanned, (unsigned long long)m.torn_pages,
-                         (unsigned long long)m.live_lpns, (unsigned long long)m.valid_diff_pages,
-                         (unsigned long long)m.free_blocks));
+    const std::string scan =
+        strf("%llu pages scanned, %llu torn, %llu spare headers repaired (one or two flipped bits); "
+             "%llu live lpns, %llu valid differential pages, %llu free blocks",
+             (unsigned long long)m.pages_scanned, (unsigned long long)m.torn_pages,
+             (unsigned long long)m.spare_repairs, (unsigned long long)m.live_lpns,
+             (unsigned long long)m.valid_diff_pages, (unsigned long long)m.free_blocks);
+    if (m.damaged_pages == 0)
+      rep.ok("mount", scan);
+    else
+      rep.problem("mount", strf("%llu damaged page%s: a spare header fails its CRC where no "
+                                "torn program can be (later pages of its block are "
+                                "programmed); what it held is lost (",
+                                (unsigned long long)m.damaged_pages,
+                                m.damaged_pages == 1 ? "" : "s") +
+                               scan + ")");
     check_superblocks(nand, store.params(), &rep);
     const bool in_page =
         store.params().method == Method::kIpu || store.params().method == Method::kIpl;
@@ -236,6 +297,7 @@ int run_fsck(const Command& cmd, const Args& a) {
     else
       rep.problem("store tables", std::string(st.message()));
     check_pages(store, &rep);
+    check_bad_blocks(store, &rep);
   }
   uint64_t chunks = 0;
   for (const FileInfo& f : files) chunks += f.chunks_mapped;

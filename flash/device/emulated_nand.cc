@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 
@@ -461,6 +462,20 @@ Status EmulatedNand::mark_bad(uint32_t block) {
   return Status::ok();
 }
 
+Status EmulatedNand::flip_stored_bit(Ppa ppa, uint32_t byte, uint32_t bit) {
+  PDL_TRY(check_ppa(ppa));
+  if (byte >= geo_.raw_page() || bit >= 8)
+    return Status::error(Errc::kInvalidArgument, "no such bit in a raw page");
+  if (read_only_) return Status::error(Errc::kIoError, "image opened read-only");
+  const uint64_t off = uint64_t(ppa) * geo_.raw_page() + byte;
+  uint8_t v = 0;
+  PDL_TRY(media_->read(off, &v, 1));
+  v ^= uint8_t(1u << bit);
+  PDL_TRY(media_->write(off, &v, 1));
+  known_erased_[ppa] = 0;
+  return Status::ok();
+}
+
 bool EmulatedNand::is_bad(uint32_t block) {
   if (block >= geo_.blocks) return true;
   return marked_bad(block);
@@ -471,7 +486,9 @@ bool EmulatedNand::marked_bad(uint32_t block) {
   const Ppa first = block * geo_.pages_per_block;
   if (!media_->read(uint64_t(first) * geo_.raw_page() + geo_.page_data, &stored, 1).is_ok())
     return true;
-  return stored != 0;  // flash byte != 0xFF
+  // Marked iff at least 4 of the flash byte's 8 bits are 0 (the marker is programmed 0x00), so
+  // one flipped bit neither retires a good block nor revives a bad one (docs/format.md §3).
+  return std::popcount(uint8_t(~stored)) <= 4;
 }
 
 void EmulatedNand::set_bit_flips(const BitFlips& f) {

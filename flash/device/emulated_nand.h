@@ -19,8 +19,11 @@
 //     with `miscorrect`, returns the wrong bytes as if fine (an ECC miscorrection: only the
 //     engine's CRCs can catch it). Flips are transient: the media is never changed, so a
 //     retry draws again (read disturb);
+//   * stored bit flips (flip_stored_bit): a bit of the media changed for good, which the ECC
+//     model above does not see (the spare area's own checks must);
 //   * bad blocks: mark_bad() programs a block's bad-block marker (byte 0 of the spare of its
-//     first page), as a factory marks one, and makes the block fail; so do fail_block() and a
+//     first page; read as set when at least 4 of its 8 bits are 0, so one flipped bit does
+//     not change it), as a factory marks one, and makes the block fail; so do fail_block() and a
 //     scheduled failure (fail_at: a "grown" bad block). Programs and erases of a failing block
 //     fail with kBadBlock (except programming the marker itself): the program leaves a random
 //     subset of its bits, the erase a random subset of pages erased. Failing is a property of
@@ -130,6 +133,10 @@ class EmulatedNand final : public Nand {
   Status mark_bad(uint32_t block) override;
   bool is_bad(uint32_t block) override;
   bool marked_bad(uint32_t block);  // the marker alone (reads one byte; not counted)
+  // Flip one bit of the stored media for good (retention loss, a disturbed cell): `byte` is
+  // an offset in the raw page (data area, then spare). Not an operation: nothing counts it,
+  // power cuts and failures do not apply; later reads see the flipped bit every time.
+  Status flip_stored_bit(Ppa ppa, uint32_t byte, uint32_t bit);
   // The `n`-th mutating operation from now (0 = the next) fails with kBadBlock, and its block
   // fails every later program and erase (until the object is destroyed; a reopened image
   // keeps only what the failure left on the media).

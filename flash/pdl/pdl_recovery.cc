@@ -23,6 +23,9 @@
 // at the end — few in practice: only the interrupted group's pages come after every commit
 // page. Format 1 has no commit records: every item counts.
 //
+// A header failing its checks is repaired if one or two bits flipped (spare.h); one still failing
+// is torn if it is its block's last programmed page, and *damaged* (counted, data possibly lost:
+// reads of owned but unmapped chunks then fail, volume.cc) if a later page is programmed.
 // Blocks marked bad are skipped unread. Recovery writes nothing (not even obsolete marks): a crash
 // during recovery is harmless and recovering twice gives the same tables (I4). Blocks with no
 // programmed page go to the free queue as "not known erased" and are erased before use, because an
@@ -193,11 +196,18 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
       const Ppa r = first + Ppa(p);
       const SpareHeader& h = hdr[p];
       if (state[p] == SpareState::kErased) continue;
+      if (state[p] == SpareState::kCorrupt && p < last) {
+        // Pages are programmed in order and a block ending in a torn page is never appended
+        // to, so only the last programmed page can be torn: this one is damaged.
+        rep.damaged_pages++;
+        continue;
+      }
       if (state[p] == SpareState::kCorrupt ||
           (h.type != PageType::kBase && h.type != PageType::kDifferential)) {
         rep.torn_pages++;
         continue;
       }
+      if (h.repaired) rep.spare_repairs++;
       max_seq = std::max(max_seq, h.seq);
       if (h.obsolete) {  // IS_OBSOLETE_PAGE(r) — its commit record still counts (the newest
         // is never marked; an older one is a lower bound): a mark only follows a whole program
@@ -317,6 +327,7 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (report) *report = rep;
   s->stats_.void_pages = rep.void_pages;
+  s->damaged_pages_ = rep.damaged_pages;
   s->ledger_.charge(s->ledger_.other());
   *out = std::move(s);
   return Status::ok();

@@ -102,6 +102,7 @@ class PdlStore final : public PageStore {
   uint64_t uncommitted_pages() const override { return group_pages_.size(); }
   bool legacy_format() const override { return legacy_; }
   Status halted() const override { return halted_; }
+  uint64_t damaged_pages() const override { return damaged_pages_; }
   Status upgrade_format() override;  // pdl_commit.cc
 
   bool is_mapped(Lpn lpn) const override {
@@ -232,6 +233,7 @@ class PdlStore final : public PageStore {
   // fail with this until the store is mounted again.
   Status halted_;
   mutable StoreStats stats_;  // the bad-block figures are filled in by stats()
+  uint64_t damaged_pages_ = 0;  // MountReport::damaged_pages of the mount that made this store
   uint64_t retired_at_reset_ = 0;
   uint64_t scrubbed_at_reset_ = 0;
   CostLedger ledger_;

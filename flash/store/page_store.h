@@ -94,6 +94,9 @@ struct StoreStats {
 struct MountReport {
   uint64_t pages_scanned = 0;
   uint64_t torn_pages = 0;        // pages failing CRC (interrupted programs): ignored
+  uint64_t damaged_pages = 0;     // headers failing CRC that no power cut explains (PDL, OPU:
+                                  // later pages of the block are programmed): data may be lost
+  uint64_t spare_repairs = 0;     // headers read right after correcting one flipped bit
   uint64_t live_lpns = 0;
   uint64_t valid_diff_pages = 0;
   uint64_t free_blocks = 0;
@@ -195,6 +198,10 @@ class PageStore {
   // more changes until it is mounted again (reads go on).
   virtual Status halted() const { return Status::ok(); }
   virtual Status upgrade_format() { return Status::ok(); }
+  // Pages mount found damaged: a header failing its checks (beyond a one-bit repair) where no
+  // torn program can be (later pages of its block are programmed). Such a page may have held
+  // the only copy of a logical page, so an unmapped lpn is no proof of "never written".
+  virtual uint64_t damaged_pages() const { return 0; }
 
   // Optional update-log hook, for a caller that knows its changes as they happen (the in-DBMS
   // IPL the paper compared with, [PDL] §5.1). Says that one update changed bytes

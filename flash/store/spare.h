@@ -8,18 +8,24 @@
 //            superblock format 2: this page's seq is a commit record, "every seq <= mine that is
 //            on flash is committed"; docs/format.md §3); bit 1 clear = group page (an IPL merge
 //            page holding an atomic group's data: it counts only if a commit record covers its
-//            seq). Stores of format 1 leave it 0xFF.
+//            seq). Stores of format 1 leave it 0xFF. Bit 2 clear = the obsolete mark is read by
+//            majority (every page this pdl programs; older pages: any 0 bit means obsolete).
 //    4  u32  lpn (base pages, IPL data pages); record count (differential pages); 0 (superblock);
 //            logical block (IPL empty-merge marker)
 //    8  u64  creation sequence number (the paper's time stamp; one global counter)
 //   16  u32  CRC-32C of the whole data area
 //   20  u32  aux: bytes used in a differential page's data area; pages its merge wrote (IPL
 //            data page of a merge; 0 for a direct write); 0 otherwise
-//   24  u8   obsolete mark: 0xFF live; programmed to 0x00 (a second program) when obsolete
+//   24  u8   obsolete mark: 0xFF live; programmed to 0x00 (a second program) when obsolete.
+//            With flag bit 2 clear it reads obsolete iff at least 4 of its 8 bits are 0, so
+//            one flipped bit never turns live into obsolete or back.
 //   25  u8[3] reserved (0xFF)
 //   28  u32  CRC-32C of bytes [1, 24)  — the obsolete mark is outside it, so marking a page
 //            obsolete never invalidates the header
 // A torn program (power cut mid-program) fails one of the two CRCs and the page is garbage.
+// A header failing its CRC is first repaired if at most two bits of bytes [1, 24) and [28, 32)
+// flipped: those 216 bits lie within CRC-32C's Hamming distance 6, so at most one pattern of one
+// or two flips can match, and it gives the header that was programmed (docs/format.md §3).
 #pragma once
 
 #include <cstdint>
@@ -44,18 +50,23 @@ struct SpareHeader {
   bool commit = false;    // a commit page: seq is a commit record (atomic groups)
   bool group = false;     // IPL merge page of an open group: void unless a commit covers seq
   bool obsolete = false;  // decoded only; encode always writes "live"
+  bool repaired = false;  // decoded only: one or two flipped bits of the header were corrected
 };
 
 inline constexpr uint32_t kSpareBytesUsed = 32;
 inline constexpr uint32_t kSpareObsoleteAt = 24;
 inline constexpr uint8_t kSpareFlagCommit = 0x01;  // byte 3, stored inverted
 inline constexpr uint8_t kSpareFlagGroup = 0x02;   // byte 3, stored inverted
+inline constexpr uint8_t kSpareFlagMajorityMark = 0x04;  // byte 3, stored inverted
+// Decode of the obsolete mark byte: by majority (flag bit 2 clear), else any 0 bit.
+bool obsolete_mark_set(uint8_t mark, bool majority);
 
 enum class SpareState : uint8_t { kErased, kValid, kCorrupt };
 
 // Fill `spare` with 0xFF and encode `h` (live) into its first 32 bytes.
 void spare_encode(const SpareHeader& h, std::span<uint8_t> spare);
-// Classify and decode. kErased: the first 32 bytes are all 0xFF.
+// Classify and decode. kErased: the first 32 bytes are all 0xFF. A header one or two flipped
+// bits away from a valid one decodes as that header (kValid, h->repaired set).
 SpareState spare_decode(std::span<const uint8_t> spare, SpareHeader* h);
 // True if every byte is 0xFF.
 bool all_ff(std::span<const uint8_t> bytes);

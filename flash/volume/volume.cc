@@ -494,7 +494,21 @@ Status Volume::read_chunk(File& f, uint32_t c, std::span<uint8_t> out) {
   }
   ks.chunks_read++;
   Status st = store_->read(f.chunks[c], out);
-  return st.is(Errc::kNotFound) ? Status::ok() : st;  // never written: zeros
+  if (!st.is(Errc::kNotFound)) return st;
+  // An owned chunk the store has no page for. Without atomic groups that is a crash's doing
+  // (the owner entry became durable before the chunk's bytes): zeros. With them the owner entry
+  // commits with the bytes, and after damage on flash the page may have been lost: an error,
+  // never zeros in place of the data.
+  if (atomic_ || store_->damaged_pages() > 0)
+    return Status::error(Errc::kCorrupt,
+                         "chunk " + std::to_string(c) + " of '" + f.meta.name + "' (logical page " +
+                             std::to_string(f.chunks[c]) + ") has no copy on flash" +
+                             (store_->damaged_pages() > 0
+                                  ? " (the store holds " +
+                                        std::to_string(store_->damaged_pages()) + " damaged page" +
+                                        (store_->damaged_pages() == 1 ? ")" : "s)")
+                                  : ""));
+  return Status::ok();  // never written: zeros
 }
 
 Status Volume::read(FileId id, uint64_t off, std::span<uint8_t> buf, size_t* got) {

@@ -1,6 +1,7 @@
 // make_seeds.cc — fuzz-seeds: the seed corpus of the fuzz targets, made from real data.
 //
-//   fuzz-seeds DIR     writes DIR/fuzz_image/, DIR/fuzz_superblock/, DIR/fuzz_differential/
+//   fuzz-seeds DIR     writes DIR/fuzz_image/, DIR/fuzz_superblock/, DIR/fuzz_differential/,
+//                      DIR/fuzz_spare/
 //
 // fuzz_image: real images (512+32-byte pages, 8 per block, 128 KiB) of every method holding a
 // file written, overwritten in part and synced, plus a file removed — each clean (closed) and
@@ -8,6 +9,8 @@
 // compact form (compact_image.h), with and without the CRC fix-up flags. fuzz_superblock: the
 // formatted superblock of each method (flags 0-3, overlay from byte 8). fuzz_differential:
 // records, runs and round trips made by the encoders from random pages, IPL log sectors.
+// fuzz_spare: per image kind, no edit, one flip of each kind (a spare header bit, an obsolete
+// mark, a bad-block marker, a superblock byte), and random edit lists.
 // Deterministic (fixed seeds, logical clock), so CI replays the same corpus every time.
 #include <sys/stat.h>
 
@@ -175,6 +178,27 @@ bool differential_seeds(const fs::path& dir) {
 
 }  // namespace
 
+bool spare_seeds(const fs::path& dir) {
+  std::mt19937_64 rng(0x5BA2E);
+  int n = 0;
+  auto seed = [&](std::vector<uint8_t> in) {
+    return put(dir / ("seed-" + std::to_string(n++)), in);
+  };
+  for (uint8_t image = 0; image < 5; image++) {
+    // kind, a, b, c (fuzz_spare.cc): header bit, obsolete mark, marker, superblock byte.
+    if (!seed({image}) || !seed({image, 0, 3, 4, 2}) || !seed({image, 0, 5, 24, 0}) ||
+        !seed({image, 0, 9, 0, 7}) || !seed({image, 1, 0, 12, 0x42}) ||
+        !seed({image, 0, 7, 8, 1, 0, 7, 30, 6}))  // two flips of one header
+      return false;
+    for (int k = 0; k < 4; k++) {
+      std::vector<uint8_t> in = random_bytes(rng, 1 + 4 * (4 + rng() % 16));
+      in[0] = image;
+      if (!seed(in)) return false;
+    }
+  }
+  return true;
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: fuzz-seeds DIR\n");
@@ -182,11 +206,13 @@ int main(int argc, char** argv) {
   }
   const fs::path root = argv[1];
   const fs::path scratch = root / ".scratch";
-  for (const char* d : {"fuzz_image", "fuzz_superblock", "fuzz_differential", ".scratch"})
+  for (const char* d :
+       {"fuzz_image", "fuzz_superblock", "fuzz_differential", "fuzz_spare", ".scratch"})
     fs::create_directories(root / d);
   const bool ok = image_seeds(root / "fuzz_image", scratch) &&
                   superblock_seeds(root / "fuzz_superblock", scratch) &&
-                  differential_seeds(root / "fuzz_differential");
+                  differential_seeds(root / "fuzz_differential") &&
+                  spare_seeds(root / "fuzz_spare");
   fs::remove_all(scratch);
   if (!ok) return 1;
   std::printf("fuzz-seeds: corpus in %s\n", root.c_str());
