@@ -7,7 +7,7 @@ namespace pdl {
 
 const char* const ImageParams::kKeys[] = {
     "method", "max_diff", "obsolete", "log_region", "page", "pages_per_block", "spare", "size",
-    "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit", nullptr};
+    "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit", "wear_level", nullptr};
 
 bool parse_size(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
@@ -79,6 +79,9 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     if (value == "atomic") atomic_commit = true;
     else if (value == "journal") atomic_commit = false;
     else return bad("atomic or journal");
+  } else if (key == "wear_level") {
+    if (value == "off") wear_level = 0;
+    else return u32(&wear_level, 1, 1000000000);
   } else if (key == "clock") {
     if (value == "wall") logical_clock = false;
     else if (value == "logical") logical_clock = true;
@@ -113,6 +116,7 @@ StoreParams ImageParams::store_params() const {
   if (max_diff) p.max_differential = *max_diff;
   p.obsolete = obsolete.value_or(ObsoleteMode::kMemory);
   if (log_region) p.log_region = *log_region;
+  if (wear_level) p.wear_level = *wear_level;
   return p;
 }
 

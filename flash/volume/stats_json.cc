@@ -1,6 +1,8 @@
 // stats_json.cc — renders an Image's counters as JSON (see stats_json.h).
 #include "flash/volume/stats_json.h"
 
+#include <algorithm>
+
 
 namespace pdl {
 
@@ -52,7 +54,35 @@ JsonObj store_stats_json(const StoreStats& ss) {
       .u("commit_markers", ss.commit_markers)
       .u("aborts", ss.aborts)
       .u("void_pages", ss.void_pages)
-      .u("purged_blocks", ss.purged_blocks);
+      .u("purged_blocks", ss.purged_blocks)
+      .u("wl_runs", ss.wl_runs)
+      .u("wl_page_moves", ss.wl_page_moves)
+      .u("wl_erases", ss.wl_erases);
+  return o;
+}
+
+static JsonObj wear_json(PageStore& store) {
+  const StoreParams& sp = store.params();
+  const uint32_t blocks = store.nand().geometry().blocks;
+  uint32_t lo = 0, hi = 0, n = 0;
+  uint64_t sum = 0;
+  for (uint32_t b = 0; b < blocks; b++) {
+    const BlockInfo bi = store.block_info(b);
+    if (bi.state == BlockInfo::kReserved || bi.state == BlockInfo::kBad) continue;
+    if (n == 0 || bi.erase_count < lo) lo = bi.erase_count;
+    hi = std::max(hi, bi.erase_count);
+    sum += bi.erase_count;
+    n++;
+  }
+  const double mean = n ? double(sum) / double(n) : 0;
+  JsonObj o;
+  if (sp.method == Method::kIpu || sp.method == Method::kIpl) o.s("wear_level", "none");
+  else if (sp.wear_level == 0) o.s("wear_level", "off");
+  else o.u("wear_level", sp.wear_level);
+  o.u("erase_count_min", lo)
+      .u("erase_count_max", hi)
+      .n("erase_count_mean", mean)
+      .n("max_over_mean", mean > 0 ? double(hi) / mean : 0);
   return o;
 }
 
@@ -133,6 +163,7 @@ std::string image_stats_json(Image& image) {
                       .u("bytes_programmed", nc.bytes_programmed)
                       .u("sim_us", nc.sim_us))
       .o("store", store_stats_json(ss))
+      .o("wear", wear_json(store))
       .u("free_blocks", store.free_blocks())
       .o("by_kind", by_kind)
       .o("gc", flash_json(cb.gc))
