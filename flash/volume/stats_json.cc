@@ -61,28 +61,32 @@ JsonObj store_stats_json(const StoreStats& ss) {
   return o;
 }
 
-static JsonObj wear_json(PageStore& store) {
-  const StoreParams& sp = store.params();
-  const uint32_t blocks = store.nand().geometry().blocks;
-  uint32_t lo = 0, hi = 0, n = 0;
+WearFigures wear_figures(PageStore& store) {
+  WearFigures w;
   uint64_t sum = 0;
-  for (uint32_t b = 0; b < blocks; b++) {
+  for (uint32_t b = 0; b < store.nand().geometry().blocks; b++) {
     const BlockInfo bi = store.block_info(b);
     if (bi.state == BlockInfo::kReserved || bi.state == BlockInfo::kBad) continue;
-    if (n == 0 || bi.erase_count < lo) lo = bi.erase_count;
-    hi = std::max(hi, bi.erase_count);
+    if (w.blocks == 0 || bi.erase_count < w.min) w.min = bi.erase_count;
+    w.max = std::max(w.max, bi.erase_count);
     sum += bi.erase_count;
-    n++;
+    w.blocks++;
   }
-  const double mean = n ? double(sum) / double(n) : 0;
+  w.mean = w.blocks ? double(sum) / double(w.blocks) : 0;
+  return w;
+}
+
+JsonObj wear_json(PageStore& store) {
+  const StoreParams& sp = store.params();
+  const WearFigures w = wear_figures(store);
   JsonObj o;
   if (sp.method == Method::kIpu || sp.method == Method::kIpl) o.s("wear_level", "none");
   else if (sp.wear_level == 0) o.s("wear_level", "off");
   else o.u("wear_level", sp.wear_level);
-  o.u("erase_count_min", lo)
-      .u("erase_count_max", hi)
-      .n("erase_count_mean", mean)
-      .n("max_over_mean", mean > 0 ? double(hi) / mean : 0);
+  o.u("erase_count_min", w.min)
+      .u("erase_count_max", w.max)
+      .n("erase_count_mean", w.mean)
+      .n("max_over_mean", w.mean > 0 ? double(w.max) / w.mean : 0);
   return o;
 }
 
