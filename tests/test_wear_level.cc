@@ -186,6 +186,9 @@ TEST_CASE("wear_level is a URI parameter: a threshold in erases, or off", "[stor
   REQUIRE(ip.set("wear_level", "64").is_ok());
   CHECK(ip.store_params().wear_level == 64);
   CHECK(ip.set("wear_level", "0").is(Errc::kInvalidArgument));
-  CHECK(ip.set("wear_level", "lots").is(Errc::kInvalidArgument));
+  const Status bad = ip.set("wear_level", "lots");
+  CHECK(bad.is(Errc::kInvalidArgument));
+  CHECK(std::string(bad.message()).find("wear_level=lots: must be a number of erases") !=
+        std::string::npos);
   CHECK(ImageParams().store_params().wear_level == StoreParams::kWearLevelDefault);
 }

@@ -162,21 +162,6 @@ int64_t BlockManager::wl_victim(const Nand& nand) {
   return -1;
 }
 
-BlockManager::Wear BlockManager::wear(const Nand& nand) const {
-  Wear w;
-  uint64_t sum = 0, n = 0;
-  for (uint32_t b = first_; b < state_.size(); b++) {
-    if (state_[b] == kBad) continue;
-    const uint32_t ec = nand.erase_count(b);
-    if (n == 0 || ec < w.min) w.min = ec;
-    w.max = std::max(w.max, ec);
-    sum += ec;
-    n++;
-  }
-  w.mean = n ? double(sum) / double(n) : 0;
-  return w;
-}
-
 int64_t BlockManager::greedy_victim() const {
   for (uint32_t v = 0; v < ppb_; v++)
     if (bucket_[v] >= 0) return bucket_[v];

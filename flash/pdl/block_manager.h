@@ -90,12 +90,6 @@ class BlockManager {
   // least the threshold more erases; -1 if none, if WL is off, or if no block was erased since
   // the last call (the spread changes only with erases).
   int64_t wl_victim(const Nand& nand);
-  // Erase counts over the store's good blocks (superblock blocks and bad blocks excluded).
-  struct Wear {
-    uint32_t min = 0, max = 0;
-    double mean = 0;
-  };
-  Wear wear(const Nand& nand) const;
   // Closed blocks whose every page is valid (no page to reclaim by erasing alone).
   template <typename F>
   void for_each_full_block(F&& f) const {

@@ -80,8 +80,11 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     else if (value == "journal") atomic_commit = false;
     else return bad("atomic or journal");
   } else if (key == "wear_level") {
+    uint64_t v;
     if (value == "off") wear_level = 0;
-    else return u32(&wear_level, 1, 1000000000);
+    else if (!parse_size(value, &v) || v < 1 || v > 1000000000)
+      return bad("must be a number of erases, 1 .. 1000000000, or off");
+    else wear_level = uint32_t(v);
   } else if (key == "clock") {
     if (value == "wall") logical_clock = false;
     else if (value == "logical") logical_clock = true;
