@@ -1,4 +1,5 @@
-// test_wear_level.cc — static wear levelling of the PDL and OPU stores (block_manager.h).
+// test_wear_level.cc — static wear levelling of the stores (PDL, OPU: block_manager.h; IPU,
+// IPL: ipl_merge.cc).
 //
 // A static set of pages plus one hot page rewritten many times: without wear levelling the
 // blocks holding the static pages are never erased while the rest wear out; with it the
@@ -75,8 +76,9 @@ Status static_plus_hot(PageStore& store, int hot_writes, Run& t,
 
 TEST_CASE("static wear levelling keeps the erase-count spread of static data near its threshold",
           "[store][wear]") {
-  const Method method = GENERATE(Method::kPdl, Method::kOpu);
+  const Method method = GENERATE(Method::kPdl, Method::kOpu, Method::kIpu, Method::kIpl);
   const CommitMode mode = GENERATE(CommitMode::kPerPage, CommitMode::kGroup);
+  if (method == Method::kIpu && mode == CommitMode::kGroup) return;  // IPU has no groups
   const uint32_t threshold = 8;
   const bool on = GENERATE(true, false);
   INFO(method_name(method) << (mode == CommitMode::kGroup ? " atomic" : " per page")
@@ -85,11 +87,12 @@ TEST_CASE("static wear levelling keeps the erase-count spread of static data nea
   auto nand = pdl::test::make_ram_nand(g);
   StoreParams p;
   p.method = method;
+  if (method == Method::kIpl) p.log_region = 2 * g.page_data;
   p.wear_level = on ? threshold : 0;
   std::unique_ptr<PageStore> store;
   REQUIRE(format_store(*nand, p, &store, mode).is_ok());
   Run t;
-  REQUIRE(static_plus_hot(*store, 4000, t).is_ok());
+  REQUIRE(static_plus_hot(*store, method == Method::kIpu ? 1500 : 4000, t).is_ok());
   const StoreStats& ss = store->stats();
   uint32_t hi = 0;
   for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) hi = std::max(hi, nand->erase_count(b));
@@ -123,12 +126,14 @@ TEST_CASE("static wear levelling keeps the erase-count spread of static data nea
 
 TEST_CASE("a power cut at any operation of a wear-levelling move loses nothing synced",
           "[store][wear][powerloss]") {
-  const Method method = GENERATE(Method::kPdl, Method::kOpu);
+  const Method method = GENERATE(Method::kPdl, Method::kOpu, Method::kIpu, Method::kIpl);
   const CommitMode mode = GENERATE(CommitMode::kPerPage, CommitMode::kGroup);
+  if (method == Method::kIpu && mode == CommitMode::kGroup) return;  // IPU has no groups
   INFO(method_name(method) << (mode == CommitMode::kGroup ? " atomic" : " per page"));
   const Geometry g = pdl::test::geometry(512, 32, 8, 24);
   StoreParams p;
   p.method = method;
+  if (method == Method::kIpl) p.log_region = 2 * g.page_data;
   p.obsolete = method == Method::kPdl ? ObsoleteMode::kSpare : ObsoleteMode::kMemory;
   p.wear_level = 3;
   const int hot_writes = 700;

@@ -63,7 +63,7 @@ struct Measurement {
   uint32_t cache_pages = 0;
   uint64_t db_pages = 0;    // database size (pages) at the start of the phase
   WearFigures wear;         // erase counts of the chip's blocks at the end of the phase
-  std::string wear_level;   // "off", "none" (IPU, IPL) or the threshold
+  std::string wear_level;   // "off" or the threshold
 };
 
 struct WarmupReport {

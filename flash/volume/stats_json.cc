@@ -80,8 +80,7 @@ JsonObj wear_json(PageStore& store) {
   const StoreParams& sp = store.params();
   const WearFigures w = wear_figures(store);
   JsonObj o;
-  if (sp.method == Method::kIpu || sp.method == Method::kIpl) o.s("wear_level", "none");
-  else if (sp.wear_level == 0) o.s("wear_level", "off");
+  if (sp.wear_level == 0) o.s("wear_level", "off");
   else o.u("wear_level", sp.wear_level);
   o.u("erase_count_min", w.min)
       .u("erase_count_max", w.max)

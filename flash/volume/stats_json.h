@@ -8,7 +8,7 @@
 //   {writes,bytes_written,bytes_changed,chunks_written,reads,bytes_read,chunks_read,
 //    base_pages,base_bytes,diff_records,diff_record_bytes,diff_pages,diff_bytes_programmed,
 //    write_amplification,flash{…}}}, gc{…}, other{…}, volume{…}, mount{…},
-//   wear{wear_level ("off", "none" for IPU/IPL, or the threshold), erase_count_min,
+//   wear{wear_level ("off" or the threshold), erase_count_min,
 //        erase_count_max, erase_count_mean, max_over_mean}.
 #pragma once
 
