@@ -46,9 +46,17 @@ inline std::vector<StoreConfig> store_matrix_for(const std::vector<Geometry>& ge
       pdl_page.max_differential = 0;  // a whole page
       StoreParams opu = pdl_small;
       opu.method = Method::kOpu;
+      // With obsolete marks in RAM, wear levelling at a threshold low enough that young
+      // blocks' data moves many times within a test (block_manager.h).
+      std::string wl;
+      if (ob == ObsoleteMode::kMemory) {
+        pdl_page.wear_level = 4;
+        opu.wear_level = 2;
+        wl = "/wl";
+      }
       out.push_back({"PDL(page/8)/" + oname + "/" + gname, g, pdl_small});
-      out.push_back({"PDL(page)/" + oname + "/" + gname, g, pdl_page});
-      out.push_back({"OPU/" + oname + "/" + gname, g, opu});
+      out.push_back({"PDL(page)/" + oname + wl + "/" + gname, g, pdl_page});
+      out.push_back({"OPU/" + oname + wl + "/" + gname, g, opu});
     }
     StoreParams ipu;
     ipu.method = Method::kIpu;

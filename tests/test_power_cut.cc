@@ -234,6 +234,7 @@ TEST_CASE("repeated power cuts, each followed by recovery and more work, lose no
       INFO("mount: " << st.to_string());
       REQUIRE(st.is_ok());
       REQUIRE(store->check().is_ok());
+      store->set_wear_level(cfg.params.wear_level);  // (a run-time choice, not on flash)
       const auto got = read_all(*store);
       require_allowed(got, t);
       t.cur = got;  // the next round starts from what was recovered

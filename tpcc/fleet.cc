@@ -282,7 +282,14 @@ Status Fleet::measure(uint64_t n, double duration_s, std::vector<Measurement>* o
     r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
     r.txns = m.next - r.first_txn;
     if (n == 0) n = r.txns;  // the others run as many as the first did
-    if (m.image) r.flash = snapshot(*m.image) - before;
+    if (m.image) {
+      r.flash = snapshot(*m.image) - before;
+      auto lock = m.image->volume->lock();
+      PageStore& store = m.image->volume->store();
+      r.wear = wear_figures(store);
+      const StoreParams& sp = store.params();
+      r.wear_level = sp.wear_level == 0 ? "off" : std::to_string(sp.wear_level);
+    }
     for (TypeFigures& tf : r.types) std::sort(tf.wall_us.begin(), tf.wall_us.end());
     out->push_back(std::move(r));
   }

@@ -23,6 +23,7 @@
 
 #include "flash/common/status.h"
 #include "flash/volume/image_counters.h"
+#include "flash/volume/stats_json.h"
 #include "tpcc/check.h"
 #include "tpcc/methods.h"
 #include "tpcc/schema.h"
@@ -61,6 +62,8 @@ struct Measurement {
   ImageCounters flash;      // the chip's counters over the phase
   uint32_t cache_pages = 0;
   uint64_t db_pages = 0;    // database size (pages) at the start of the phase
+  WearFigures wear;         // erase counts of the chip's blocks at the end of the phase
+  std::string wear_level;   // "off" or the threshold
 };
 
 struct WarmupReport {

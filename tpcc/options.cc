@@ -40,6 +40,8 @@ const char kUsage[] =
     "  --gc-rounds R       warm-up target (default 1)\n"
     "  --warmup-max N      cap of the automatic warm-up (default 20 x --transactions)\n"
     "  --obsolete MODE     PDL/OPU obsolete marks: spare (the paper's) or memory (default)\n"
+    "  --wear-level N|off  PDL/OPU static wear levelling: the erase-count spread that moves\n"
+    "                      cold data (default 1024; off: none, free blocks FIFO)\n"
     "  --no-unix           skip the unix-VFS wall-clock reference\n"
     "  --seed N            data and transaction inputs (default 1)\n"
     "  --sweep             Exp. 7: I/O per transaction as the cache varies (--sweep-cache)\n"
@@ -166,7 +168,11 @@ Options parse_options(int argc, char** argv) {
     } else if (a == "--obsolete") {
       const std::string v = val();
       if (v != "spare" && v != "memory") usage_error("--obsolete: spare or memory");
-      o.uri_extra = "&obsolete=" + v;
+      o.uri_extra += "&obsolete=" + v;
+    } else if (a == "--wear-level") {
+      const std::string v = val();
+      if (v != "off") count(a, v, 1, 1000000000);
+      o.uri_extra += "&wear_level=" + v;
     } else if (a == "--no-unix") {
       o.unix_reference = false;
     } else if (a == "--seed") {

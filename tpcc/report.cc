@@ -115,6 +115,12 @@ std::string run_json(const RunResult& r) {
           .n("gc_sim_ms", d.per_txn.gc_sim_us / 1000);
       o.o("per_transaction", pt);
       o.o("store", store_stats_json(m.flash.store)).u("free_blocks_after", m.flash.free_blocks);
+      o.o("wear", JsonObj()
+                      .s("wear_level", m.wear_level)
+                      .u("erase_count_min", m.wear.min)
+                      .u("erase_count_max", m.wear.max)
+                      .n("erase_count_mean", m.wear.mean)
+                      .n("max_over_mean", m.wear.mean > 0 ? m.wear.max / m.wear.mean : 0));
       const KindStats& kd = m.flash.volume.kind[unsigned(FileKind::kDatabase)];
       o.u("db_chunks_read", kd.chunks_read).u("db_chunks_written", kd.chunks_written)
           .u("db_bytes_changed", kd.bytes_changed);
@@ -221,6 +227,18 @@ void print_run(FILE* f, const ReportContext& ctx, const RunResult& r) {
     std::fprintf(f, " | ");
     cols(c.total, false);
     std::fprintf(f, "\n");
+  }
+  std::fprintf(f, "\nErase counts of the chip's blocks after the run (lifetime, clone included); "
+                  "wear-levelling cost over the measured run\n");
+  std::fprintf(f, "%-17s %6s %6s %8s %6s %8s %7s | %7s %9s %9s\n", "method", "WL", "min", "mean",
+               "max", "max/mean", "max-min", "wl_runs", "wl_pages", "wl_erases");
+  for (const Measurement& m : r.members) {
+    if (!m.has_flash) continue;
+    const StoreStats& ss = m.flash.store;
+    std::fprintf(f, "%-17s %6s %6u %8.2f %6u %8.2f %7u | %7" PRIu64 " %9" PRIu64 " %9" PRIu64 "\n",
+                 m.label.c_str(), m.wear_level.c_str(), m.wear.min, m.wear.mean, m.wear.max,
+                 m.wear.mean > 0 ? m.wear.max / m.wear.mean : 0.0, m.wear.max - m.wear.min,
+                 ss.wl_runs, ss.wl_page_moves, ss.wl_erases);
   }
   std::fprintf(f, "\nWall clock (host; flash time is simulated, never slept): NOPM = committed "
                   "New-Orders per minute (not tpmC); latency ms p50/p95/p99\n");

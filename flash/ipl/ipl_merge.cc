@@ -77,6 +77,44 @@ Status IplStore::scrub_pending() {
   return Status::ok();
 }
 
+Status IplStore::wear_level() {
+  if (params_.wear_level == 0 || free_.empty() || wl_checked_ == erase_epoch_)
+    return Status::ok();
+  wl_checked_ = erase_epoch_;
+  uint32_t worn = 0;
+  for (uint32_t b : free_) worn = std::max(worn, nand_.erase_count(b));
+  int64_t young = -1;
+  uint32_t young_ec = 0;
+  for (uint32_t b = kSuperblockBlocks; b < owner_.size(); b++) {
+    const uint32_t lbn = owner_[b];
+    // A logical block's current block only; not one the open group changed (its committed
+    // block is kept until the commit), nor one leaving service or waiting for a scrub.
+    if (lbn >= lblocks_.size() || lblocks_[lbn].block != b || retiring_[b] || scrubbing_[b] ||
+        bad_[b] || kept_.count(lbn) || touched_.count(lbn))
+      continue;
+    const uint32_t ec = nand_.erase_count(b);
+    if (young < 0 || ec < young_ec) {
+      young = b;
+      young_ec = ec;
+    }
+  }
+  if (young < 0 || worn < young_ec || worn - young_ec < params_.wear_level) return Status::ok();
+  const uint64_t merges = stats_.merges, pages = stats_.merge_pages;
+  const NandCounters before = nand_.counters();
+  ledger_.charge_current();
+  wl_move_ = true;
+  const Status st = merge(owner_[uint32_t(young)], kNoLpn, {});
+  wl_move_ = false;
+  ledger_.charge(ledger_.gc());
+  stats_.wl_runs += stats_.merges - merges;
+  stats_.wl_page_moves += stats_.merge_pages - pages;
+  stats_.wl_erases += (nand_.counters() - before).erases;
+  stats_.merges = merges;
+  stats_.merge_pages = pages;
+  if (st.is(Errc::kFull)) return Status::ok();  // no room now: after the next erase
+  return st;
+}
+
 Status IplStore::replay(uint32_t lbn, uint32_t slot, std::span<uint8_t> page, bool* mapped) const {
   return replay_used(lbn, lblocks_[lbn].used_sectors, slot, page, mapped, false);
 }
@@ -108,13 +146,23 @@ Status IplStore::replay_used(uint32_t lbn, uint32_t used, uint32_t slot, std::sp
 // a mount: an interrupted erase may leave marginal bits that read back as erased) is erased
 // before use. That erase is the mount's deferred work, charged to `other`, as PDL does. A block
 // whose erase fails is retired and the next one taken.
+// With wear levelling on (params_.wear_level > 0) the free block is chosen by erase count
+// instead: the least-worn for an ordinary merge (its logical block is being written: hot), the
+// most-worn for a wear-levelling move (a cold logical block).
 Status IplStore::allocate_block(uint32_t* block) {
   for (;;) {
     if (free_.empty())  // only once blocks went bad: owned <= logical blocks <= data - reserve
       return Status::error(Errc::kFull, "no free erase block for a merge");
-    const uint32_t b = free_.front();
-    free_.pop_front();
+    size_t i = 0;
+    if (params_.wear_level > 0)
+      for (size_t j = 1; j < free_.size(); j++) {
+        const uint32_t ec = nand_.erase_count(free_[j]), best = nand_.erase_count(free_[i]);
+        if (wl_move_ ? ec > best : ec < best) i = j;
+      }
+    const uint32_t b = free_[i];
+    free_.erase(free_.begin() + ptrdiff_t(i));
     if (!erased_[b]) {
+      erase_epoch_++;
       const NandCounters before = nand_.counters();
       const Status st = erase_with_retries(nand_, b);
       ledger_.charge_since(ledger_.other(), before);
@@ -122,7 +170,7 @@ Status IplStore::allocate_block(uint32_t* block) {
         PDL_TRY(retire(b));
         continue;
       }
-      if (!st.is_ok()) free_.push_front(b);
+      if (!st.is_ok()) free_.insert(free_.begin() + ptrdiff_t(i), b);
       PDL_TRY(fail(st));
     }
     erased_[b] = false;
@@ -141,6 +189,7 @@ Status IplStore::retire(uint32_t block) {
 }
 
 Status IplStore::release_block(uint32_t block) {
+  erase_epoch_++;
   const Status est = retiring_[block] ? Status::error(Errc::kBadBlock, "retiring")
                                       : erase_with_retries(nand_, block);
   owner_[block] = kNoBlock;

@@ -206,6 +206,7 @@ Status IplStore::write(Lpn lpn, std::span<const uint8_t> page) {
   stats_.writes++;
   PDL_TRY(purge());          // no void item stays on flash once anything is programmed
   PDL_TRY(scrub_pending());  // (before the references below: a merge moves blocks)
+  PDL_TRY(wear_level());
   const uint32_t lbn = lbn_of(lpn), slot = slot_of(lpn);
   LBlock& lb = lblocks_[lbn];
   LpnState& st = lpns_[lpn];

@@ -108,6 +108,7 @@ class IplStore final : public PageStore {
   uint64_t uncommitted_pages() const override { return groups_ ? group_programs_ : 0; }
   bool legacy_format() const override { return legacy_; }
   Status halted() const override { return halted_; }
+  void set_wear_level(uint32_t threshold) override { params_.wear_level = threshold; }
   Status upgrade_format() override;
 
   bool is_mapped(Lpn lpn) const override { return lpn < lpns_.size() && lpns_[lpn].mapped; }
@@ -234,6 +235,11 @@ class IplStore final : public PageStore {
   // write or sync its logical block is merged into a fresh block and it is erased.
   void note_read(uint32_t block);
   Status scrub_pending();
+  // Static wear levelling (ipl_merge.cc): if the most-worn free block has endured
+  // params_.wear_level erases more than the least-worn block holding a logical block, that
+  // logical block is merged into the most-worn free block (as a scrub merges), at most once per
+  // write and only after an erase since the last look. Counted in wl_*, not merges.
+  Status wear_level();
   void scrub_done(uint32_t block, bool erased);
 
   // --- ipl_commit.cc: atomic groups ---
@@ -260,7 +266,7 @@ class IplStore final : public PageStore {
 
   Nand& nand_;
   const Geometry geo_;
-  const StoreParams params_;
+  StoreParams params_;  // (wear_level may change: set_wear_level)
   const uint32_t dpb_;               // data pages per block
   const uint32_t sectors_per_page_;  // log sectors per log page
   const size_t log_buffer_;          // in-memory log sector payload: page / 16, capped
@@ -273,7 +279,10 @@ class IplStore final : public PageStore {
   std::vector<bool> scrubbing_;      // a read of the block needed most of the ECC
   uint32_t scrubbing_n_ = 0;
   uint32_t bad_count_ = 0;
-  std::deque<uint32_t> free_;        // free blocks, FIFO
+  std::deque<uint32_t> free_;        // free blocks: FIFO, or by erase count (allocate_block)
+  bool wl_move_ = false;             // the merge under way is a wear-levelling move
+  uint64_t erase_epoch_ = 0;         // erases done (merges' releases, erases before use)
+  uint64_t wl_checked_ = ~uint64_t{0};  // erase_epoch_ at wear_level()'s last look
   std::set<uint32_t> trims_;         // logical blocks with trim-pending lpns
   std::unordered_map<Lpn, std::vector<std::pair<uint32_t, uint32_t>>> hints_;  // note_update
   std::set<Lpn> no_hints_;           // lpns whose noted ranges overflowed: diff at their write

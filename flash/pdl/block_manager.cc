@@ -2,6 +2,7 @@
 #include "flash/pdl/block_manager.h"
 #include "flash/store/reread.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace pdl {
@@ -99,16 +100,18 @@ Status BlockManager::next_page(Head h, Nand& nand, Ppa* out, bool after_failure)
   while (head < 0) {
     if (free_.empty() || (h == Head::kUser && !after_failure && free_.size() <= reserve_))
       return Status::error(Errc::kFull, "no free erase block");
-    const uint32_t b = free_.front();
-    free_.pop_front();
+    const size_t i = pick_free(h, nand);
+    const uint32_t b = free_[i];
+    free_.erase(free_.begin() + ptrdiff_t(i));
     if (!erased_[b]) {
+      erase_epoch_++;
       const Status st = erase_with_retries(nand, b);
       if (st.is(Errc::kBadBlock)) {  // worn out or failing: never used again
         PDL_TRY(retire(b, nand));
         continue;
       }
       if (!st.is_ok()) {
-        free_.push_front(b);
+        free_.insert(free_.begin() + ptrdiff_t(i), b);
         return st;
       }
     }
@@ -126,6 +129,39 @@ Status BlockManager::next_page(Head h, Nand& nand, Ppa* out, bool after_failure)
   return Status::ok();
 }
 
+size_t BlockManager::pick_free(Head h, const Nand& nand) const {
+  if (wl_threshold_ == 0) return 0;  // FIFO
+  size_t best = 0;
+  uint32_t best_ec = nand.erase_count(free_[0]);
+  for (size_t i = 1; i < free_.size(); i++) {
+    const uint32_t ec = nand.erase_count(free_[i]);
+    if (h == Head::kUser ? ec < best_ec : ec > best_ec) {
+      best = i;
+      best_ec = ec;
+    }
+  }
+  return best;
+}
+
+int64_t BlockManager::wl_victim(const Nand& nand) {
+  if (wl_threshold_ == 0 || free_.empty() || wl_checked_ == erase_epoch_) return -1;
+  uint32_t worn = 0;
+  for (uint32_t b : free_) worn = std::max(worn, nand.erase_count(b));
+  int64_t young = -1;
+  uint32_t young_ec = 0;
+  for (uint32_t b = first_; b < state_.size(); b++) {
+    if (state_[b] != kClosed || retiring_[b] || scrubbing_[b]) continue;
+    const uint32_t ec = nand.erase_count(b);
+    if (young < 0 || ec < young_ec) {
+      young = b;
+      young_ec = ec;
+    }
+  }
+  wl_checked_ = erase_epoch_;  // (a move erases, so the next call looks again)
+  if (young >= 0 && worn >= young_ec && worn - young_ec >= wl_threshold_) return young;
+  return -1;
+}
+
 int64_t BlockManager::greedy_victim() const {
   for (uint32_t v = 0; v < ppb_; v++)
     if (bucket_[v] >= 0) return bucket_[v];
@@ -140,6 +176,7 @@ void BlockManager::take(uint32_t block) {
 
 void BlockManager::victim_erased(uint32_t block) {
   assert(state_[block] == kCollecting);
+  erase_epoch_++;
   if (scrubbing_[block]) {  // erased: its cells hold their charge again
     scrubbing_[block] = 0;
     scrubbing_n_--;

@@ -18,6 +18,17 @@
 // Two heads: kUser (writes, buffer flushes) and kGc (pages moved by garbage collection), so
 // cold moved data does not mix with hot new data.
 //
+// Wear levelling (static, after UBI's wl.c). Erase counts are the chip's (Nand::erase_count:
+// the emulator keeps them in its image file; MTD counts since open). With a threshold T > 0:
+//   * a write head opening a block takes, of the free blocks, the least-worn for the user head
+//     (hot data: it will be erased again soon) and the most-worn for the GC head (data that
+//     survived a collection is colder: it wears its block least);
+//   * wl_victim(): once an erase has happened, if the most-worn free block has endured T
+//     erases more than the least-worn closed block, that young block is the victim of a
+//     wear-levelling move — a GC of a block that may be wholly valid: its data goes to the GC
+//     head (a worn block), and it is erased and returns to the pool, where hot data takes it.
+// With T = 0 (off) free blocks come FIFO and data never moves for wear.
+//
 // Invariant: user allocations never take the last `reserve` free blocks; only GC may, so GC
 // can always make progress. GC may also finish in the user head when no free block is left,
 // but never takes its last `user_keep` pages: the user may need them to complete a sync (one
@@ -40,6 +51,8 @@ class BlockManager {
 
   BlockManager(const Geometry& g, uint32_t first_block, uint32_t reserve);
   void set_user_keep(uint32_t pages) { user_keep_ = pages; }
+  // Wear-levelling threshold in erases; 0 = off.
+  void set_wear_level(uint32_t threshold) { wl_threshold_ = threshold; }
   uint32_t user_keep() const { return user_keep_; }
 
   // ---- setup (format / mount) ----
@@ -73,6 +86,10 @@ class BlockManager {
   // Greedy victim: the closed block with the fewest valid pages, if it has any page to
   // reclaim; -1 if none.
   int64_t greedy_victim() const;
+  // Wear levelling: the least-worn closed block, if the most-worn free block has endured at
+  // least the threshold more erases; -1 if none, if WL is off, or if no block was erased since
+  // the last call (the spread changes only with erases).
+  int64_t wl_victim(const Nand& nand);
   // Closed blocks whose every page is valid (no page to reclaim by erasing alone).
   template <typename F>
   void for_each_full_block(F&& f) const {
@@ -121,6 +138,8 @@ class BlockManager {
   void change_valid(uint32_t block, int d);
   void link(uint32_t block);
   void unlink(uint32_t block);
+  // Index in free_ of the block head `h` opens next.
+  size_t pick_free(Head h, const Nand& nand) const;
 
   uint32_t ppb_, first_, reserve_;
   uint32_t user_keep_ = 1;
@@ -138,6 +157,9 @@ class BlockManager {
   uint32_t scrubbing_n_ = 0;  // blocks with scrubbing_ set
   uint64_t retired_ = 0;
   uint64_t scrubbed_ = 0;
+  uint32_t wl_threshold_ = 0;
+  uint64_t erase_epoch_ = 0;     // erases done through this manager (victims, opened blocks)
+  uint64_t wl_checked_ = ~uint64_t{0};  // erase_epoch_ when wl_victim last found nothing
 };
 
 }  // namespace pdl

@@ -103,6 +103,10 @@ class PdlStore final : public PageStore {
   bool legacy_format() const override { return legacy_; }
   Status halted() const override { return halted_; }
   uint64_t damaged_pages() const override { return damaged_pages_; }
+  void set_wear_level(uint32_t threshold) override {
+    params_.wear_level = threshold;
+    blocks_.set_wear_level(threshold);
+  }
   Status upgrade_format() override;  // pdl_commit.cc
 
   bool is_mapped(Lpn lpn) const override {
@@ -209,13 +213,16 @@ class PdlStore final : public PageStore {
   Status gc_once(int64_t victim = -1);
   // Collect and retire the blocks a program failed in (pdl_store.cc).
   Status collect_pending(bool must);
+  // Static wear levelling (block_manager.h): at most one move of a young block's data, counted
+  // in the wl_* stats instead of the gc_* ones. Skipped (not an error) without room for it.
+  Status wear_level();
   int64_t merge_victim();
   Status gc_flush_compaction();
   Status gc_merge(const RecordView& r, Ppa dp);
 
   Nand& nand_;
   const Geometry geo_;
-  const StoreParams params_;
+  StoreParams params_;  // (wear_level may change: set_wear_level)
   std::vector<PpmtEntry> ppmt_;
   std::vector<uint32_t> p2l_;
   std::vector<uint16_t> vdct_;

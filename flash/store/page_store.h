@@ -82,6 +82,12 @@ struct StoreStats {
                                       // factory-marked and retired (kept by reset_stats)
   uint64_t blocks_scrubbed = 0;       // blocks whose data moved because a read needed most
                                       // of the ECC (reread.h), then erased and reused
+  // Static wear levelling (block_manager.h, ipl_merge.cc). Not in the gc_* / merge counts.
+  uint64_t wl_runs = 0;               // young blocks whose data moved to a worn block
+  uint64_t wl_page_moves = 0;         // pages those moves programmed (PDL/OPU: bases,
+                                      // differential pages, merges, commit markers; IPU/IPL:
+                                      // the merges' data pages)
+  uint64_t wl_erases = 0;             // erases those moves caused
   // Atomic commit (PDL/OPU, format 2)
   uint64_t commits = 0;               // syncs that committed a group (programmed a commit page)
   uint64_t commit_markers = 0;        // commit pages holding no data (a commit record alone)
@@ -193,6 +199,8 @@ class PageStore {
   virtual uint64_t uncommitted_pages() const { return 0; }
   // Mounted from an older on-flash format that upgrade_format() brings up to date in place
   // (the caller then rewrites the superblock: upgrade_store).
+  // The wear-levelling threshold (StoreParams::wear_level; 0 = off) for this store object.
+  virtual void set_wear_level(uint32_t threshold) { (void)threshold; }
   virtual bool legacy_format() const { return false; }
   // Ok, or the kHostFull that stopped a change half-way (see above): the store then takes no
   // more changes until it is mounted again (reads go on).

@@ -36,6 +36,13 @@ struct StoreParams {
   // IPL: bytes of each erase block given to the log region ([IPL] §3.2), rounded up to whole
   // pages; 0 = the default, 9/64 of the block (IPL(18KB) on 64 x 2 KiB pages). IPU: always 0.
   uint32_t log_region = 0;
+  // Static wear levelling (a run-time choice, not stored in the superblock: URI key
+  // wear_level). When the most-worn free block has endured `wear_level` erases more than the
+  // least-worn block holding data, that block's data moves to worn blocks (PDL, OPU: as a GC
+  // move, block_manager.h; IPU, IPL: as a merge, ipl_merge.cc) and it returns to the pool.
+  // 0 = off: free blocks are then taken in FIFO order and cold data never moves.
+  uint32_t wear_level = kWearLevelDefault;
+  static constexpr uint32_t kWearLevelDefault = 1024;
 
   // Fill defaults for `g` and check ranges; messages name the parameter.
   Status resolve(const Geometry& g);

@@ -195,6 +195,7 @@ Status mount_image(Image& img, const ImageParams& params, bool read_only) {
   // store runs atomic groups (each Volume sync one commit: what the VFS's in-memory journal
   // relies on) unless the opener asked for the journal on flash (commit=journal: the store
   // commits page by page, [PDL]'s engine, as before atomic commit existed).
+  if (params.wear_level) store->set_wear_level(*params.wear_level);
   Status s = read_only ? Status::ok() : upgrade_store(nand, *store);
   if (s.is_ok() && !store->legacy_format()) s = store->set_commit_mode(commit_mode(params));
   if (s.is_ok()) s = Volume::open(std::move(store), volume_options(params, read_only), &vol);

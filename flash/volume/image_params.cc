@@ -7,7 +7,7 @@ namespace pdl {
 
 const char* const ImageParams::kKeys[] = {
     "method", "max_diff", "obsolete", "log_region", "page", "pages_per_block", "spare", "size",
-    "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit", nullptr};
+    "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit", "wear_level", nullptr};
 
 bool parse_size(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
@@ -80,6 +80,12 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     if (value == "atomic") atomic_commit = true;
     else if (value == "journal") atomic_commit = false;
     else return bad("atomic or journal");
+  } else if (key == "wear_level") {
+    uint64_t v;
+    if (value == "off") wear_level = 0;
+    else if (!parse_size(value, &v) || v < 1 || v > 1000000000)
+      return bad("must be a number of erases, 1 .. 1000000000, or off");
+    else wear_level = uint32_t(v);
   } else if (key == "clock") {
     if (value == "wall") logical_clock = false;
     else if (value == "logical") logical_clock = true;
@@ -117,6 +123,7 @@ StoreParams ImageParams::store_params() const {
   if (max_diff) p.max_differential = *max_diff;
   p.obsolete = obsolete.value_or(ObsoleteMode::kMemory);
   if (log_region) p.log_region = *log_region;
+  if (wear_level) p.wear_level = *wear_level;
   return p;
 }
 

@@ -37,6 +37,9 @@ struct ImageParams {
   // every page counts once programmed, [PDL]'s engine (the VFS keeps the journal on
   // flash). URI key commit=atomic|journal.
   std::optional<bool> atomic_commit;
+  // Static wear levelling threshold in erases (not stored; StoreParams::wear_level): URI key
+  // wear_level=N|off, off = 0.
+  std::optional<uint32_t> wear_level;
 
   // Set one parameter from its text form. Unknown key: kNotFound (callers decide whether
   // foreign keys are allowed). Bad value: kInvalidArgument "<key>=<value>: <why>".

@@ -1,6 +1,8 @@
 // stats_json.cc — renders an Image's counters as JSON (see stats_json.h).
 #include "flash/volume/stats_json.h"
 
+#include <algorithm>
+
 
 namespace pdl {
 
@@ -52,7 +54,38 @@ JsonObj store_stats_json(const StoreStats& ss) {
       .u("commit_markers", ss.commit_markers)
       .u("aborts", ss.aborts)
       .u("void_pages", ss.void_pages)
-      .u("purged_blocks", ss.purged_blocks);
+      .u("purged_blocks", ss.purged_blocks)
+      .u("wl_runs", ss.wl_runs)
+      .u("wl_page_moves", ss.wl_page_moves)
+      .u("wl_erases", ss.wl_erases);
+  return o;
+}
+
+WearFigures wear_figures(PageStore& store) {
+  WearFigures w;
+  uint64_t sum = 0;
+  for (uint32_t b = 0; b < store.nand().geometry().blocks; b++) {
+    const BlockInfo bi = store.block_info(b);
+    if (bi.state == BlockInfo::kReserved || bi.state == BlockInfo::kBad) continue;
+    if (w.blocks == 0 || bi.erase_count < w.min) w.min = bi.erase_count;
+    w.max = std::max(w.max, bi.erase_count);
+    sum += bi.erase_count;
+    w.blocks++;
+  }
+  w.mean = w.blocks ? double(sum) / double(w.blocks) : 0;
+  return w;
+}
+
+JsonObj wear_json(PageStore& store) {
+  const StoreParams& sp = store.params();
+  const WearFigures w = wear_figures(store);
+  JsonObj o;
+  if (sp.wear_level == 0) o.s("wear_level", "off");
+  else o.u("wear_level", sp.wear_level);
+  o.u("erase_count_min", w.min)
+      .u("erase_count_max", w.max)
+      .n("erase_count_mean", w.mean)
+      .n("max_over_mean", w.mean > 0 ? double(w.max) / w.mean : 0);
   return o;
 }
 
@@ -133,6 +166,7 @@ std::string image_stats_json(Image& image) {
                       .u("bytes_programmed", nc.bytes_programmed)
                       .u("sim_us", nc.sim_us))
       .o("store", store_stats_json(ss))
+      .o("wear", wear_json(store))
       .u("free_blocks", store.free_blocks())
       .o("by_kind", by_kind)
       .o("gc", flash_json(cb.gc))

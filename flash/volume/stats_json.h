@@ -7,7 +7,9 @@
 //   store{reads,writes,…,gc_runs,…}, free_blocks, by_kind{database,journal,wal,directory:
 //   {writes,bytes_written,bytes_changed,chunks_written,reads,bytes_read,chunks_read,
 //    base_pages,base_bytes,diff_records,diff_record_bytes,diff_pages,diff_bytes_programmed,
-//    write_amplification,flash{…}}}, gc{…}, other{…}, volume{…}, mount{…}.
+//    write_amplification,flash{…}}}, gc{…}, other{…}, volume{…}, mount{…},
+//   wear{wear_level ("off" or the threshold), erase_count_min,
+//        erase_count_max, erase_count_mean, max_over_mean}.
 #pragma once
 
 #include <string>
@@ -20,6 +22,15 @@ namespace pdl {
 std::string image_stats_json(Image& image);
 // The "store" member: the PageStore's counters (StoreStats), also used by pdl-tpcc's reports.
 JsonObj store_stats_json(const StoreStats& s);
+// Erase counts over the store's good blocks (the superblock blocks and bad blocks left out).
+struct WearFigures {
+  uint32_t min = 0, max = 0;
+  double mean = 0;
+  uint32_t blocks = 0;
+};
+WearFigures wear_figures(PageStore& store);
+// The "wear" member: the wear-levelling threshold and `wear_figures`.
+JsonObj wear_json(PageStore& store);
 // The "mount" member: what mounting the store found and cost.
 JsonObj mount_json(const MountReport& m);
 

@@ -131,6 +131,14 @@ Status work(PageStore& s, std::mt19937_64& rng, std::vector<Value>& cur,
   return Status::ok();
 }
 
+// Wear levelling from a stream of its own (so the other draws keep their meaning): off, a
+// threshold of 1..4 erases (moves all the time), or the default.
+uint32_t draw_wear_level(uint64_t seed) {
+  std::mt19937_64 wl(seed ^ 0x3ea7u);
+  const unsigned w = unsigned(wl() % 3);
+  return w == 0 ? 0 : w == 1 ? 1 + uint32_t(wl() % 4) : StoreParams::kWearLevelDefault;
+}
+
 void run_seed(uint64_t seed, int cycles, uint64_t* cuts) {
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 11);
   Geometry g;
@@ -149,10 +157,12 @@ void run_seed(uint64_t seed, int cycles, uint64_t* cuts) {
   // One block in reserve, the per-page engine's minimum (IPL's default of 3 keeps room for
   // atomic commit, which this mode does not use): seeds keep their meaning.
   p.gc_reserve_blocks = 1;
-  char cfg[200];
-  std::snprintf(cfg, sizeof cfg, "page=%u ppb=%u blocks=%u method=%s log_region=%u logical=%u",
+  p.wear_level = draw_wear_level(seed);
+  char cfg[220];
+  std::snprintf(cfg, sizeof cfg,
+                "page=%u ppb=%u blocks=%u method=%s log_region=%u logical=%u wear_level=%u",
                 g.page_data, g.pages_per_block, g.blocks, method_name(p.method), p.log_region,
-                p.logical_pages);
+                p.logical_pages, p.wear_level);
   try {
     std::unique_ptr<EmulatedNand> nand;
     if (!EmulatedNand::create_ram(g, &nand).is_ok()) fail("create_ram");
@@ -189,6 +199,7 @@ void run_seed(uint64_t seed, int cycles, uint64_t* cuts) {
       cur = got;
       synced = got;
       for (auto& v : later) v.clear();
+      a->set_wear_level(p.wear_level);  // (a run-time choice, not on flash)
       s = std::move(a);
     }
   } catch (const Failure& f) {
@@ -500,12 +511,13 @@ void run_seed_atomic(uint64_t seed, int cycles, uint64_t* cuts) {
     const uint32_t usable = (g.blocks - kSuperblockBlocks - 4) * g.pages_per_block;
     p.logical_pages = more() % 3 == 0 ? 0 : std::max<uint32_t>(1, usable * uint32_t(4 + more() % 5) / 8);
   }
-  char cfg[240];
+  p.wear_level = draw_wear_level(seed);
+  char cfg[260];
   std::snprintf(cfg, sizeof cfg,
                 "ATOMIC page=%u ppb=%u blocks=%u method=%s log_region=%u logical=%u obsolete=%s "
-                "max_diff=%u",
+                "max_diff=%u wear_level=%u",
                 g.page_data, g.pages_per_block, g.blocks, method_name(p.method), p.log_region,
-                p.logical_pages, obsolete_name(p.obsolete), p.max_differential);
+                p.logical_pages, obsolete_name(p.obsolete), p.max_differential, p.wear_level);
   if (g_verbose) std::fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, cfg);
   try {
     std::unique_ptr<EmulatedNand> nand;
@@ -573,6 +585,7 @@ void run_seed_atomic(uint64_t seed, int cycles, uint64_t* cuts) {
              diff_summary(got, committed, cut_in == CutIn::kSync ? &cur : nullptr));
       cur = got;
       committed = got;
+      a->set_wear_level(p.wear_level);
       s = std::move(a);
     }
     // The end: commit one more group without a cut, then a remount gives it exactly.

@@ -90,6 +90,7 @@ struct Cfg {
   ObsoleteMode ob;
   uint32_t logical;  // 0 default
   uint32_t log_region = 0;  // IPL
+  uint32_t wear_level = StoreParams::kWearLevelDefault;  // PDL/OPU: 0 off, 1..4 moves often
 };
 
 static std::string cfg_str(const Cfg& c) {
@@ -97,7 +98,7 @@ static std::string cfg_str(const Cfg& c) {
   o << "page=" << c.page << " ppb=" << c.ppb << " blocks=" << c.blocks << " cache=" << c.cache
     << " max_files=" << c.max_files << " method=" << method_name(c.method) << " max_diff=" << c.max_diff
     << " obsolete=" << obsolete_name(c.ob) << " logical=" << c.logical
-    << " log_region=" << c.log_region;
+    << " log_region=" << c.log_region << " wear_level=" << c.wear_level;
   return o.str();
 }
 
@@ -121,6 +122,7 @@ static Cfg g_cfg;
 static int g_zero_soft = 0, g_kfull_partial = 0, g_kfull = 0, g_cuts = 0;
 static bool g_keep_going = getenv("KEEP") != nullptr;
 static int g_bugs = 0;
+static uint64_t g_wl_runs = 0;  // wear-levelling moves made (counted at each remount)
 struct Bug {};
 static void fail(const std::string& why) {
   fprintf(stderr, "BUG seed=%llu %s\n  %s\n", (unsigned long long)g_seed, cfg_str(g_cfg).c_str(), why.c_str());
@@ -173,6 +175,7 @@ static bool format_rig(const Cfg& c, CommitMode mode, Rig* r) {
   sp.obsolete = c.ob;
   sp.logical_pages = c.logical;
   sp.log_region = c.log_region;
+  sp.wear_level = c.wear_level;
   std::unique_ptr<PageStore> store;
   Status st = format_store(*r->nand, sp, &store, mode);
   if (!st.is_ok()) { if (g_verbose) fprintf(stderr, "format_store: %s\n", st.to_string().c_str()); return false; }
@@ -185,9 +188,11 @@ static bool format_rig(const Cfg& c, CommitMode mode, Rig* r) {
 }
 
 static Status mount(Rig& r, const Cfg& c) {
+  if (r.vol) g_wl_runs += r.vol->store().stats().wl_runs;
   r.vol.reset();
   std::unique_ptr<PageStore> store;
   PDL_TRY(mount_store(*r.nand, &store));
+  store->set_wear_level(c.wear_level);
   VolumeOptions o;
   o.cache_chunks = c.cache;
   o.logical_clock = true;
@@ -515,6 +520,11 @@ static Cfg draw_cfg(uint64_t seed, std::mt19937_64& rng, bool atomic) {
   c.ob = rng() % 2 ? ObsoleteMode::kSpare : ObsoleteMode::kMemory;
   uint32_t usable = (c.blocks - 6) * c.ppb;
   c.logical = rng() % 3 == 0 ? 0 : usable * (5 + rng() % 6) / 8;
+  {  // wear levelling from a stream of its own, so the draws above keep their meaning
+    std::mt19937_64 wl(seed ^ 0x3ea7u);
+    const unsigned w = unsigned(wl() % 3);
+    c.wear_level = w == 0 ? 0 : w == 1 ? 1 + uint32_t(wl() % 4) : StoreParams::kWearLevelDefault;
+  }
   if (getenv("METHODS") && std::string(getenv("METHODS")) == "all") {
     std::mt19937_64 more(seed ^ 0x1b1u);
     const unsigned m = unsigned(more() % 4);
@@ -628,9 +638,11 @@ static std::string files_diff(const Files& got, const Files& want) {
 }
 
 static Status mount_atomic(Rig& r, const Cfg& c) {
+  if (r.vol) g_wl_runs += r.vol->store().stats().wl_runs;
   r.vol.reset();
   std::unique_ptr<PageStore> store;
   PDL_TRY(mount_store(*r.nand, &store, nullptr, CommitMode::kGroup));
+  store->set_wear_level(c.wear_level);
   if (!store->atomic()) return Status::error(Errc::kInvalidArgument, "mount(kGroup): not atomic");
   VolumeOptions o;
   o.cache_chunks = c.cache;
@@ -835,6 +847,7 @@ int main(int argc, char** argv) {
   fprintf(stderr, "done seeds %llu..%llu: bugs %d, cuts %d, kFull %d (partial %d), soft zero notes %d\n",
           (unsigned long long)first, (unsigned long long)(first + count - 1), g_bugs, g_cuts,
           g_kfull, g_kfull_partial, g_zero_soft);
+  fprintf(stderr, "wear-levelling moves before remounts: %llu\n", (unsigned long long)g_wl_runs);
   if (getenv("ATOMIC") && std::string(getenv("ATOMIC")) != "0")
     fprintf(stderr, "atomic: %d commits, %d cuts inside a sync/close, %d rollbacks, %d syncs "
             "that found the chip full\n",
