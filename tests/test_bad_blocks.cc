@@ -37,15 +37,9 @@ struct Rig {
   std::mt19937_64 rng;
 };
 
-// A few changed runs (differentials, log records) or a whole new page.
 Page next_version(Rig& r, Lpn lpn) {
-  Page p = r.model[lpn] ? *r.model[lpn] : Page(r.store->page_size(), 0);
-  if (!r.model[lpn] || r.rng() % 4 == 0) return test::random_page(r.rng, p.size());
-  for (int k = 0; k < 3; k++) {
-    const size_t at = r.rng() % (p.size() - 16);
-    for (size_t i = 0; i < 16; i++) p[at + i] = uint8_t(r.rng());
-  }
-  return p;
+  return test::next_version(r.rng, r.model[lpn] ? &*r.model[lpn] : nullptr,
+                            r.store->page_size());
 }
 
 // Every page as the model says; `either` (if set) may also hold `alt` (a write not synced).

@@ -30,6 +30,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from checks import check, failures, finish, skip  # noqa: F401
 from sanitizer_env import sqlite_env
 
 TOOL, MODULE, SQLITE, FUSE, TPCC = (sys.argv[1:] + [""] * 5)[:5]
@@ -38,13 +39,6 @@ if not SQLITE or not os.path.exists(SQLITE):
     print("no sqlite3 shell: skipped")
     sys.exit(77)
 
-failures = []
-
-
-def check(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what)
-    if not cond:
-        failures.append(what)
 
 
 # ---- image surgery (docs/format.md) ----

@@ -37,24 +37,14 @@ import tempfile
 import threading
 import time
 
+from checks import check, failures, finish, skip  # noqa: F401
 from sanitizer_env import sqlite_env
 
 FUSE, TOOL, MODULE = sys.argv[1], sys.argv[2], sys.argv[3]
 SQLITE = sys.argv[4] if len(sys.argv) > 4 else ""
 FUSERMOUNT = shutil.which("fusermount3")
 
-failures = []
 
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def skip(reason):
-    print("skipped: " + reason)
-    sys.exit(77)
 
 
 def stock_sql(db, script):
@@ -536,12 +526,7 @@ def main():
             if os.path.ismount(p):
                 subprocess.run([FUSERMOUNT, "-u", "-z", p], timeout=60)
         shutil.rmtree(WORK, ignore_errors=True)
-    if failures:
-        print("%d failure(s):" % len(failures))
-        for f in failures:
-            print("  " + f)
-        sys.exit(1)
-    print("all passed")
+    finish()
 
 
 WORK = ""

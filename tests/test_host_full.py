@@ -22,22 +22,12 @@ import sys
 import tempfile
 import time
 
+from checks import check, failures, finish, skip  # noqa: F401
 from sanitizer_env import sqlite_env
 
 SQLITE, MODULE, TOOL, FUSE = (sys.argv[1:5] + [""] * 4)[:4]
 FUSERMOUNT = shutil.which("fusermount3")
-failures = []
 
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def skip(reason):
-    print("skipped: " + reason)
-    sys.exit(77)
 
 
 def sql(image, script, uri_extra=""):
@@ -149,9 +139,7 @@ def main():
         finally:
             subprocess.run(["umount", d])
     os.rmdir(d)
-    if failures:
-        print("%d failure(s)" % len(failures))
-        sys.exit(1)
+    finish()
 
 
 main()

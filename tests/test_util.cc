@@ -70,6 +70,17 @@ std::vector<uint8_t> random_page(std::mt19937_64& rng, size_t n) {
   return v;
 }
 
+std::vector<uint8_t> next_version(std::mt19937_64& rng, const std::vector<uint8_t>* old,
+                                  size_t n) {
+  if (!old || rng() % 4 == 0) return random_page(rng, n);
+  std::vector<uint8_t> p = *old;
+  for (int k = 0; k < 3; k++) {
+    const size_t at = rng() % (p.size() - 16);
+    for (size_t i = 0; i < 16; i++) p[at + i] = uint8_t(rng());
+  }
+  return p;
+}
+
 Geometry geometry(uint32_t page_data, uint32_t page_spare, uint32_t pages_per_block,
                   uint32_t blocks) {
   Geometry g;

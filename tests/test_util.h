@@ -31,6 +31,12 @@ std::mt19937_64 seeded_rng(uint64_t salt);
 // n uniformly random bytes.
 std::vector<uint8_t> random_page(std::mt19937_64& rng, size_t n);
 
+// The next version of a logical page whose current content is `old` (none: never written):
+// one time in four, or for a first version, a whole new random page; otherwise three random
+// 16-byte runs changed (what differentials and log records are made of).
+std::vector<uint8_t> next_version(std::mt19937_64& rng, const std::vector<uint8_t>* old,
+                                  size_t n);
+
 // A tiny chip for fast tests: 512+32-byte pages, 4 pages/block, `blocks` blocks, NOP 4,
 // default ([PDL] Table 1) timing.
 Geometry small_geometry(uint32_t blocks = 16);

@@ -1,0 +1,26 @@
+# checks.py — the check/skip/report vocabulary of the Python test scripts (meson runs each as a
+# test: exit 0 passed, 1 failed, 77 skipped). `check` records a failure and goes on, so that
+# one run reports every failing check; `finish` prints them and sets the exit code.
+import sys
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def skip(reason):
+    print("skipped: " + reason)
+    sys.exit(77)
+
+
+def finish():
+    if failures:
+        print("%d failure(s):" % len(failures))
+        for f in failures:
+            print("  " + f)
+        sys.exit(1)
+    print("all passed")
