@@ -347,7 +347,13 @@ int Fs::write(Handle fh, const char* buf, size_t size, off_t off) {
     return int(size);
   }
   std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(buf), size);
-  if (Status st = vol_.write(o.id, at, data); !st.is_ok()) return -errno_of(st);
+  if (Status st = vol_.write(o.id, at, data); !st.is_ok()) {
+    // A write crossing the end of the data area stored what lies within it: a short write
+    // (POSIX), and the next write, at the end, gets EFBIG.
+    if (st.is(Errc::kTooLarge) && at < vol_.max_file_size())
+      return int(vol_.max_file_size() - at);
+    return -errno_of(st);
+  }
   return int(size);
 }
 

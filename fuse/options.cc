@@ -84,6 +84,12 @@ int on_option(void* data, const char* arg, int key, struct fuse_args*) noexcept 
     } catch (...) {
     }
     return -1;
+  } catch (...) {
+    try {
+      static_cast<Parse*>(data)->error = std::string("cannot parse '") + arg + "'";
+    } catch (...) {
+    }
+    return -1;
   }
 }
 

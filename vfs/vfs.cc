@@ -130,7 +130,9 @@ int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, 
     if (!st.is_ok()) return open_failed(f, SQLITE_CANTOPEN, zname + (": " + st.to_string()));
     st = acquire_db(zname, params, db, create && !ask_ro, ask_ro, &f->db);
     if (!st.is_ok())
-      return open_failed(f, st.is(Errc::kBusy) ? SQLITE_BUSY : SQLITE_CANTOPEN,
+      return open_failed(f, st.is(Errc::kBusy)       ? SQLITE_BUSY
+                            : st.is(Errc::kHostFull) ? SQLITE_FULL  // (no room to create it)
+                                                     : SQLITE_CANTOPEN,
                          std::string(st.message()));
     f->main_db = true;
     f->name = f->db->db_name;
@@ -189,8 +191,8 @@ int x_open(sqlite3_vfs*, sqlite3_filename zname, sqlite3_file* file, int flags, 
     st = f->db->vol->set_main_name(f->name);
   if (!st.is_ok()) {
     release_db(f->db);
-    return open_failed(f, st.is(Errc::kFull)       ? SQLITE_FULL
-                          : st.is(Errc::kReadOnly) ? SQLITE_READONLY
+    return open_failed(f, st.is(Errc::kFull) || st.is(Errc::kHostFull) ? SQLITE_FULL
+                          : st.is(Errc::kReadOnly)                    ? SQLITE_READONLY
                                                    : SQLITE_CANTOPEN,
                        std::string(zname) + ": " + std::string(st.message()));
   }

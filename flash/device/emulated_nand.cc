@@ -466,7 +466,7 @@ Status EmulatedNand::flip_stored_bit(Ppa ppa, uint32_t byte, uint32_t bit) {
   PDL_TRY(check_ppa(ppa));
   if (byte >= geo_.raw_page() || bit >= 8)
     return Status::error(Errc::kInvalidArgument, "no such bit in a raw page");
-  if (read_only_) return Status::error(Errc::kIoError, "image opened read-only");
+  if (read_only_) return Status::error(Errc::kReadOnly, "image opened read-only");
   const uint64_t off = uint64_t(ppa) * geo_.raw_page() + byte;
   uint8_t v = 0;
   PDL_TRY(media_->read(off, &v, 1));

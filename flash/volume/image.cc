@@ -204,6 +204,7 @@ Status mount_image(Image& img, const ImageParams& params, bool read_only) {
     // write that failed): mounted again, from what is on flash as after a crash, without the
     // clean-up and read-only, so that everything committed can still be read.
     PDL_TRY(mount_store(nand, &store, &img.mount));
+    if (params.wear_level) store->set_wear_level(*params.wear_level);
     if (!store->legacy_format()) PDL_TRY(store->set_commit_mode(commit_mode(params)));
     VolumeOptions o = volume_options(params, true);
     o.read_only_why = (s.is(Errc::kFull) ? "the chip is full (" : "no room on the host (") +

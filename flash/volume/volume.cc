@@ -106,7 +106,9 @@ Status Volume::rollback() {
   // Half a rollback leaves tables that match nothing on flash: the Volume then refuses every
   // change until it is reopened (the store's recovery finds the last commit).
   const Status st = rollback_locked();
-  if (!st.is_ok())
+  // A full host is no half rollback: the store halted before changing anything on flash, and
+  // the next change mounts it again (writable()), once the host has room.
+  if (!st.is_ok() && !st.is(Errc::kHostFull))
     broken_ = Status::error(st.code(), "a rollback failed: " + std::string(st.message()));
   return st;
 }
@@ -140,6 +142,7 @@ Status Volume::remount_store() {
   std::unique_ptr<PageStore> fresh;
   PDL_TRY(mount_store(store_->nand(), &fresh, nullptr,
                       atomic_ ? CommitMode::kGroup : CommitMode::kPerPage));
+  fresh->set_wear_level(store_->params().wear_level);  // a run-time choice, not on flash
   store_->set_classifier(nullptr);
   store_ = std::move(fresh);
   store_->set_classifier([this](uint32_t lpn) { return lpn_kind_[lpn]; });
@@ -495,11 +498,12 @@ Status Volume::read_chunk(File& f, uint32_t c, std::span<uint8_t> out) {
   ks.chunks_read++;
   Status st = store_->read(f.chunks[c], out);
   if (!st.is(Errc::kNotFound)) return st;
-  // An owned chunk the store has no page for. Without atomic groups that is a crash's doing
-  // (the owner entry became durable before the chunk's bytes): zeros. With them the owner entry
-  // commits with the bytes, and after damage on flash the page may have been lost: an error,
-  // never zeros in place of the data.
-  if (atomic_ || store_->damaged_pages() > 0)
+  // An owned chunk the store has no page for. A crash under per-page commits (commit=journal,
+  // this session or an earlier one: the mode is not recorded on flash) can leave it, the owner
+  // entry durable before the chunk's bytes: zeros, as SQLite's hot journal then restores the
+  // page. Once the mount found damaged pages (a header failing in front of programmed pages),
+  // the page may have been lost: an error, never zeros in place of the data.
+  if (store_->damaged_pages() > 0)
     return Status::error(Errc::kCorrupt,
                          "chunk " + std::to_string(c) + " of '" + f.meta.name + "' (logical page " +
                              std::to_string(f.chunks[c]) + ") has no copy on flash" +

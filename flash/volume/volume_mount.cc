@@ -205,7 +205,7 @@ Status Volume::check_locked() {
         return corrupt(where + ": owner map disagrees for lpn " + std::to_string(l));
       if (pool_.is_free(l)) return corrupt(where + ": lpn " + std::to_string(l) + " is free");
       Status st = store_->read(l, scratch_);
-      if (st.is(Errc::kNotFound) && (atomic_ || store_->damaged_pages() > 0))
+      if (st.is(Errc::kNotFound) && store_->damaged_pages() > 0)
         return corrupt(where + ": lpn " + std::to_string(l) +
                        " is owned but has no copy on flash (data lost)");
       if (!st.is_ok() && !st.is(Errc::kNotFound))
