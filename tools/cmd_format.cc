@@ -104,7 +104,7 @@ const Command kFormatCommand = {
     "holding files (the message names them, the method and the size), one that cannot be\n"
     "read and any other existing file are refused (exit 3) unless --force.\n"
     "Unset parameters take the defaults of the paper's Table 1 and of the VFS (method pdl,\n"
-    "max-diff 256, obsolete spare, 2048-byte pages, 64 pages per block, 256M, NOP 4, 256\n"
+    "max-diff 256, obsolete memory, 2048-byte pages, 64 pages per block, 256M, NOP 4, 256\n"
     "files). Sizes take K, M, G, T suffixes (binary); a chip has at least 8 erase blocks\n"
     "(1M with the default geometry) and at most 256G.\n"
     "With --mtd DEV (raw NAND through Linux MTD) the geometry is the device's; --size uses\n"
@@ -113,7 +113,7 @@ const Command kFormatCommand = {
     {
         {"method", 0, "pdl|opu|ipu|ipl", "page-update method (default pdl)"},
         {"max-diff", 0, "N", "Max_Differential_Size in bytes, record header included (pdl)"},
-        {"obsolete", 0, "spare|memory", "how obsolete pages are marked (pdl, opu; default spare)"},
+        {"obsolete", 0, "spare|memory", "how obsolete pages are marked (pdl, opu; default memory)"},
         {"log-region", 0, "SIZE", "log region per erase block (ipl; default 9/64 of the block)"},
         {"page", 0, "N", "page data bytes, a power of two 512..32768 (default 2048)"},
         {"pages-per-block", 0, "N", "pages per erase block (default 64)"},

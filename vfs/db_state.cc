@@ -154,8 +154,8 @@ Status acquire_db(const std::string& path, const ImageParams& params, const std:
   if (s->db_name.empty()) s->db_name = s->vol->main_name();
   if (s->db_name.empty()) s->db_name = only_database(*s->vol, basename_of(path));
   PDL_TRY(check_name(s->db_name));
-  // Atomic commit needs a store with atomic groups (PDL, OPU); IPU and IPL keep the journal
-  // on flash, as with commit=journal (pdl_stats says which).
+  // Atomic commit needs a store with atomic groups (PDL, OPU, IPL); IPU keeps the journal on
+  // flash, as with commit=journal (pdl_stats says which).
   s->commit_asked_atomic = params.atomic_commit.value_or(true);
   s->atomic_commit = s->commit_asked_atomic && s->vol->atomic();
   s->refs = 1;

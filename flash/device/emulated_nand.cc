@@ -302,7 +302,8 @@ Status EmulatedNand::create_file(const std::string& path, const Geometry& g0,
     std::vector<uint8_t> h(kHeaderSize);
     detail::encode_header(g, poff, h.data());
     if (pwrite(fd, h.data(), h.size(), 0) != ssize_t(h.size()))
-      st = host_full_errno(errno) ? host_full(path, std::strerror(errno)) : errno_status("write", path);
+      st = host_full_errno(errno) ? host_full(path, std::strerror(errno))
+                                  : errno_status("write", path);
   }
   // Room for the erase-count table (an erase updates it), so that only programs need more.
   if (st.is_ok()) (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, off_t(poff));
