@@ -168,6 +168,18 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
       if (state[p] != SpareState::kErased) last = int(p);
       rep.pages_scanned++;
     }
+    // A repaired header counts only with its data: an erase cut part-way (a power cut, or the
+    // host process killed in the middle of the emulator's write of the block) can erase the
+    // data area and the first spare bytes of a page and leave a header one bit from valid
+    // (a differential page's type byte, 0xDF, erased to 0xFF) — a page that was never whole.
+    for (uint32_t p = 0; p < ppb; p++) {
+      if (state[p] != SpareState::kValid || !hdr[p].repaired) continue;
+      bool passed;
+      PDL_TRY(read_with_retries(
+          nand, first + p, data, {},
+          [&] { return crc32c(data.data(), data.size()) == hdr[p].data_crc; }, &passed));
+      if (!passed) state[p] = SpareState::kCorrupt;
+    }
     if (last < 0) {
       s->blocks_.add_free(b, false);
       continue;
@@ -198,8 +210,23 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
       if (state[p] == SpareState::kErased) continue;
       if (state[p] == SpareState::kCorrupt && p < last) {
         // Pages are programmed in order and a block ending in a torn page is never appended
-        // to, so only the last programmed page can be torn: this one is damaged.
-        rep.damaged_pages++;
+        // to, so only the last programmed page can be torn: this one is damaged — unless an
+        // erase of the block stopped part-way (a power cut, or the host process killed in the
+        // middle of the emulator's write of the block): an erased page before this one, or
+        // this page's data erased, says the block was being erased, and its pages were stale.
+        bool erasing = false;
+        for (int e = 0; e < p && !erasing; e++) erasing = state[e] == SpareState::kErased;
+        if (!erasing) {
+          bool data_erased = false;
+          PDL_TRY(read_with_retries(nand, r, data, {}, [&] { return all_ff(data); },
+                                    &data_erased));
+          erasing = data_erased;
+        }
+        if (erasing) {
+          rep.torn_pages++;
+        } else {
+          rep.damaged_pages++;
+        }
         continue;
       }
       if (state[p] == SpareState::kCorrupt ||
