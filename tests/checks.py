@@ -1,6 +1,7 @@
 # checks.py — the check/skip/report vocabulary of the Python test scripts (meson runs each as a
 # test: exit 0 passed, 1 failed, 77 skipped). `check` records a failure and goes on, so that
 # one run reports every failing check; `finish` prints them and sets the exit code.
+import os
 import sys
 
 failures = []
@@ -24,3 +25,17 @@ def finish():
             print("  " + f)
         sys.exit(1)
     print("all passed")
+
+
+def fill_errno(path, chunks=4096, chunk=4096):
+    """Write random bytes to a new file at path until the write or the fsync fails; the errno
+    it failed with, or None if all of it fit."""
+    try:
+        with open(path, "wb") as f:
+            for _ in range(chunks):
+                f.write(os.urandom(chunk))
+                f.flush()
+            os.fsync(f.fileno())
+    except OSError as e:
+        return e.errno
+    return None

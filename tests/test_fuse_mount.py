@@ -37,7 +37,7 @@ import tempfile
 import threading
 import time
 
-from checks import check, failures, finish, skip  # noqa: F401
+from checks import check, failures, fill_errno, finish, skip  # noqa: F401
 from sanitizer_env import sqlite_env
 
 FUSE, TOOL, MODULE = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -432,15 +432,7 @@ def test_errno():
         f.write(keep)
         f.flush()
         os.fsync(f.fileno())
-    got = None
-    try:
-        with open(os.path.join(mnt, "fill.bin"), "wb") as f:
-            for _ in range(4096):
-                f.write(os.urandom(4096))
-                f.flush()
-            os.fsync(f.fileno())
-    except OSError as e:
-        got = e.errno
+    got = fill_errno(os.path.join(mnt, "fill.bin"))
     check(got == errno.ENOSPC, "filling a 1 MiB chip: ENOSPC (got %s)"
           % errno.errorcode.get(got, got))
     with open(os.path.join(mnt, "keep.bin"), "rb") as f:

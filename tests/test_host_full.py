@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-from checks import check, failures, finish, skip  # noqa: F401
+from checks import check, failures, fill_errno, finish, skip  # noqa: F401
 from sanitizer_env import sqlite_env
 
 SQLITE, MODULE, TOOL, FUSE = (sys.argv[1:5] + [""] * 4)[:4]
@@ -98,15 +98,7 @@ def fuse_part(d):
             check(False, "pdl-fuse mounts on the tmpfs: " + log.read().decode(errors="replace"))
             return
         time.sleep(0.02)
-    got = None
-    try:
-        with open(os.path.join(mnt, "fill.bin"), "wb") as f:
-            for _ in range(4096):
-                f.write(os.urandom(4096))
-                f.flush()
-            os.fsync(f.fileno())
-    except OSError as e:
-        got = e.errno
+    got = fill_errno(os.path.join(mnt, "fill.bin"))
     check(got == errno.ENOSPC, "FUSE, host full: ENOSPC (got %s)" % errno.errorcode.get(got, got))
     subprocess.run([FUSERMOUNT, "-u", mnt], timeout=60)
     proc.wait(timeout=120)
