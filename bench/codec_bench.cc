@@ -17,7 +17,7 @@
 #include <cstdio>
 #include <random>
 
-#include "flash/pdl/differential.h"
+#include "flash/codec/differential.h"
 
 namespace pdl::bench {
 namespace {

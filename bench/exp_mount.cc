@@ -9,6 +9,7 @@
 
 #include "bench/experiments.h"
 #include "bench/wall_clock.h"
+#include "flash/image/open_store.h"
 #include "flash/common/crc32c.h"
 #include "flash/common/json.h"
 #include "flash/device/emulated_nand.h"

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "bench/bench_options.h"
+#include "flash/image/open_store.h"
 #include "flash/device/emulated_nand.h"
 
 namespace pdl::bench {

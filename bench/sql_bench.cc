@@ -33,7 +33,7 @@
 #include "flash/common/json.h"
 #include "flash/common/output_file.h"
 #include "flash/common/scratch_dir.h"
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 #include "vfs/pdl_vfs.h"
 
 namespace {

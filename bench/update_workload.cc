@@ -1,6 +1,7 @@
 // update_workload.cc — the [PDL] §5.1 update workload: load, warm up, measure.
 #include "bench/update_workload.h"
 #include "bench/wall_clock.h"
+#include "flash/image/open_store.h"
 
 #include <algorithm>
 #include <chrono>

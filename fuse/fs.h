@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "flash/common/status.h"
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 
 namespace pdl::fuse {
 

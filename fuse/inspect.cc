@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "flash/volume/image_params.h"
-#include "flash/volume/stats_json.h"
+#include "flash/image/image_params.h"
+#include "flash/image/stats_json.h"
 
 namespace pdl::fuse {
 

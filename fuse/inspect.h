@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 
 namespace pdl::fuse {
 

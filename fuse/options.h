@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "flash/volume/image_params.h"
+#include "flash/image/image_params.h"
 
 #define FUSE_USE_VERSION 314
 #include <fuse.h>

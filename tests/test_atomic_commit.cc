@@ -28,6 +28,7 @@
 #include <optional>
 
 #include "cut_at_nand.h"
+#include "flash/image/open_store.h"
 #include "flash/common/crc32c.h"
 #include "flash/pdl/record.h"
 #include "flash/store/page_store.h"

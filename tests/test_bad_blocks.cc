@@ -18,6 +18,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "flash/image/open_store.h"
 #include "flash/device/emulated_nand.h"
 #include "flash/store/page_store.h"
 #include "store_matrix.h"

@@ -14,7 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "flash/common/le.h"
-#include "flash/pdl/differential.h"
+#include "flash/codec/differential.h"
 #include "tests/test_util.h"
 
 using pdl::diff_apply;

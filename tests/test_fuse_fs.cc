@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "flash/device/emulated_nand.h"
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 #include "fuse/fs.h"
 #include "test_util.h"
 

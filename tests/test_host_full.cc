@@ -23,6 +23,7 @@
 #include <cstring>
 #include <optional>
 
+#include "flash/image/open_store.h"
 #include "flash/device/emulated_nand.h"
 #include "flash/store/page_store.h"
 #include "store_matrix.h"

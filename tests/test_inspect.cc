@@ -18,6 +18,7 @@
 // slots or log sectors is open.
 #include <catch2/catch.hpp>
 
+#include "flash/image/open_store.h"
 #include "flash/store/page_store.h"
 #include "flash/store/spare.h"
 #include "store_matrix.h"

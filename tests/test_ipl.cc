@@ -17,6 +17,7 @@
 
 #include <map>
 
+#include "flash/image/open_store.h"
 #include "flash/store/page_store.h"
 #include "test_util.h"
 

@@ -17,6 +17,7 @@
 #include <functional>
 #include <optional>
 
+#include "flash/image/open_store.h"
 #include "flash/store/page_store.h"
 #include "cut_at_nand.h"
 #include "test_util.h"

@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "flash/device/mtd_nand.h"
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 #include "test_util.h"
 
 using namespace pdl;

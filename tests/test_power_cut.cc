@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 
+#include "flash/image/open_store.h"
 #include "flash/store/page_store.h"
 #include "store_matrix.h"
 #include "test_util.h"

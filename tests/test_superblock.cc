@@ -1,6 +1,7 @@
 // test_superblock.cc — format parameters persist, bad parameters and foreign chips are refused.
 #include <catch2/catch.hpp>
 
+#include "flash/image/open_store.h"
 #include "flash/store/page_store.h"
 #include "flash/store/superblock.h"
 #include "test_util.h"

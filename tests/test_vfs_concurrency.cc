@@ -18,7 +18,7 @@
 #include <chrono>
 #include <thread>
 
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 #include "tests/vfs_test_util.h"
 
 using namespace pdl::test;

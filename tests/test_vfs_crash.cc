@@ -34,6 +34,7 @@
 #include <map>
 #include <optional>
 
+#include "flash/image/open_store.h"
 #include "flash/device/emulated_nand.h"
 #include "flash/store/page_store.h"
 #include "flash/volume/volume.h"

@@ -26,7 +26,7 @@
 #include <set>
 
 #include "flash/device/emulated_nand.h"
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 #include "tests/vfs_test_util.h"
 
 using namespace pdl::test;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "flash/image/open_store.h"
 #include "flash/store/page_store.h"
 #include "flash/volume/volume.h"
 #include "store_matrix.h"

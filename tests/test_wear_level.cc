@@ -11,8 +11,9 @@
 #include <functional>
 #include <optional>
 
+#include "flash/image/open_store.h"
 #include "flash/store/page_store.h"
-#include "flash/volume/image_params.h"
+#include "flash/image/image_params.h"
 #include "test_util.h"
 
 using namespace pdl;

@@ -8,7 +8,7 @@
 
 #include "flash/device/emulated_nand.h"
 #include "flash/device/mtd_nand.h"
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 #include "flash/volume/volume_format.h"
 #include "tools/commands.h"
 

@@ -10,7 +10,7 @@
 
 #include "flash/common/json.h"
 #include "flash/store/superblock.h"
-#include "flash/volume/stats_json.h"
+#include "flash/image/stats_json.h"
 #include "tools/commands.h"
 #include "tools/image_open.h"
 

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 
 namespace pdl::tool {
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "flash/volume/image_counters.h"
+#include "flash/image/image_counters.h"
 
 namespace pdl::tpcc {
 

@@ -12,7 +12,7 @@
 #include <cstring>
 
 #include "flash/device/emulated_nand.h"
-#include "flash/volume/image_params.h"
+#include "flash/image/image_params.h"
 #include "vfs/pdl_vfs.h"
 
 namespace pdl::tpcc {

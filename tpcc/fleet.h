@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "flash/common/status.h"
-#include "flash/volume/image_counters.h"
-#include "flash/volume/stats_json.h"
+#include "flash/image/image_counters.h"
+#include "flash/image/stats_json.h"
 #include "tpcc/check.h"
 #include "tpcc/methods.h"
 #include "tpcc/schema.h"

@@ -9,7 +9,7 @@
 
 #include "flash/common/output_file.h"
 #include "flash/common/split.h"
-#include "flash/volume/image_params.h"
+#include "flash/image/image_params.h"
 #include "flash/volume/volume_format.h"
 
 namespace pdl::tpcc {

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "flash/image/open_store.h"
 #include "flash/common/c_edge.h"
 #include "flash/common/scratch_dir.h"
 #include "flash/common/split.h"

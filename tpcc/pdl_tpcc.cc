@@ -20,7 +20,7 @@
 
 #include "flash/common/c_edge.h"
 #include "flash/common/scratch_dir.h"
-#include "flash/volume/image_params.h"
+#include "flash/image/image_params.h"
 #include "tpcc/loader.h"
 #include "tpcc/options.h"
 #include "tpcc/report.h"

@@ -4,8 +4,8 @@
 #include <cinttypes>
 
 #include "flash/common/json.h"
-#include "flash/volume/image_params.h"
-#include "flash/volume/stats_json.h"
+#include "flash/image/image_params.h"
+#include "flash/image/stats_json.h"
 #include "tpcc/figures.h"
 
 namespace pdl::tpcc {

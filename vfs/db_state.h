@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 
 namespace pdl::vfs {
 

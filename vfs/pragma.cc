@@ -1,10 +1,10 @@
 // pragma.cc — the VFS's pragmas, reached through SQLITE_FCNTL_PRAGMA on the main database:
-//   PRAGMA pdl_stats;        one row: the image's statistics as JSON (flash/volume/stats_json.h)
+//   PRAGMA pdl_stats;        one row: the image's statistics as JSON (flash/image/stats_json.h)
 //   PRAGMA pdl_stats_reset;  zero every counter (Volume, store, flash); returns "ok"
 //   PRAGMA pdl_check;        fsck of the open image (store tables, directory, owner map, every
 //                            page's CRC); returns "ok" or the first problem
 // Any other pragma is SQLite's (SQLITE_NOTFOUND).
-#include "flash/volume/stats_json.h"
+#include "flash/image/stats_json.h"
 #include "vfs/vfs_file.h"
 
 namespace pdl::vfs {

@@ -23,7 +23,7 @@
 #include <cstring>
 
 #include "flash/ipl/ipl_store.h"
-#include "flash/pdl/differential.h"
+#include "flash/codec/differential.h"
 #include "flash/store/reread.h"
 
 namespace pdl {

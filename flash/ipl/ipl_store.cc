@@ -9,7 +9,7 @@
 #include <string>
 
 #include "flash/common/crc32c.h"
-#include "flash/pdl/differential.h"
+#include "flash/codec/differential.h"
 #include "flash/store/reread.h"
 
 namespace pdl {

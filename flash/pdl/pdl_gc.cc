@@ -23,7 +23,7 @@
 #include <algorithm>
 #include <cassert>
 
-#include "flash/pdl/differential.h"
+#include "flash/codec/differential.h"
 
 #include "flash/pdl/pdl_store.h"
 #include "flash/store/reread.h"

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "flash/common/crc32c.h"
-#include "flash/pdl/differential.h"
+#include "flash/codec/differential.h"
 #include "flash/store/reread.h"
 
 namespace pdl {

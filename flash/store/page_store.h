@@ -263,16 +263,4 @@ inline Status poison_on_device_error(Status st, Status* poisoned) {
   return st;
 }
 
-// Write a superblock for `params` and return an empty store. Destroys what the chip held.
-Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
-                    CommitMode mode = CommitMode::kPerPage);
-// Recover the store on `nand` by scanning it (crash recovery, [PDL] Fig. 7). kGroup on a
-// store of superblock format 1 fails with kUnsupported: mount it kPerPage, upgrade_store, then
-// set_commit_mode(kGroup).
-Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report = nullptr,
-                   CommitMode mode = CommitMode::kPerPage);
-// A store mounted from an older format (legacy_format()) brought up to date, superblock
-// included; nothing for a current one. For writable opens only.
-Status upgrade_store(Nand& nand, PageStore& store);
-
 }  // namespace pdl

@@ -1,4 +1,5 @@
 // volume.cc — file operations, the partial-chunk write-back cache, and sync.
+#include "flash/image/open_store.h"
 #include "flash/volume/volume.h"
 
 #include <algorithm>

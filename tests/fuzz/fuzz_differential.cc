@@ -1,5 +1,5 @@
 // fuzz_differential.cc — libFuzzer target: the decoders of differentials and IPL logs
-// (flash/pdl/differential.h, record.h; flash/ipl/ipl_sector.h), on hostile bytes.
+// (flash/codec/differential.h, record.h; flash/ipl/ipl_sector.h), on hostile bytes.
 //
 // Input: byte 0 selects what the rest is —
 //   0  a differential page's used bytes: records walked (RecordReader), each record's runs
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "flash/ipl/ipl_sector.h"
-#include "flash/pdl/differential.h"
+#include "flash/codec/differential.h"
 #include "flash/pdl/record.h"
 #include "flash/store/store_params.h"
 

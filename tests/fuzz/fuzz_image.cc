@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 #include "tests/fuzz/compact_image.h"
 
 namespace {

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "flash/common/le.h"
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 
 namespace {
 

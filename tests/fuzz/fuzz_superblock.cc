@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "flash/image/open_store.h"
 #include "flash/common/crc32c.h"
 #include "flash/common/le.h"
 #include "flash/device/emulated_nand.h"

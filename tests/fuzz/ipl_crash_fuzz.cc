@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "flash/image/open_store.h"
 #include "flash/device/emulated_nand.h"
 #include "flash/store/page_store.h"
 #include "flash/store/spare.h"

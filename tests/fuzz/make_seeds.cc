@@ -23,10 +23,10 @@
 
 #include "flash/common/le.h"
 #include "flash/ipl/ipl_sector.h"
-#include "flash/pdl/differential.h"
+#include "flash/codec/differential.h"
 #include "flash/pdl/record.h"
 #include "flash/store/store_params.h"
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 #include "tests/fuzz/compact_image.h"
 
 namespace fs = std::filesystem;

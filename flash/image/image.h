@@ -13,7 +13,7 @@
 
 #include "flash/device/nand.h"
 #include "flash/store/page_store.h"
-#include "flash/volume/image_params.h"
+#include "flash/image/image_params.h"
 #include "flash/volume/volume.h"
 
 namespace pdl {

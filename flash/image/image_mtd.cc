@@ -13,7 +13,7 @@
 
 #include "flash/device/mtd_nand.h"
 #include "flash/store/superblock.h"
-#include "flash/volume/image_internal.h"
+#include "flash/image/image_internal.h"
 
 namespace pdl {
 namespace {

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "flash/store/cost.h"
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 
 namespace pdl {
 

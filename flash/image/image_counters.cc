@@ -1,5 +1,5 @@
 // image_counters.cc — see image_counters.h.
-#include "flash/volume/image_counters.h"
+#include "flash/image/image_counters.h"
 
 #include <array>
 #include <bit>

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <random>
 
+#include "flash/image/open_store.h"
 #include "flash/ipl/ipl_store.h"
 #include "flash/pdl/pdl_store.h"
 #include "flash/store/page_store.h"

@@ -28,7 +28,7 @@
 // On x86-64 the encoder is compiled twice, generic and for AVX2+BMI+POPCNT, and picked once at
 // run time (__builtin_cpu_supports). Define PDL_DIFF_GENERIC_ONLY to build only the generic one.
 // Stack use of encode: ~10 KB (the bitmap of a 64 KiB page).
-#include "flash/pdl/differential.h"
+#include "flash/codec/differential.h"
 
 #include <bit>
 #include <cassert>

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 
 namespace pdl {
 

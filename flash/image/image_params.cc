@@ -1,5 +1,5 @@
 // image_params.cc — parsing and defaults of ImageParams.
-#include "flash/volume/image_params.h"
+#include "flash/image/image_params.h"
 
 #include <charconv>
 

@@ -1,5 +1,5 @@
 // stats_json.cc — renders an Image's counters as JSON (see stats_json.h).
-#include "flash/volume/stats_json.h"
+#include "flash/image/stats_json.h"
 
 #include <algorithm>
 

@@ -1,5 +1,6 @@
 // image.cc — opening, creating and formatting images; parameter contradictions; lock holders.
-#include "flash/volume/image.h"
+#include "flash/image/open_store.h"
+#include "flash/image/image.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,7 +10,7 @@
 
 #include "flash/device/emulated_nand.h"
 #include "flash/device/mtd_nand.h"
-#include "flash/volume/image_internal.h"
+#include "flash/image/image_internal.h"
 
 namespace pdl {
 

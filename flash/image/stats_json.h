@@ -15,7 +15,7 @@
 #include <string>
 
 #include "flash/common/json.h"
-#include "flash/volume/image.h"
+#include "flash/image/image.h"
 
 namespace pdl {
 
