@@ -3,7 +3,7 @@
 //
 // Each method is one FUSE operation. It takes the path libfuse gives ("/name", "/.pdl/map") and
 // returns 0, a byte count, or -errno: Status becomes errno here (errno_of) and nowhere else.
-// No libfuse type appears, so tests drive an Fs without a kernel (tests/test_fuse_fs.cc);
+// No libfuse type appears, so tests drive an Fs without a kernel (tests/fuse/test_fuse_fs.cc);
 // ops.cc binds it to struct fuse_operations.
 //
 // Names and kinds of file:

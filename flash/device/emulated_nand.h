@@ -12,7 +12,7 @@
 // RAM images are lazily-zeroed anonymous memory, and image files keep erased pages as holes —
 // a 2 GiB chip costs nothing until written. Image file layout: docs/format.md §1.
 //
-// Media faults (RELIABILITY.md's matrix; each off by default):
+// Media faults (docs/reliability.md's fault matrix; each off by default):
 //   * bit flips on reads (set_bit_flips): each ECC sector read (the data area in sectors of
 //     `sector_bytes`, the spare as one more) carries flips with a probability; up to the ECC
 //     strength t they are corrected and counted, beyond it the read fails with kCorrupt — or,

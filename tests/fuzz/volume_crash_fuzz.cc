@@ -1,6 +1,6 @@
 // volume_crash_fuzz.cc — volume-crash-fuzz: randomized power-cut campaign for pdl::Volume
 // (regression seeds and an ATOMIC=1 sample run in the default tests; the long campaigns are
-// opt-in). Written during the review of the Volume (issue 3).
+// opt-in).
 //
 //   build/tests/volume-crash-fuzz FIRST_SEED COUNT          (env: KEEP=1 go on after a failure,
 //                                                            V=1 print every op, OPS=1 print

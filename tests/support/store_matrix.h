@@ -1,0 +1,77 @@
+// store_matrix.h — the PageStore configurations every store suite runs over.
+//
+// Every page-update method × obsolete mode, with PDL at two Max_Differential_Sizes (a small one,
+// like the paper's PDL(256B) relative to the page, and a whole page, like PDL(2KB)), over two
+// small geometries so that garbage collection runs many times within a test. IPU and IPL have
+// no obsolete marks: once per geometry; IPL with a two-page log region (2 log sectors per block
+// on 512-byte pages, 8 on 2 KiB pages) so that merges are frequent; both at their full size.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "flash/device/geometry.h"
+#include "flash/store/store_params.h"
+#include "tests/support/test_util.h"
+
+namespace pdl::test {
+
+struct StoreConfig {
+  std::string name;
+  Geometry geo;
+  StoreParams params;
+};
+
+// IPU and IPL: static mapping, no thin provisioning, merges instead of garbage collection.
+inline bool in_page(const StoreParams& p) {
+  return p.method == Method::kIpu || p.method == Method::kIpl;
+}
+
+// The matrix over the given geometries (store_matrix: the two small ones below).
+inline std::vector<StoreConfig> store_matrix_for(const std::vector<Geometry>& geometries) {
+  std::vector<StoreConfig> out;
+  for (const Geometry& g : geometries) {
+    const std::string gname = std::to_string(g.page_data) + "B";
+    // 7/8 of the usable pages (blocks less superblocks, GC reserve and two heads) for every
+    // method: fuller than PDL's default, so GC moves, compacts and merges a lot.
+    const uint32_t full = (g.blocks - 6) * g.pages_per_block * 7 / 8;
+    for (ObsoleteMode ob : {ObsoleteMode::kSpare, ObsoleteMode::kMemory}) {
+      const std::string oname = ob == ObsoleteMode::kSpare ? "spare" : "memory";
+      StoreParams pdl_small;
+      pdl_small.logical_pages = full;
+      pdl_small.method = Method::kPdl;
+      pdl_small.max_differential = g.page_data / 8;
+      pdl_small.obsolete = ob;
+      StoreParams pdl_page = pdl_small;
+      pdl_page.max_differential = 0;  // a whole page
+      StoreParams opu = pdl_small;
+      opu.method = Method::kOpu;
+      // With obsolete marks in RAM, wear levelling at a threshold low enough that young
+      // blocks' data moves many times within a test (block_manager.h).
+      std::string wl;
+      if (ob == ObsoleteMode::kMemory) {
+        pdl_page.wear_level = 4;
+        opu.wear_level = 2;
+        wl = "/wl";
+      }
+      out.push_back({"PDL(page/8)/" + oname + "/" + gname, g, pdl_small});
+      out.push_back({"PDL(page)/" + oname + wl + "/" + gname, g, pdl_page});
+      out.push_back({"OPU/" + oname + wl + "/" + gname, g, opu});
+    }
+    StoreParams ipu;
+    ipu.method = Method::kIpu;
+    StoreParams ipl;
+    ipl.method = Method::kIpl;
+    ipl.log_region = 2 * g.page_data;
+    out.push_back({"IPU/" + gname, g, ipu});
+    out.push_back({"IPL(2p)/" + gname, g, ipl});
+  }
+  return out;
+}
+
+inline std::vector<StoreConfig> store_matrix() {
+  return store_matrix_for({geometry(512, 32, 8, 40),     // small pages, 40 blocks
+                           geometry(2048, 64, 8, 24)});  // the paper's page, 24 blocks
+}
+
+}  // namespace pdl::test

@@ -1,0 +1,433 @@
+#!/usr/bin/python3
+# test_pdl_tool.py — end-to-end test of the `pdl` tool (tools/) on real images.
+#
+#   test_pdl_tool.py PDL_TOOL PDL_MODULE SQLITE3
+#
+# Images are filled through the stock sqlite3 shell with the pdl.so extension (the tool itself
+# only formats and reads). Checked: format (and its refusals), info (text and --json, which
+# must parse), ls -l, cat (the extracted database is a valid SQLite file with the same rows),
+# fsck (clean: exit 0; a flipped data byte, a damaged superblock copy, a damaged image header:
+# exit 1), spare-area bit flips (one or two in a header, the obsolete mark, the bad-block
+# marker: cat right and fsck clean; three in a header, a whole marker: cat fails, fsck exit 1), dump --lpn / --block / --file, read-only commands leave the image byte-identical,
+# a non-image file is refused (exit 3) and unchanged, an image held by another process gives
+# exit 4 naming it, usage errors give exit 2, and no command prints a traceback-like crash.
+#
+# Sanitizer builds: the stock sqlite3 loads an instrumented pdl.so, so meson passes the
+# sanitizer runtimes in PDL_SANITIZER_PRELOAD; they are preloaded into sqlite3 only (with
+# leak detection off: sqlite3 is not ours), while the tool runs with the suite's ASAN_OPTIONS.
+# Exit 77 (skipped) if there is no sqlite3 shell.
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from sanitizer_env import sqlite_env
+
+TOOL, MODULE, SQLITE = sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else ""
+if not SQLITE or not os.path.exists(SQLITE):
+    print("no sqlite3 shell: skipped")
+    sys.exit(77)
+
+failures = []
+
+
+def check(cond, what):
+    if cond:
+        print("ok  ", what)
+    else:
+        print("FAIL", what)
+        failures.append(what)
+
+
+def pdl(*args, stdout=subprocess.PIPE):
+    """Run the tool; returns (exit code, stdout bytes, stderr text)."""
+    r = subprocess.run([TOOL, *args], stdout=stdout, stderr=subprocess.PIPE, timeout=120)
+    err = r.stderr.decode(errors="replace")
+    # A sanitizer report or a crash is a failure whatever the exit code.
+    if "Sanitizer" in err or "runtime error" in err or r.returncode < 0:
+        failures.append("crash/sanitizer report in pdl %s: %s" % (" ".join(args), err))
+        print(err)
+    return r.returncode, r.stdout if r.stdout is not None else b"", err
+
+
+def sql(image, script, uri_extra=""):
+    cmd = [SQLITE, "-batch", "-bail", "-cmd", ".load " + MODULE,
+           "-cmd", ".open file:%s?vfs=pdl%s" % (image, uri_extra)]
+    r = subprocess.run(cmd, input=script.encode(), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=sqlite_env(), timeout=300)
+    if r.returncode != 0:
+        raise SystemExit("sqlite3 failed (%d): %s" % (r.returncode, r.stderr.decode()))
+    return r.stdout.decode()
+
+
+def image_geometry(path):
+    """(page_data, page_spare, pages_per_block, blocks, pages_offset) from the header."""
+    with open(path, "rb") as f:
+        h = f.read(64)
+    assert h[:8] == b"PDLNAND1", "not an image"
+    page_data, page_spare, ppb, blocks = struct.unpack_from("<IIII", h, 16)
+    (pages_off,) = struct.unpack_from("<Q", h, 56)
+    return page_data, page_spare, ppb, blocks, pages_off
+
+
+def flip_byte(path, offset):
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        b = f.read(1)
+        f.seek(offset)
+        f.write(bytes([b[0] ^ 0x5A]))
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+tmp = tempfile.mkdtemp(prefix="pdl-tool-test-")
+try:
+    img = os.path.join(tmp, "shop.pdl")
+
+    # ---- version, help ----
+    rc, out, _ = pdl("--version")
+    check(rc == 0 and re.match(rb"^pdl \d+\.\d+\.\d+\n$", out), "--version prints 'pdl X.Y.Z'")
+    rc, out, _ = pdl("--help")
+    check(rc == 0 and all(c in out for c in
+                          [b"format", b"info", b"ls", b"cat", b"fsck", b"dump"]),
+          "--help lists every command")
+    for c in ["format", "info", "ls", "cat", "fsck", "dump"]:
+        rc, out, _ = pdl(c, "--help")
+        check(rc == 0 and out.startswith(b"usage: pdl " + c.encode()), "%s --help" % c)
+
+    # ---- format ----
+    rc, out, err = pdl("format", img, "--size", "8M", "--db", "main.db")
+    check(rc == 0 and b"formatted" in out, "format a new 8M image: " + err)
+    rc, out, err = pdl("format", img, "--size", "8M", "--db", "main.db", "--max-diff", "512")
+    check(rc == 0, "format replaces an existing pdl image not in use: " + err)
+
+    # ---- fill through SQLite ----
+    sql(img, """
+        create table t(id integer primary key, v text, n integer);
+        with recursive c(x) as (select 1 union all select x + 1 from c where x < 3000)
+        insert into t(v, n) select hex(randomblob(120)), x from c;
+        update t set n = n + 1 where id % 7 = 0;
+        update t set v = 'x' where id % 11 = 0;
+        delete from t where id % 13 = 0;
+    """)
+    rows = int(sql(img, "select count(*) from t;").strip())
+    check(rows == 3000 - 3000 // 13, "sqlite3 through pdl.so filled the image (%d rows)" % rows)
+    before = read_bytes(img)
+
+    # ---- info ----
+    rc, out, err = pdl("info", img)
+    text = out.decode()
+    print(text)
+    check(rc == 0, "info exits 0: " + err)
+    for want in ["2048+64 B pages, 64 pages/block, 64 blocks (8 MiB)", "pdl, max_diff 512 B",
+                 "obsolete=memory", "main.db", "uuid ", "erase counts min", "pages scanned",
+                 "logical pages:", "blocks:"]:
+        check(want in text, "info shows '%s'" % want)
+
+    rc, out, err = pdl("info", "--json", img)
+    check(rc == 0, "info --json exits 0: " + err)
+    j = None
+    try:
+        j = json.loads(out)
+    except ValueError as e:
+        check(False, "info --json parses: %s" % e)
+    if j is not None:
+        check(j["method"] == "pdl" and j["max_diff"] == 512, "info --json: method")
+        check([f["name"] for f in j["files"]] == ["main.db"], "info --json: files")
+        im = j.get("image", {})
+        check(all(k in im for k in ["format", "layout", "space", "erase_counts", "mount"]),
+              "info --json: image extras")
+        check(im["space"]["blocks"]["reserved"] == 2 and
+              sum(im["space"]["blocks"].values()) == 64, "info --json: blocks by state")
+        check(sum(b["blocks"] for b in im["erase_counts"]["histogram"]) == 64,
+              "info --json: erase-count histogram covers every block")
+        db_size = j["files"][0]["size"]
+
+    # ---- ls ----
+    rc, out, _ = pdl("ls", img)
+    check(rc == 0 and out == b"main.db\n", "ls lists main.db")
+    rc, out, _ = pdl("ls", "-l", img)
+    fields = out.decode().split()
+    check(rc == 0 and len(fields) >= 5 and fields[-1] == "main.db" and fields[1] == "database",
+          "ls -l: size kind chunks mtime name")
+    if j is not None:
+        check(int(fields[0]) == db_size, "ls -l size agrees with info --json")
+
+    # ---- cat ----
+    extracted = os.path.join(tmp, "extracted.db")
+    with open(extracted, "wb") as f:
+        rc, _, err = pdl("cat", img, "main.db", stdout=f)
+    check(rc == 0, "cat exits 0: " + err)
+    if j is not None:
+        check(os.path.getsize(extracted) == db_size, "cat writes the whole file")
+    r = subprocess.run([SQLITE, extracted, "pragma integrity_check; select count(*) from t;"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    check(r.returncode == 0 and r.stdout.decode().split() == ["ok", str(rows)],
+          "extracted database: integrity ok, %d rows (%s %s)" % (rows, r.stdout, r.stderr))
+
+    # ---- fsck ----
+    rc, out, err = pdl("fsck", img)
+    print(out.decode())
+    check(rc == 0 and out.rstrip().endswith(b"clean"), "fsck of a good image: exit 0, clean")
+    for step in [b"mount", b"superblock", b"store tables", b"flash pages", b"volume"]:
+        check(re.search(rb"  " + step + rb" +ok: ", out) is not None, "fsck checked " + step.decode())
+
+    # ---- dump ----
+    rc, out, err = pdl("dump", img, "--file", "main.db")
+    check(rc == 0, "dump --file exits 0: " + err)
+    chunk_lines = re.findall(rb"^ +(\d+) +(\d+)  ppa (\d+) \(block (\d+), page (\d+)\)",
+                             out, re.M)
+    check(len(chunk_lines) > 10, "dump --file lists the chunks")
+    chunk0 = chunk_lines[0]
+    lpn, ppa = int(chunk0[1]), int(chunk0[2])
+    rc, out, err = pdl("dump", img, "--lpn", str(lpn))
+    print(out.decode())
+    check(rc == 0 and b'chunk 0 of file "main.db"' in out, "dump --lpn names the owner")
+    check(b"base page      ppa %d " % ppa in out and b"spare        base, lpn %d," % lpn in out,
+          "dump --lpn: base page and its decoded spare header")
+    check(b"differential" in out, "dump --lpn: differential line")
+    page_data, page_spare, ppb, blocks, pages_off = image_geometry(img)
+    block = ppa // ppb
+    rc, out, err = pdl("dump", img, "--block", str(block))
+    print(out.decode())
+    check(rc == 0 and out.startswith(b"block %d: " % block), "dump --block exits 0")
+    m = re.search(rb"^ +%d +%d  base +%d +\d+  ok +\S+ +live \(current base\)" %
+                  (ppa % ppb, ppa, lpn), out, re.M)
+    check(m is not None, "dump --block shows the chunk's base page as live")
+    rc, out, _ = pdl("dump", img, "--block", "0")
+    check(rc == 0 and b"reserved" in out and b"superblock" in out, "dump --block 0: superblock")
+    rc, out, _ = pdl("dump", img, "--lpn", "0")
+    check(rc == 0 and b"volume header" in out, "dump --lpn 0: volume header")
+
+    check(read_bytes(img) == before, "info, ls, cat, fsck, dump left the image byte-identical")
+
+    # ---- a second method: opu, obsolete=spare (images default to memory) ----
+    opu = os.path.join(tmp, "opu.pdl")
+    rc, _, err = pdl("format", opu, "--size", "8M", "--method", "opu", "--obsolete", "spare",
+                     "--pages-per-block", "32")
+    check(rc == 0, "format opu/spare: " + err)
+    sql(opu, "create table t(x); insert into t select randomblob(300) from "
+             "(with recursive c(i) as (select 1 union all select i+1 from c where i<500) "
+             "select * from c); delete from t where rowid % 3 = 0;")
+    rc, out, err = pdl("fsck", opu)
+    check(rc == 0, "fsck of an opu image: clean (%s)" % err)
+    rc, out, _ = pdl("info", opu)
+    check(rc == 0 and b"method       opu" in out and b"32 pages/block" in out, "info of opu image")
+
+    # ---- IPU and IPL images: format, fill through SQLite, info, fsck, dump of log sectors ----
+    for method, extra in (("ipl", ["--log-region", "8K", "--pages-per-block", "16"]),
+                          ("ipu", ["--pages-per-block", "16"])):
+        ip = os.path.join(tmp, method + ".pdl")
+        rc, _, err = pdl("format", ip, "--size", "4M", "--method", method, *extra)
+        check(rc == 0, "format %s: %s" % (method, err))
+        sql(ip, "create table t(x); insert into t select randomblob(300) from "
+                "(with recursive c(i) as (select 1 union all select i+1 from c where i<300) "
+                "select * from c); update t set x = randomblob(300) where rowid % 5 = 0; "
+                "delete from t where rowid % 3 = 0;")
+        rc, out, err = pdl("fsck", ip)
+        check(rc == 0 and b"slot states of" in out, "fsck of an %s image: clean (%s)" % (method, err))
+        rc, out, _ = pdl("info", ip)
+        check(rc == 0 and ("method       " + method).encode() in out, "info of %s image" % method)
+        if method == "ipl":
+            check(b"log region 8K (4 of 16 pages per block)" in out, "info names the log region")
+            rc, out, _ = pdl("info", ip, "--json")
+            j = json.loads(out)
+            check(j["method"] == "ipl" and j["log_region"] == 8192 and j["obsolete"] == "none",
+                  "info --json of ipl: method, log_region, no obsolete marks")
+            # Some block holds log sectors: dump shows them decoded.
+            found = False
+            for b in range(2, 64):
+                rc, out, _ = pdl("dump", ip, "--block", str(b))
+                if re.search(rb"sector \d+: log of lpn \d+ \(slot \d+\), seq \d+, 1/\d+", out):
+                    found = True
+                    break
+            check(found, "dump --block decodes IPL log sectors")
+        rc, _, err = pdl("format", os.path.join(tmp, "bad-" + method + ".pdl"), "--size", "4M",
+                         "--method", method, "--log-region", "2M")
+        check(rc == 2 and "log_region" in err, "format %s with a bad log region: exit 2 naming it (%s)"
+              % (method, err))
+
+    # ---- corruption: one data byte of a live base page ----
+    bad = os.path.join(tmp, "bad.pdl")
+    shutil.copyfile(img, bad)
+    # Pick a live base page of the database that is not the last programmed page of its block
+    # (mount checks that one's data itself and would drop it as torn).
+    target = None
+    for c in chunk_lines:
+        p_lpn, p_ppa = int(c[1]), int(c[2])
+        rc, out, _ = pdl("dump", img, "--block", str(p_ppa // ppb))
+        nxt = re.search(rb"^ +%d +%d  (\S+)" % (p_ppa % ppb + 1, p_ppa + 1), out, re.M)
+        if nxt and nxt.group(1) != b"erased":
+            target = (p_lpn, p_ppa)
+            break
+    check(target is not None, "found a live base page to corrupt")
+    if target:
+        raw = page_data + page_spare
+        flip_byte(bad, pages_off + target[1] * raw + 100)  # data area, byte 100
+        rc, out, err = pdl("fsck", bad)
+        print(out.decode(), err)
+        check(rc == 1, "fsck of a corrupted image exits 1 (got %d)" % rc)
+        check("pdl: fsck: " in err and "CRC" in (err + out.decode()),
+              "fsck names the bad CRC on stderr")
+        with open(os.devnull, "wb") as null:
+            rc, _, err = pdl("cat", bad, "main.db", stdout=null)
+        check(rc == 3 and err.startswith("pdl: cat: "), "cat of a corrupted chunk exits 3: " + err)
+
+    # ---- corruption: one superblock copy (mount still works on the other) ----
+    sb = os.path.join(tmp, "sb.pdl")
+    shutil.copyfile(img, sb)
+    flip_byte(sb, pages_off + 10)  # block 0 page 0, data byte 10
+    rc, out, err = pdl("fsck", sb)
+    check(rc == 1 and b"1 of 2 copies valid" in out, "fsck reports a bad superblock copy")
+
+    # ---- spare-area faults: a flip ends as a correct read or an error, never other bytes ----
+    sp = os.path.join(tmp, "spare.pdl")
+    sql(sp, "create table t(x); insert into t values('hello');", "&size=16M")
+    rc, good, err = pdl("cat", sp, "spare.pdl")
+    check(rc == 0 and good.startswith(b"SQLite format 3"), "cat of the spare-fault image: " + err)
+    rc, out, _ = pdl("dump", sp, "--file", "spare.pdl")
+    m = re.search(rb"^ +0 +\d+ +ppa (\d+) ", out, re.M)
+    check(m is not None, "dump --file names chunk 0's base page")
+    sp_data, sp_spare, sp_ppb, _, sp_off = image_geometry(sp)
+    if m:
+        ppa0 = int(m.group(1))
+        spare0 = sp_off + ppa0 * (sp_data + sp_spare) + sp_data
+        marker0 = sp_off + (ppa0 - ppa0 % sp_ppb) * (sp_data + sp_spare) + sp_data
+
+        def flipped(name, bits):
+            """A copy of sp with the given (offset, bit) flips; returns its path."""
+            path = os.path.join(tmp, name + ".pdl")
+            shutil.copyfile(sp, path)
+            with open(path, "r+b") as f:
+                for off, bit in bits:
+                    f.seek(off)
+                    b = f.read(1)[0]
+                    f.seek(off)
+                    f.write(bytes([b ^ (1 << bit)]))
+            return path
+
+        for name, bits in (("obsolete mark", [(spare0 + 24, 0)]),
+                           ("type byte", [(spare0 + 1, 2)]),
+                           ("lpn", [(spare0 + 4, 0)]),
+                           ("sequence number", [(spare0 + 8, 3)]),
+                           ("header CRC", [(spare0 + 28, 5)]),
+                           ("lpn and sequence number", [(spare0 + 4, 1), (spare0 + 9, 6)]),
+                           ("bad-block marker", [(marker0, 0)])):
+            path = flipped("flip", bits)
+            rc, out, err = pdl("cat", path, "spare.pdl")
+            check(rc == 0 and out == good,
+                  "%d flipped bit(s) of chunk 0's %s: cat returns the right bytes (exit %d)"
+                  % (len(bits), name, rc))
+            rc, out, err = pdl("fsck", path)
+            check(rc == 0, "... and fsck finds nothing lost (exit %d): %s" % (rc, err.strip()))
+        path = flipped("hdr3", [(spare0 + 4, 0), (spare0 + 9, 2), (spare0 + 17, 7)])
+        rc, out, err = pdl("cat", path, "spare.pdl")
+        check(rc != 0 and err.startswith("pdl: cat: "),
+              "3 flipped bits of a header (beyond repair): cat fails (exit %d): %s"
+              % (rc, err.strip()))
+        rc, out, err = pdl("fsck", path)
+        check(rc == 1 and "damaged page" in err and "no copy on flash" in err,
+              "... fsck exits 1 naming the damaged page and the chunk it lost: " + err.strip())
+        path = flipped("marker8", [(marker0, b) for b in range(8)])
+        rc, out, err = pdl("cat", path, "spare.pdl")
+        check(rc != 0 and not out.startswith(good[:100]),
+              "a block marked bad under live pages: cat fails (exit %d): %s" % (rc, err.strip()))
+        rc, out, err = pdl("fsck", path)
+        check(rc == 1, "... and fsck exits 1: " + err.strip())
+
+    # ---- corruption: the image header ----
+    hdr = os.path.join(tmp, "hdr.pdl")
+    shutil.copyfile(img, hdr)
+    flip_byte(hdr, 20)  # page_spare: header CRC fails
+    rc, out, err = pdl("fsck", hdr)
+    check(rc == 1 and "checksum" in err, "fsck of a damaged image header exits 1: " + err)
+    rc, out, err = pdl("info", hdr)
+    check(rc == 3 and err.startswith("pdl: info: "), "info of a damaged image header exits 3")
+
+    # ---- a file that is not an image ----
+    other = os.path.join(tmp, "notes.txt")
+    with open(other, "wb") as f:
+        f.write(os.urandom(10000))
+    original = read_bytes(other)
+    for args in (["info", other], ["ls", other], ["cat", other, "x"], ["fsck", other],
+                 ["dump", other, "--block", "2"], ["format", other], ["info", "--json", other]):
+        rc, _, err = pdl(*args)
+        check(rc == 3 and err.startswith("pdl: %s: " % args[0]) and "not a pdl image" in err,
+              "pdl %s on a non-image: exit 3 (%s)" % (args[0], err.strip()))
+    check(read_bytes(other) == original, "the non-image file is unchanged")
+    rc, _, err = pdl("info", os.path.join(tmp, "missing.pdl"))
+    check(rc == 3, "info of a missing image: exit 3")
+    rc, _, err = pdl("format", tmp)
+    check(rc == 3, "format of a directory: exit 3")
+    forced = os.path.join(tmp, "forced.pdl")
+    shutil.copyfile(other, forced)
+    rc, _, err = pdl("format", forced, "--size", "8M", "--force")
+    check(rc == 0 and pdl("fsck", forced)[0] == 0, "format --force replaces a non-image file")
+
+    # ---- an image in use ----
+    holder = subprocess.Popen(
+        [SQLITE, "-batch", "-cmd", ".load " + MODULE, "-cmd", ".open file:%s?vfs=pdl" % img],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env=sqlite_env())
+    try:
+        holder.stdin.write(b"select count(*) from t;\n")
+        holder.stdin.flush()
+        ino = os.stat(img).st_ino
+        deadline = time.time() + 30
+        held = False
+        while time.time() < deadline and not held:
+            with open("/proc/locks") as f:
+                held = any("FLOCK" in line and ":%d " % ino in line for line in f)
+            if not held:
+                time.sleep(0.05)
+        check(held, "the sqlite3 holder has the image locked")
+        snapshot = read_bytes(img)
+        for args in (["info", img], ["ls", img], ["cat", img, "main.db"], ["fsck", img],
+                     ["dump", img, "--lpn", "1"], ["format", img, "--size", "8M"]):
+            rc, _, err = pdl(*args)
+            check(rc == 4 and err.startswith("pdl: %s: " % args[0]) and
+                  ("pid %d (sqlite3)" % holder.pid) in err,
+                  "pdl %s on an image in use: exit 4 naming the holder (%s)" %
+                  (args[0], err.strip()))
+        check(read_bytes(img) == snapshot, "refused format left the image in use unchanged")
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    rc, _, _ = pdl("fsck", img)
+    check(rc == 0, "after the holder exits the image is usable and clean")
+
+    # ---- usage errors ----
+    for args in ([], ["frobnicate"], ["info"], ["info", img, "extra"], ["info", "--bogus", img],
+                 ["ls", "-x", img], ["cat", img],
+                 ["dump", img], ["dump", img, "--lpn", "1", "--block", "2"],
+                 ["dump", img, "--lpn", "abc"], ["dump", img, "--lpn", "99999999"],
+                 ["dump", img, "--block", "64"], ["dump", img, "--lpn"],
+                 ["format", os.path.join(tmp, "n.pdl"), "--size", "lots"],
+                 ["format", os.path.join(tmp, "n.pdl"), "--method", "magic"],
+                 ["format", os.path.join(tmp, "n.pdl"), "--db", "a/b"],
+                 ["format", os.path.join(tmp, "n.pdl"), "--json"],
+                 ["info", "--json=yes", img], ["format", img, "--size", "8M", "--size", "16M"]):
+        rc, _, err = pdl(*args)
+        check(rc == 2 and err.startswith("pdl: "), "usage error %s: exit 2 (%s)" %
+              (args, err.strip()))
+    check(not os.path.exists(os.path.join(tmp, "n.pdl")), "rejected formats created nothing")
+    check(read_bytes(img) != b"" and pdl("fsck", img)[0] == 0,
+          "usage errors left the image intact")
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
+if failures:
+    print("\n%d check(s) failed:" % len(failures))
+    for f in failures:
+        print("  ", f)
+    sys.exit(1)
+print("\nall checks passed")
