@@ -98,7 +98,7 @@ TEST_CASE("GC keeps a flushed differential that is still the synced version whil
 // A layout for the victim test: lpns rewritten in each of the first closed blocks (each
 // holds four), and what the first write that needs GC must then have done.
 struct VictimCase {
-  std::vector<int> rewritten;  // per closed block, in the order they were filled
+  std::vector<int> rewritten;   // per closed block, in the order they were filled
   std::vector<size_t> victims;  // the closed blocks erased (indices into the same order)
   uint64_t runs, moves;         // collections and base pages moved
 };
@@ -109,8 +109,8 @@ TEST_CASE("GC takes closed blocks in order of fewest valid pages", "[store][gc]"
   // and frees no block on balance; the second (2 valid pages) fills that head further and
   // frees one, which is what the write needed. With a wholly stale block (0 valid pages) that
   // one goes first, moving nothing, and is enough.
-  const VictimCase vc = GENERATE(values<VictimCase>({{{1, 3, 2}, {1, 2}, 2, 3},
-                                                     {{1, 3, 4, 2}, {2}, 1, 0}}));
+  const VictimCase vc =
+      GENERATE(values<VictimCase>({{{1, 3, 2}, {1, 2}, 2, 3}, {{1, 3, 4, 2}, {2}, 1, 0}}));
   const ObsoleteMode mode = GENERATE(ObsoleteMode::kSpare, ObsoleteMode::kMemory);
   INFO("victims " << vc.victims.size() << ", obsolete "
                   << (mode == ObsoleteMode::kSpare ? "spare" : "memory"));

@@ -83,6 +83,11 @@ struct Chip {
     REQUIRE(s->check().is_ok());
     return s;
   }
+  Page read(PageStore& s) const {
+    Page got(g.page_data);
+    REQUIRE(s.read(kLpn, got).is_ok());
+    return got;
+  }
 };
 
 // `base` with a few bytes changed.
@@ -103,9 +108,7 @@ TEST_CASE("of two base pages with equal sequence numbers, recovery keeps the one
   c.base_page(c.first_page(5), x, 5);
   auto s = c.mount();
   CHECK(s->locate(kLpn).base == c.first_page(3));
-  Page got(c.g.page_data);
-  REQUIRE(s->read(kLpn, got).is_ok());
-  CHECK(got == x);
+  CHECK((c.read(*s) == x));
 }
 
 TEST_CASE("of two base pages with equal sequence numbers, the one in a block ending in a torn "
@@ -122,9 +125,7 @@ TEST_CASE("of two base pages with equal sequence numbers, the one in a block end
   c.base_page(c.first_page(whole), x, 5);
   auto s = c.mount();
   CHECK(s->locate(kLpn).base == c.first_page(whole));
-  Page got(c.g.page_data);
-  REQUIRE(s->read(kLpn, got).is_ok());
-  CHECK(got == x);
+  CHECK((c.read(*s) == x));
 }
 
 TEST_CASE("of two differentials with equal sequence numbers, the one in a block ending in a "
@@ -143,7 +144,5 @@ TEST_CASE("of two differentials with equal sequence numbers, the one in a block 
   auto s = c.mount();
   CHECK(s->locate(kLpn).base == c.first_page(2));
   CHECK(s->locate(kLpn).diff == c.first_page(whole));
-  Page got(c.g.page_data);
-  REQUIRE(s->read(kLpn, got).is_ok());
-  CHECK(got == y);
+  CHECK((c.read(*s) == y));
 }

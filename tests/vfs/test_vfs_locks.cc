@@ -48,7 +48,7 @@ class RawFile {
 enum Op { kLock, kUnlock, kCheckReserved };
 
 struct Step {
-  int conn;   // 0 or 1
+  int conn;  // 0 or 1
   Op op;
   int level;  // SQLITE_LOCK_* for kLock / kUnlock; the expected answer for kCheckReserved
   int rc;     // SQLITE_OK or SQLITE_BUSY
