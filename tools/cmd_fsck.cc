@@ -162,7 +162,7 @@ void check_pages(PageStore& store, Report* rep) {
       continue;
     }
     if (base_of[p] != kNoPpa &&
-        (v.hdr.type != base_type || v.hdr.lpn != base_of[p])) {
+        (v.hdr.type != base_type || v.hdr.logical_page() != base_of[p])) {
       problem(p, strf("base page of lpn %u holds %s", base_of[p], describe_page(v).c_str()));
     } else if (diff_live[p] && v.hdr.type != PageType::kDifferential) {
       problem(p, "differential page holds " + describe_page(v));
@@ -224,14 +224,14 @@ void check_bad_blocks(PageStore& store, Report* rep) {
     for (uint32_t i = 0; i < g.pages_per_block; i++) {
       const Ppa p = b * g.pages_per_block + i;
       if (!read_page_view(nand, p, &v).is_ok() || v.state != SpareState::kValid ||
-          v.hdr.type != base_type || !v.data_crc_ok || v.hdr.lpn >= store.logical_pages())
+          v.hdr.type != base_type || !v.data_crc_ok || v.hdr.logical_page() >= store.logical_pages())
         continue;
       held++;
-      const LpnLocation loc = store.locate(v.hdr.lpn);
+      const LpnLocation loc = store.locate(v.hdr.logical_page());
       if (v.hdr.seq > std::max(seq_at(loc.base), seq_at(loc.diff))) {
         if (newer++ == 0)
           first = strf("%s holds lpn %u (seq %llu), newer than its mapping",
-                       ppa_str(p, g.pages_per_block).c_str(), v.hdr.lpn,
+                       ppa_str(p, g.pages_per_block).c_str(), v.hdr.logical_page(),
                        (unsigned long long)v.hdr.seq);
       }
     }

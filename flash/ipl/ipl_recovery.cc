@@ -126,14 +126,14 @@ Status IplStore::mount(Nand& nand, const StoreParams& params, bool legacy,
         continue;
       }
       if (h.type == PageType::kIplEmpty) {
-        PDL_TRY(claim(h.lpn));
+        PDL_TRY(claim(h.logical_block()));
         slot.marker = true;
         slot.aux = 1;  // a marker is a merge of itself
       } else {
-        if (h.lpn >= s->lpns_.size() || h.lpn % dpb != p)
+        if (h.logical_page() >= s->lpns_.size() || h.logical_page() % dpb != p)
           return corrupt("data page " + std::to_string(b * ppb + p) + " names logical page " +
-                         std::to_string(h.lpn) + ", which does not live there");
-        PDL_TRY(claim(h.lpn / dpb));
+                         std::to_string(h.logical_page()) + ", which does not live there");
+        PDL_TRY(claim(h.logical_page() / dpb));
         slot.aux = h.aux;
       }
       slot.programmed = slot.page = true;

@@ -242,12 +242,12 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
         continue;
       }
       if (h.type == PageType::kBase) {  // Case 1: r is a base page
-        if (h.lpn >= lpns) {
+        if (h.logical_page() >= lpns) {
           rep.torn_pages++;
           continue;
         }
         if (h.commit && !legacy) note_commit(h.seq, r);
-        take(Item{r, h.lpn, h.seq, Item::kBase});
+        take(Item{r, h.logical_page(), h.seq, Item::kBase});
         continue;
       }
       // Case 2: r is a differential page.
