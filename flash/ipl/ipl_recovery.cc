@@ -1,4 +1,5 @@
-// ipl_recovery.cc — IplStore::mount: rebuild the mapping from the chip after a crash.
+// ipl_recovery.cc — IplStore::mount: rebuild the mapping from the chip after a crash, run as
+// IplRecovery's phases scan (pass 1), resolve (pass 2), reopen (ipl_recovery.h).
 //
 // One read of every page of every data block (data and spare; a torn data page is told apart
 // only by its data CRC, and a log page's sectors carry their own headers). Pass 1, per block:

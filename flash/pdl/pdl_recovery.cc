@@ -1,4 +1,5 @@
-// pdl_recovery.cc — mount = crash recovery by one scan of the spare areas ([PDL] Fig. 7).
+// pdl_recovery.cc — mount = crash recovery by one scan of the spare areas ([PDL] Fig. 7), run as
+// PdlRecovery's phases scan, resolve, reopen (pdl_recovery.h).
 //
 // For every page the spare area is read (a read each: tR dominates). Per block, the headers are
 // gathered first; the last programmed page of a block is the only one a power cut can have
@@ -152,24 +153,7 @@ Status PdlRecovery::collect_items(uint32_t b, int last) {
     const SpareState state = page_[p].state;
     if (state == SpareState::kErased) continue;
     if (state == SpareState::kCorrupt && p < last) {
-      // Pages are programmed in order and a block ending in a torn page is never appended
-      // to, so only the last programmed page can be torn: this one is damaged — unless an
-      // erase of the block stopped part-way (a power cut, or the host process killed in the
-      // middle of the emulator's write of the block): an erased page before this one, or
-      // this page's data erased, says the block was being erased, and its pages were stale.
-      bool erasing = false;
-      for (int e = 0; e < p && !erasing; e++) erasing = page_[e].state == SpareState::kErased;
-      if (!erasing) {
-        bool data_erased = false;
-        PDL_TRY(read_with_retries(nand_, r, data_, {}, [&] { return all_ff(data_); },
-                                  &data_erased));
-        erasing = data_erased;
-      }
-      if (erasing) {
-        rep_.torn_pages++;
-      } else {
-        rep_.damaged_pages++;
-      }
+      PDL_TRY(count_failed_page(r, p));
       continue;
     }
     if (state == SpareState::kCorrupt ||
@@ -193,26 +177,54 @@ Status PdlRecovery::collect_items(uint32_t b, int last) {
       take(Item{r, h.logical_page(), h.seq, Item::kBase});
       continue;
     }
-    // Case 2: r is a differential page.
-    bool passed;
-    PDL_TRY(read_with_retries(
-        nand_, r, data_, {}, [&] { return crc32c(data_.data(), data_.size()) == h.data_crc; },
-        &passed));
-    if (!passed || h.aux > g_.page_data) {
-      rep_.torn_pages++;
-      continue;
-    }
-    s_.p2l_[r] = kP2lDifferential;
-    if (h.commit && !legacy_) note_commit(h.seq, r);  // (its records are all older than h.seq)
-    RecordReader rr(std::span<const uint8_t>(data_).first(h.aux));
-    RecordView d;
-    while (rr.next(&d)) {
-      if (d.lpn >= lpns_) continue;
-      max_seq_ = std::max(max_seq_, d.seq);
-      take(Item{r, d.lpn, d.seq, d.tombstone ? Item::kTombstone : Item::kDiff});
-    }
-    if (!rr.status().is_ok()) rep_.torn_pages++;
+    PDL_TRY(take_differential_page(r, h));  // Case 2: r is a differential page.
   }
+  return Status::ok();
+}
+
+// Page p of a block (at r), failing its checks below the block's last programmed page.
+Status PdlRecovery::count_failed_page(Ppa r, int p) {
+  // Pages are programmed in order and a block ending in a torn page is never appended
+  // to, so only the last programmed page can be torn: this one is damaged — unless an
+  // erase of the block stopped part-way (a power cut, or the host process killed in the
+  // middle of the emulator's write of the block): an erased page before this one, or
+  // this page's data erased, says the block was being erased, and its pages were stale.
+  bool erasing = false;
+  for (int e = 0; e < p && !erasing; e++) erasing = page_[e].state == SpareState::kErased;
+  if (!erasing) {
+    bool data_erased = false;
+    PDL_TRY(read_with_retries(nand_, r, data_, {}, [&] { return all_ff(data_); },
+                              &data_erased));
+    erasing = data_erased;
+  }
+  if (erasing) {
+    rep_.torn_pages++;
+  } else {
+    rep_.damaged_pages++;
+  }
+  return Status::ok();
+}
+
+// Case 2: r, a differential page with header h, read whole and checked; its records are items.
+Status PdlRecovery::take_differential_page(Ppa r, const SpareHeader& h) {
+  bool passed;
+  PDL_TRY(read_with_retries(
+      nand_, r, data_, {}, [&] { return crc32c(data_.data(), data_.size()) == h.data_crc; },
+      &passed));
+  if (!passed || h.aux > g_.page_data) {
+    rep_.torn_pages++;
+    return Status::ok();
+  }
+  s_.p2l_[r] = kP2lDifferential;
+  if (h.commit && !legacy_) note_commit(h.seq, r);  // (its records are all older than h.seq)
+  RecordReader rr(std::span<const uint8_t>(data_).first(h.aux));
+  RecordView d;
+  while (rr.next(&d)) {
+    if (d.lpn >= lpns_) continue;
+    max_seq_ = std::max(max_seq_, d.seq);
+    take(Item{r, d.lpn, d.seq, d.tombstone ? Item::kTombstone : Item::kDiff});
+  }
+  if (!rr.status().is_ok()) rep_.torn_pages++;
   return Status::ok();
 }
 

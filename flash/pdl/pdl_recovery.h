@@ -66,6 +66,8 @@ class PdlRecovery {
   Status check_repaired(uint32_t b);
   Status check_last_page(uint32_t b, int last);
   Status collect_items(uint32_t b, int last);
+  Status count_failed_page(Ppa r, int p);
+  Status take_differential_page(Ppa r, const SpareHeader& h);
   // Fig. 7 over items, in any order.
   bool better_copy(Ppa cur, Ppa ppa) const;
   void apply(const Item& it);
