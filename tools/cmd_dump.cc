@@ -183,18 +183,18 @@ int dump_block(const Command& cmd, Image& img, uint32_t block) {
     const SpareHeader& h = v.hdr;
     std::string what = "-", live = "stale";
     if (h.type == PageType::kBase) {
-      what = std::to_string(h.lpn);
+      what = std::to_string(h.logical_page());
       if (base_lpn[p] >= 0) live = "live (current base)";
     } else if (h.type == PageType::kDifferential) {
-      what = strf("%u rec", h.lpn);
+      what = strf("%u rec", h.record_count());
       if (refs[p]) live = strf("live (%u differential%s)", refs[p], refs[p] == 1 ? "" : "s");
     } else if (h.type == PageType::kSuperblock) {
       live = "superblock";
     } else if (h.type == PageType::kIplData) {
-      what = std::to_string(h.lpn);
+      what = std::to_string(h.logical_page());
       if (base_lpn[p] >= 0) live = "live (data page)";
     } else if (h.type == PageType::kIplEmpty) {
-      what = strf("lbn %u", h.lpn);
+      what = strf("lbn %u", h.logical_block());
       live = "empty-merge marker";
     }
     std::printf("  %4u %8u  %-12s %10s %10llu  %-8s %-9s %s\n", p, first + p,

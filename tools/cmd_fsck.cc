@@ -70,134 +70,175 @@ void check_superblocks(Nand& nand, const StoreParams& sp, Report* rep) {
     rep->problem("superblock", strf("%u of %u copies valid: ", good, kSuperblockBlocks) + bad);
 }
 
-void check_pages(PageStore& store, Report* rep) {
-  Nand& nand = store.nand();
-  const Geometry& g = nand.geometry();
-  const uint64_t pages = g.total_pages();
-  // What should be live: lpn of each current base page, and differential pages referenced.
-  std::vector<uint32_t> base_of(pages, kNoPpa);
-  std::vector<uint8_t> diff_live(pages, 0);
-  uint64_t live_base = 0;
-  for (Lpn l = 0; l < store.logical_pages(); l++) {
-    const LpnLocation loc = store.locate(l);
-    if (loc.base != kNoPpa && loc.base < pages) {
-      base_of[loc.base] = l;
-      live_base++;
+// Check 5, flash pages, in named steps (check_pages runs them in order):
+//   find_live   from the store's mapping, which pages should be live: the lpn of each current
+//               base page, and the differential pages referenced (no flash op);
+//   check_page  each page of the store's blocks, in ppa order, read back once: counted as
+//               erased, torn, stale or live, and a live one checked (check_log_page: IPL log
+//               pages, by their sectors' CRCs);
+//   report      one line: the counts, and the first problem.
+class PageCheck {
+ public:
+  explicit PageCheck(PageStore& store)
+      : store_(store), nand_(store.nand()), g_(nand_.geometry()), pages_(g_.total_pages()),
+        in_page_(store.params().method == Method::kIpu ||
+                 store.params().method == Method::kIpl),
+        base_type_(in_page_ ? PageType::kIplData : PageType::kBase),
+        dpb_(store.params().data_pages_per_block(g_)), log_data_(g_.page_data) {}
+
+  void find_live() {
+    base_of_.assign(pages_, kNoPpa);
+    diff_live_.assign(pages_, 0);
+    for (Lpn l = 0; l < store_.logical_pages(); l++) {
+      const LpnLocation loc = store_.locate(l);
+      if (loc.base != kNoPpa && loc.base < pages_) {
+        base_of_[loc.base] = l;
+        live_base_++;
+      }
+      if (loc.diff != kNoPpa && loc.diff < pages_) diff_live_[loc.diff] = 1;
     }
-    if (loc.diff != kNoPpa && loc.diff < pages) diff_live[loc.diff] = 1;
+    for (uint8_t d : diff_live_) live_diff_ += d;
   }
-  uint64_t live_diff = 0;
-  for (uint8_t d : diff_live) live_diff += d;
-  uint64_t programmed = 0, erased = 0, torn = 0, base = 0, diff = 0, stale = 0,
-           stale_bad_data = 0, live_ok = 0;
-  std::string first_problem;
-  uint64_t problems = 0;
-  auto problem = [&](Ppa p, const std::string& m) {
-    if (problems++ == 0) first_problem = ppa_str(p, g.pages_per_block) + ": " + m;
-  };
-  PageView v;
+
+  void check_all() {
+    for (Ppa p = Ppa(kSuperblockBlocks) * g_.pages_per_block; p < pages_; p++) {
+      if (in_page_ && p % g_.pages_per_block >= dpb_) check_log_page(p);
+      else check_page(p);
+    }
+  }
+
+  void report(Report* rep) {
+    if (in_page_) live_diff_ = live_logs_;
+    const std::string counts =
+        strf("programmed %llu (%llu base, %llu differential, %llu torn), erased %llu; "
+             "live %llu (%llu base, %llu differential), %llu with a good data CRC; "
+             "stale %llu (%llu with bad data, harmless)",
+             (unsigned long long)programmed_, (unsigned long long)base_,
+             (unsigned long long)diff_, (unsigned long long)torn_, (unsigned long long)erased_,
+             (unsigned long long)(live_base_ + live_diff_), (unsigned long long)live_base_,
+             (unsigned long long)live_diff_, (unsigned long long)live_ok_,
+             (unsigned long long)stale_, (unsigned long long)stale_bad_data_);
+    if (problems_ == 0) rep->ok("flash pages", counts);
+    else
+      rep->problem("flash pages", strf("%llu bad live page%s, first: ",
+                                       (unsigned long long)problems_,
+                                       problems_ == 1 ? "" : "s") +
+                                      first_problem_ + " (" + counts + ")");
+  }
+
+ private:
+  void problem(Ppa p, const std::string& m) {
+    if (problems_++ == 0) first_problem_ = ppa_str(p, g_.pages_per_block) + ": " + m;
+  }
+
   // IPU/IPL: data pages are type "data"; IPL log pages keep their spare erased and hold 512-byte
   // sectors with their own CRCs; locate() names a block's newest used log page as "diff".
-  const bool in_page =
-      store.params().method == Method::kIpu || store.params().method == Method::kIpl;
-  const PageType base_type = in_page ? PageType::kIplData : PageType::kBase;
-  const uint32_t dpb = store.params().data_pages_per_block(g);
-  std::vector<uint8_t> log_data(g.page_data);
-  uint64_t live_logs = 0;
-  for (Ppa p = Ppa(kSuperblockBlocks) * g.pages_per_block; p < pages; p++) {
-    if (in_page && p % g.pages_per_block >= dpb) {
-      if (Status st = nand.read(p, log_data, {}); !st.is_ok()) {
-        problem(p, std::string(st.message()));
-        continue;
-      }
-      uint32_t valid = 0, bad = 0;
-      for (uint32_t i = 0; i < g.page_data / kLogSector; i++) {
-        SectorHeader h;
-        std::span<const uint8_t> payload;
-        const SectorState ss = sector_decode(
-            std::span<const uint8_t>(log_data).subspan(size_t(i) * kLogSector, kLogSector), &h,
-            &payload);
-        valid += ss == SectorState::kValid;
-        bad += ss == SectorState::kCorrupt;
-      }
-      if (valid + bad == 0) {
-        erased++;
-        if (diff_live[p]) problem(p, "live log page reads erased");
-        continue;
-      }
-      programmed++;
-      diff++;
-      torn += bad;
-      // Every used log page of a block that holds a logical block is live.
-      if (store.block_info(p / g.pages_per_block).state == BlockInfo::kFree) {
-        stale++;
-        continue;
-      }
-      live_logs++;
-      if (valid == 0) problem(p, "live log page has no valid sector");
-      else live_ok++;
-      continue;
-    }
-    if (Status st = read_page_view(nand, p, &v); !st.is_ok()) {
+  void check_log_page(Ppa p) {
+    if (Status st = nand_.read(p, log_data_, {}); !st.is_ok()) {
       problem(p, std::string(st.message()));
-      continue;
+      return;
     }
-    const bool live = base_of[p] != kNoPpa || diff_live[p];
-    if (v.state == SpareState::kErased) {
-      erased++;
+    uint32_t valid = 0, bad = 0;
+    for (uint32_t i = 0; i < g_.page_data / kLogSector; i++) {
+      SectorHeader h;
+      std::span<const uint8_t> payload;
+      const SectorState ss = sector_decode(
+          std::span<const uint8_t>(log_data_).subspan(size_t(i) * kLogSector, kLogSector), &h,
+          &payload);
+      valid += ss == SectorState::kValid;
+      bad += ss == SectorState::kCorrupt;
+    }
+    if (valid + bad == 0) {
+      erased_++;
+      if (diff_live_[p]) problem(p, "live log page reads erased");
+      return;
+    }
+    programmed_++;
+    diff_++;
+    torn_ += bad;
+    // Every used log page of a block that holds a logical block is live.
+    if (store_.block_info(p / g_.pages_per_block).state == BlockInfo::kFree) {
+      stale_++;
+      return;
+    }
+    live_logs_++;
+    if (valid == 0) problem(p, "live log page has no valid sector");
+    else live_ok_++;
+  }
+
+  void check_page(Ppa p) {
+    if (Status st = read_page_view(nand_, p, &v_); !st.is_ok()) {
+      problem(p, std::string(st.message()));
+      return;
+    }
+    const bool live = base_of_[p] != kNoPpa || diff_live_[p];
+    if (v_.state == SpareState::kErased) {
+      erased_++;
       if (live) problem(p, "live page reads erased");
-      continue;
+      return;
     }
-    programmed++;
-    if (v.state == SpareState::kCorrupt) {
-      torn++;
+    programmed_++;
+    if (v_.state == SpareState::kCorrupt) {
+      torn_++;
       if (live) problem(p, "live page has a torn spare header");
-      continue;
+      return;
     }
-    if (v.hdr.type == base_type) base++;
-    else if (v.hdr.type == PageType::kDifferential) diff++;
+    if (v_.hdr.type == base_type_) base_++;
+    else if (v_.hdr.type == PageType::kDifferential) diff_++;
     if (!live) {
-      stale++;
-      stale_bad_data += !v.data_crc_ok;
-      continue;
+      stale_++;
+      stale_bad_data_ += !v_.data_crc_ok;
+      return;
     }
-    if (base_of[p] != kNoPpa &&
-        (v.hdr.type != base_type || v.hdr.lpn != base_of[p])) {
-      problem(p, strf("base page of lpn %u holds %s", base_of[p], describe_page(v).c_str()));
-    } else if (diff_live[p] && v.hdr.type != PageType::kDifferential) {
-      problem(p, "differential page holds " + describe_page(v));
-    } else if (!v.data_crc_ok) {
-      problem(p, "live " + std::string(page_type_name(v.hdr.type)) +
+    if (base_of_[p] != kNoPpa &&
+        (v_.hdr.type != base_type_ || v_.hdr.logical_page() != base_of_[p])) {
+      problem(p, strf("base page of lpn %u holds %s", base_of_[p], describe_page(v_).c_str()));
+    } else if (diff_live_[p] && v_.hdr.type != PageType::kDifferential) {
+      problem(p, "differential page holds " + describe_page(v_));
+    } else if (!v_.data_crc_ok) {
+      problem(p, "live " + std::string(page_type_name(v_.hdr.type)) +
                      " page fails its data CRC (stored bytes changed)");
-    } else if (v.hdr.type == PageType::kDifferential) {
-      RecordReader rr(std::span<const uint8_t>(v.data).first(std::min<size_t>(v.hdr.aux,
-                                                                               v.data.size())));
+    } else if (v_.hdr.type == PageType::kDifferential) {
+      RecordReader rr(std::span<const uint8_t>(v_.data).first(std::min<size_t>(v_.hdr.aux,
+                                                                                v_.data.size())));
       RecordView r;
       while (rr.next(&r)) {
       }
       if (!rr.status().is_ok())
         problem(p, "differential records malformed: " + std::string(rr.status().message()));
       else
-        live_ok++;
+        live_ok_++;
     } else {
-      live_ok++;
+      live_ok_++;
     }
   }
-  if (in_page) live_diff = live_logs;
-  const std::string counts =
-      strf("programmed %llu (%llu base, %llu differential, %llu torn), erased %llu; "
-           "live %llu (%llu base, %llu differential), %llu with a good data CRC; "
-           "stale %llu (%llu with bad data, harmless)",
-           (unsigned long long)programmed, (unsigned long long)base,
-           (unsigned long long)diff, (unsigned long long)torn, (unsigned long long)erased,
-           (unsigned long long)(live_base + live_diff), (unsigned long long)live_base,
-           (unsigned long long)live_diff, (unsigned long long)live_ok,
-           (unsigned long long)stale, (unsigned long long)stale_bad_data);
-  if (problems == 0) rep->ok("flash pages", counts);
-  else
-    rep->problem("flash pages", strf("%llu bad live page%s, first: ", (unsigned long long)problems,
-                                     problems == 1 ? "" : "s") +
-                                    first_problem + " (" + counts + ")");
+
+  PageStore& store_;
+  Nand& nand_;
+  const Geometry& g_;
+  const uint64_t pages_;
+  const bool in_page_;
+  const PageType base_type_;
+  const uint32_t dpb_;
+  std::vector<uint8_t> log_data_;
+  PageView v_;
+  // find_live: per page, the lpn whose current base page it is (kNoPpa: none), and whether
+  // some lpn's differential is on it.
+  std::vector<uint32_t> base_of_;
+  std::vector<uint8_t> diff_live_;
+  uint64_t live_base_ = 0, live_diff_ = 0;
+  // check_page, check_log_page:
+  uint64_t programmed_ = 0, erased_ = 0, torn_ = 0, base_ = 0, diff_ = 0, stale_ = 0,
+           stale_bad_data_ = 0, live_ok_ = 0, live_logs_ = 0;
+  std::string first_problem_;
+  uint64_t problems_ = 0;
+};
+
+void check_pages(PageStore& store, Report* rep) {
+  PageCheck check(store);
+  check.find_live();
+  check.check_all();
+  check.report(rep);
 }
 
 // Blocks marked bad are skipped by mount. One holding a valid page newer than what its lpn
@@ -224,14 +265,14 @@ void check_bad_blocks(PageStore& store, Report* rep) {
     for (uint32_t i = 0; i < g.pages_per_block; i++) {
       const Ppa p = b * g.pages_per_block + i;
       if (!read_page_view(nand, p, &v).is_ok() || v.state != SpareState::kValid ||
-          v.hdr.type != base_type || !v.data_crc_ok || v.hdr.lpn >= store.logical_pages())
+          v.hdr.type != base_type || !v.data_crc_ok || v.hdr.logical_page() >= store.logical_pages())
         continue;
       held++;
-      const LpnLocation loc = store.locate(v.hdr.lpn);
+      const LpnLocation loc = store.locate(v.hdr.logical_page());
       if (v.hdr.seq > std::max(seq_at(loc.base), seq_at(loc.diff))) {
         if (newer++ == 0)
           first = strf("%s holds lpn %u (seq %llu), newer than its mapping",
-                       ppa_str(p, g.pages_per_block).c_str(), v.hdr.lpn,
+                       ppa_str(p, g.pages_per_block).c_str(), v.hdr.logical_page(),
                        (unsigned long long)v.hdr.seq);
       }
     }

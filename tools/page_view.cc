@@ -36,13 +36,13 @@ std::string describe_page(const PageView& v) {
   if (v.state == SpareState::kCorrupt) return "torn (spare header fails its CRC or version)";
   const SpareHeader& h = v.hdr;
   std::string s = page_type_name(h.type);
-  if (h.type == PageType::kBase) s += strf(", lpn %u", h.lpn);
+  if (h.type == PageType::kBase) s += strf(", lpn %u", h.logical_page());
   if (h.type == PageType::kDifferential)
-    s += strf(", %u record%s in %u bytes", h.lpn, h.lpn == 1 ? "" : "s", h.aux);
+    s += strf(", %u record%s in %u bytes", h.record_count(), h.record_count() == 1 ? "" : "s", h.aux);
   if (h.type == PageType::kIplData)
-    s += h.aux ? strf(", lpn %u, one of %u pages of a merge", h.lpn, h.aux)
-               : strf(", lpn %u, first write", h.lpn);
-  if (h.type == PageType::kIplEmpty) s += strf(", logical block %u", h.lpn);
+    s += h.aux ? strf(", lpn %u, one of %u pages of a merge", h.logical_page(), h.aux)
+               : strf(", lpn %u, first write", h.logical_page());
+  if (h.type == PageType::kIplEmpty) s += strf(", logical block %u", h.logical_block());
   s += strf(", seq %llu, data crc 0x%08x %s, %s", (unsigned long long)h.seq, h.data_crc,
             v.data_crc_ok ? "ok" : "BAD", h.obsolete ? "marked obsolete" : "live");
   return s;

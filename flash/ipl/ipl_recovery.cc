@@ -1,4 +1,5 @@
-// ipl_recovery.cc — IplStore::mount: rebuild the mapping from the chip after a crash.
+// ipl_recovery.cc — IplStore::mount: rebuild the mapping from the chip after a crash, run as
+// IplRecovery's phases scan (pass 1), resolve (pass 2), reopen (ipl_recovery.h).
 //
 // One read of every page of every data block (data and spare; a torn data page is told apart
 // only by its data CRC, and a log page's sectors carry their own headers). Pass 1, per block:
@@ -20,290 +21,319 @@
 // erased → kErased; anything else → kGarbage; complete log writes replayed for mapped /
 // has_log. Blocks holding void items are handed to purge() (erased if free, merged if a
 // winner) before anything is programmed. Recovery itself writes nothing.
+#include "flash/ipl/ipl_recovery.h"
+
 #include <algorithm>
 #include <chrono>
 #include <string>
 
 #include "flash/common/crc32c.h"
-#include "flash/ipl/ipl_store.h"
 #include "flash/store/reread.h"
 
 namespace pdl {
-namespace {
 
-struct SlotScan {
-  bool programmed = false;  // not erased (a valid page, or a torn one)
-  bool page = false;       // a valid data page or marker
-  bool marker = false;     // the empty-merge marker
-  bool group = false, commit = false;
-  uint64_t seq = 0;
-  uint32_t aux = 0;        // its merge's page count (0: a first write)
-};
+IplRecovery::IplRecovery(IplStore& s, Nand& nand, bool legacy)
+    : s_(s), nand_(nand), g_(s.geo_), ppb_(g_.pages_per_block), dpb_(s.dpb_),
+      lbns_(uint32_t(s.lblocks_.size())), legacy_(legacy),
+      block_buf_(size_t(ppb_) * g_.page_data), spare_(g_.page_spare), scans_(g_.blocks),
+      winner_(lbns_, IplStore::kNoBlock) {}
 
-struct LogScan {
-  uint64_t seq = 0;
-  uint16_t slot = 0;
-  uint8_t flags = 0;
-  std::vector<uint8_t> bitmap;  // an unmap record's
-};
+// ---- scan (pass 1: read every page) ----
+// In: a store with empty tables. Out: bad blocks noted in the store; scans_ per block;
+// max_seq_; committed_ = the newest commit record seen (commit-log sectors, commit-flagged data
+// pages and log writes); the report's scan counts. Fails (kCorrupt) on a block naming two
+// logical blocks or one out of range, a data page out of its slot, a commit-log block holding
+// data pages. Invariant: blocks in order, each block's pages in order, one read per page.
+Status IplRecovery::scan() {
+  for (uint32_t b = kSuperblockBlocks; b < g_.blocks; b++) PDL_TRY(scan_block(b));
+  return Status::ok();
+}
 
-struct BlockScan {
-  bool any = false;         // holds at least one valid page or sector
-  bool commit_log = false;  // a block of the commit log
-  uint32_t lbn = 0;
-  uint64_t max_seq = 0;     // of every valid item, counting or not
-  uint64_t max_commit = 0;  // commit-log block: its newest record
-  uint32_t used_sectors = 0;
-  std::vector<uint32_t> invalid;  // sectors not valid, below the last used one
-  std::vector<SlotScan> slots;
-  std::vector<LogScan> writes;  // complete log writes, in log order
-};
+Status IplRecovery::scan_block(uint32_t b) {
+  if (nand_.is_bad(b)) {  // factory-marked or retired: never read (a retired block's pages
+    s_.bad_[b] = true;    // must not come back)
+    s_.bad_count_++;
+    rep_.bad_blocks++;
+    return Status::ok();
+  }
+  BlockScan& sc = scans_[b];
+  sc.slots.resize(dpb_);
+  PDL_TRY(scan_data_pages(b));
+  // Log region: used sectors and their claims, then the complete writes.
+  const std::span<const uint8_t> log =
+      std::span<const uint8_t>(block_buf_).subspan(size_t(dpb_) * g_.page_data);
+  PDL_TRY(scan_log_sectors(b, log));
+  if (sc.commit_log) {
+    for (const SlotScan& x : sc.slots)
+      if (x.programmed)
+        return corrupt("block " + std::to_string(b) + " mixes the commit log and data pages");
+    return Status::ok();
+  }
+  if (!sc.any || sc.used_sectors == 0) return Status::ok();
+  return scan_log_writes(b, log);
+}
 
-}  // namespace
+// Block b holds logical block lbn (the first claim names it; sc.any says one was made).
+Status IplRecovery::claim(uint32_t b, uint32_t lbn) {
+  BlockScan& sc = scans_[b];
+  if (sc.any && lbn != sc.lbn)
+    return corrupt("block " + std::to_string(b) + " holds pages of logical blocks " +
+                   std::to_string(sc.lbn) + " and " + std::to_string(lbn));
+  if (lbn >= lbns_ && lbn != kCommitLogLbn)
+    return corrupt("block " + std::to_string(b) + " names logical block " +
+                   std::to_string(lbn) + " beyond the store's " + std::to_string(lbns_));
+  sc.lbn = lbn;
+  sc.any = true;
+  return Status::ok();
+}
+
+// Every page of block b read into block_buf_; the data slots decoded into sc.slots.
+Status IplRecovery::scan_data_pages(uint32_t b) {
+  BlockScan& sc = scans_[b];
+  for (uint32_t p = 0; p < ppb_; p++) {
+    const std::span<uint8_t> data =
+        std::span<uint8_t>(block_buf_).subspan(size_t(p) * g_.page_data, g_.page_data);
+    SpareHeader h;
+    SpareState ss;
+    bool passed;  // an erased page, a log page, or a data page passing its CRC
+    PDL_TRY(read_with_retries(
+        nand_, b * ppb_ + p, data, spare_,
+        [&] {
+          ss = spare_decode(spare_, &h);
+          if (ss == SpareState::kErased) return all_ff(data) || p >= dpb_;
+          if (p >= dpb_) return log_page_decodes(data);  // torn sectors fail every attempt
+          return ss == SpareState::kValid && crc32c(data.data(), data.size()) == h.data_crc;
+        },
+        &passed));
+    (void)passed;  // a page never passing is torn (below)
+    rep_.pages_scanned++;
+    if (p >= dpb_) continue;  // log page: its sectors are parsed below
+    if (ss == SpareState::kErased && all_ff(data)) continue;
+    SlotScan& slot = sc.slots[p];
+    if (ss != SpareState::kValid ||
+        (h.type != PageType::kIplData && h.type != PageType::kIplEmpty) ||
+        crc32c(data.data(), data.size()) != h.data_crc) {
+      rep_.torn_pages++;
+      slot.programmed = true;
+      continue;
+    }
+    if (h.type == PageType::kIplEmpty) {
+      PDL_TRY(claim(b, h.logical_block()));
+      slot.marker = true;
+      slot.aux = 1;  // a marker is a merge of itself
+    } else {
+      if (h.logical_page() >= s_.lpns_.size() || h.logical_page() % dpb_ != p)
+        return corrupt("data page " + std::to_string(b * ppb_ + p) + " names logical page " +
+                       std::to_string(h.logical_page()) + ", which does not live there");
+      PDL_TRY(claim(b, h.logical_page() / dpb_));
+      slot.aux = h.aux;
+    }
+    slot.programmed = slot.page = true;
+    slot.seq = h.seq;
+    slot.group = h.group;
+    slot.commit = h.commit;
+    max_seq_ = std::max(max_seq_, h.seq);
+    sc.max_seq = std::max(sc.max_seq, h.seq);
+    if (h.commit) committed_ = std::max(committed_, h.seq);
+  }
+  return Status::ok();
+}
+
+// The log region's sectors: which are used, their claims, the commit log's records.
+Status IplRecovery::scan_log_sectors(uint32_t b, std::span<const uint8_t> log) {
+  BlockScan& sc = scans_[b];
+  const uint32_t sectors = s_.log_sectors_per_block();
+  for (uint32_t i = 0; i < sectors; i++) {
+    SectorHeader h;
+    std::span<const uint8_t> payload;
+    const SectorState st =
+        sector_decode(log.subspan(size_t(i) * kLogSector, kLogSector), &h, &payload);
+    if (st != SectorState::kValid) sc.invalid.push_back(i);
+    if (st == SectorState::kErased) continue;
+    sc.used_sectors = i + 1;
+    if (st == SectorState::kCorrupt) continue;
+    PDL_TRY(claim(b, h.lbn));
+    max_seq_ = std::max(max_seq_, h.seq);
+    sc.max_seq = std::max(sc.max_seq, h.seq);
+    if (h.lbn == kCommitLogLbn && (h.flags & kSectorCommit)) {
+      sc.commit_log = true;
+      sc.max_commit = std::max(sc.max_commit, h.seq);
+      committed_ = std::max(committed_, h.seq);
+    }
+  }
+  return Status::ok();
+}
+
+// The complete log writes of a data block, in log order.
+Status IplRecovery::scan_log_writes(uint32_t b, std::span<const uint8_t> log) {
+  BlockScan& sc = scans_[b];
+  return walk_log(
+      log, sc.used_sectors, sc.lbn,
+      [&](const SectorHeader& h, std::span<const std::span<const uint8_t>> parts) {
+        if (!(h.flags & kSectorUnmap) && h.slot >= dpb_)
+          return corrupt("log sector names data slot " + std::to_string(h.slot));
+        LogScan w;
+        w.seq = h.seq;
+        w.slot = h.slot;
+        w.flags = h.flags;
+        if (h.flags & kSectorUnmap) w.bitmap.assign(parts[0].begin(), parts[0].end());
+        if (h.flags & kSectorCommit) committed_ = std::max(committed_, h.seq);
+        sc.writes.push_back(std::move(w));
+        return Status::ok();
+      });
+}
+
+// ---- resolve (pass 2: what counts) ----
+// In: scans_, committed_ (final). Out: committed_ (format 1: everything); per block its key and
+// whether it holds void items (the report counts them); winner_ per logical block; the newest
+// commit-log block. Fails (kCorrupt) on a block holding pages of two merges. No flash op.
+Status IplRecovery::resolve() {
+  if (legacy_) committed_ = UINT64_MAX;
+  for (uint32_t b = kSuperblockBlocks; b < g_.blocks; b++) PDL_TRY(choose_candidate(b));
+  return Status::ok();
+}
+
+bool IplRecovery::page_counts(const SlotScan& x) const {
+  if (!x.page) return false;
+  if (x.aux == 0) return x.seq <= committed_;  // a first write
+  return !x.group || x.seq <= committed_;      // a merge's page
+}
+
+// Block b: the commit log's newest block, or a candidate for its logical block (a complete,
+// counting merge, or counting items without one), which wins if its newest item is newer.
+Status IplRecovery::choose_candidate(uint32_t b) {
+  BlockScan& sc = scans_[b];
+  if (!sc.any) return Status::ok();
+  if (sc.commit_log) {
+    if (commit_block_ == IplStore::kNoBlock || sc.max_commit > scans_[commit_block_].max_commit)
+      commit_block_ = b;
+    return Status::ok();
+  }
+  uint64_t merge_seq = 0, newest = 0;
+  uint32_t merge_count = 0, merge_found = 0;
+  bool merge_void = false;
+  for (const SlotScan& x : sc.slots) {
+    if (!x.page) continue;
+    if (!page_counts(x)) {
+      sc.has_void = true;
+      rep_.void_pages++;
+      if (x.aux > 0) merge_void = true;
+      continue;
+    }
+    newest = std::max(newest, x.seq);
+    if (x.aux > 0) {
+      if (merge_seq != 0 && (merge_seq != x.seq || merge_count != x.aux))
+        return corrupt("block " + std::to_string(b) + " holds pages of two merges");
+      merge_seq = x.seq;
+      merge_count = x.aux;
+      merge_found++;
+    }
+  }
+  for (const LogScan& w : sc.writes) {
+    if (w.seq > committed_) {
+      sc.has_void = true;
+      rep_.void_pages++;
+      continue;
+    }
+    newest = std::max(newest, w.seq);
+  }
+  if (merge_void || (merge_count > 0 && merge_found != merge_count) || newest == 0)
+    return Status::ok();
+  sc.key = newest;
+  uint32_t& w = winner_[sc.lbn];
+  if (w == IplStore::kNoBlock || newest > scans_[w].key) w = b;
+  return Status::ok();
+}
+
+// ---- reopen ----
+// In: resolve's winners and cut-off. Out: lblocks_, owner_, lpns_ of every winner; the commit
+// log's block; the free list (every block neither owned nor bad, not known erased) and the
+// blocks to purge; the sequence counters; the report's table counts. No flash op.
+void IplRecovery::reopen() {
+  for (uint32_t lbn = 0; lbn < lbns_; lbn++) rebuild_lblock(lbn);
+  if (commit_block_ != IplStore::kNoBlock) {
+    s_.commit_block_ = commit_block_;
+    s_.commit_used_ = scans_[commit_block_].used_sectors;
+    s_.owner_[commit_block_] = IplStore::kCommitOwner;
+  }
+  list_free_blocks();
+  for (const IplStore::LpnState& st : s_.lpns_) rep_.live_lpns += st.mapped ? 1 : 0;
+  s_.legacy_ = legacy_;
+  s_.next_seq_ = max_seq_ + 1;
+  s_.committed_seq_ = committed_;
+  s_.group_start_ = s_.next_seq_;  // everything newer than the last commit is void
+  rep_.free_blocks = s_.free_.size();
+  rep_.next_seq = s_.next_seq_;
+  rep_.legacy = legacy_;
+  rep_.committed_seq = legacy_ ? 0 : committed_;
+}
+
+// The winner of logical block lbn: its slots and log rebuilt from the counting items.
+void IplRecovery::rebuild_lblock(uint32_t lbn) {
+  using Slot = IplStore::Slot;
+  const uint32_t b = winner_[lbn];
+  if (b == IplStore::kNoBlock) return;
+  const BlockScan& sc = scans_[b];
+  IplStore::LBlock& lb = s_.lblocks_[lbn];
+  lb.block = b;
+  lb.used_sectors = sc.used_sectors;
+  for (uint32_t i : sc.invalid)
+    if (i < lb.used_sectors) lb.garbage.push_back(i);
+  s_.owner_[b] = lbn;
+  if (sc.has_void) s_.purge_lbns_.insert(lbn);
+  if (lb.used_sectors > 0) rep_.valid_diff_pages += s_.used_log_pages(lb);
+  // Per slot: 0 no log, 1 the log maps it (reset), 2 the log unmaps it.
+  std::vector<uint8_t> log_mapped(dpb_, 0);
+  std::vector<bool> log_any(dpb_, false);
+  for (const LogScan& w : sc.writes) {  // in log order, which is sequence order
+    if (w.seq > committed_) continue;
+    if (w.flags & kSectorUnmap) {
+      for (uint32_t sl = 0; sl < dpb_; sl++)
+        if (unmap_has(w.bitmap, sl)) {
+          log_mapped[sl] = 2;
+          log_any[sl] = true;
+        }
+      continue;
+    }
+    if (w.flags & kSectorReset) log_mapped[w.slot] = 1;
+    log_any[w.slot] = true;
+  }
+  for (uint32_t sl = 0; sl < s_.lpns_in(lbn); sl++) {
+    const SlotScan& x = sc.slots[sl];
+    IplStore::LpnState& st = s_.lpns_[s_.first_lpn(lbn) + sl];
+    const bool data = page_counts(x) && !x.marker;
+    st.slot = data ? Slot::kData : x.programmed ? Slot::kGarbage : Slot::kErased;
+    st.mapped = data;
+    if (log_mapped[sl] == 1) st.mapped = true;
+    if (log_mapped[sl] == 2) st.mapped = false;
+    st.has_log = log_any[sl];
+    if (st.slot == Slot::kErased && st.has_log) st.slot = Slot::kGarbage;
+  }
+}
+
+// Every block neither owned nor bad is free, erased before use; void items in it are purged.
+void IplRecovery::list_free_blocks() {
+  for (uint32_t b = kSuperblockBlocks; b < g_.blocks; b++) {
+    if (s_.owner_[b] != IplStore::kNoBlock || s_.bad_[b]) continue;
+    s_.erased_[b] = false;  // erased before use (allocate_block), as PDL's mount does
+    s_.free_.push_back(b);
+    // Void items in a free block are erased before anything is programmed: no later commit
+    // record may cover them.
+    if (!legacy_ && scans_[b].any && !scans_[b].commit_log && scans_[b].max_seq > committed_)
+      s_.purge_blocks_.push_back(b);
+  }
+}
 
 Status IplStore::mount(Nand& nand, const StoreParams& params, bool legacy,
                        std::unique_ptr<PageStore>* out, MountReport* report) {
   const auto t0 = std::chrono::steady_clock::now();
   const uint64_t sim0 = nand.counters().sim_us;
   std::unique_ptr<IplStore> s(new IplStore(nand, params));
-  const Geometry& g = s->geo_;
-  const uint32_t ppb = g.pages_per_block, dpb = s->dpb_;
-  const uint32_t lbns = uint32_t(s->lblocks_.size());
-  MountReport rep;
-  std::vector<uint8_t> block_buf(size_t(ppb) * g.page_data), spare(g.page_spare);
-  std::vector<BlockScan> scans(g.blocks);
-  uint64_t max_seq = 0, committed = 0;
-  auto corrupt = [](const std::string& m) { return Status::error(Errc::kCorrupt, m); };
-
-  // ---- pass 1: read every page ----
-  for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
-    if (nand.is_bad(b)) {  // factory-marked or retired: never read (a retired block's pages
-      s->bad_[b] = true;   // must not come back)
-      s->bad_count_++;
-      rep.bad_blocks++;
-      continue;
-    }
-    BlockScan& sc = scans[b];
-    sc.slots.resize(dpb);
-    bool have_lbn = false;
-    auto claim = [&](uint32_t lbn) {
-      if (have_lbn && lbn != sc.lbn)
-        return corrupt("block " + std::to_string(b) + " holds pages of logical blocks " +
-                       std::to_string(sc.lbn) + " and " + std::to_string(lbn));
-      if (lbn >= lbns && lbn != kCommitLogLbn)
-        return corrupt("block " + std::to_string(b) + " names logical block " +
-                       std::to_string(lbn) + " beyond the store's " + std::to_string(lbns));
-      have_lbn = true;
-      sc.lbn = lbn;
-      sc.any = true;
-      return Status::ok();
-    };
-    for (uint32_t p = 0; p < ppb; p++) {
-      const std::span<uint8_t> data =
-          std::span<uint8_t>(block_buf).subspan(size_t(p) * g.page_data, g.page_data);
-      SpareHeader h;
-      SpareState ss;
-      bool passed;  // an erased page, a log page, or a data page passing its CRC
-      PDL_TRY(read_with_retries(
-          nand, b * ppb + p, data, spare,
-          [&] {
-            ss = spare_decode(spare, &h);
-            if (ss == SpareState::kErased) return all_ff(data) || p >= dpb;
-            if (p >= dpb) return log_page_decodes(data);  // torn sectors fail every attempt
-            return ss == SpareState::kValid && crc32c(data.data(), data.size()) == h.data_crc;
-          },
-          &passed));
-      (void)passed;  // a page never passing is torn (below)
-      rep.pages_scanned++;
-      if (p >= dpb) continue;  // log page: its sectors are parsed below
-      if (ss == SpareState::kErased && all_ff(data)) continue;
-      SlotScan& slot = sc.slots[p];
-      if (ss != SpareState::kValid ||
-          (h.type != PageType::kIplData && h.type != PageType::kIplEmpty) ||
-          crc32c(data.data(), data.size()) != h.data_crc) {
-        rep.torn_pages++;
-        slot.programmed = true;
-        continue;
-      }
-      if (h.type == PageType::kIplEmpty) {
-        PDL_TRY(claim(h.lpn));
-        slot.marker = true;
-        slot.aux = 1;  // a marker is a merge of itself
-      } else {
-        if (h.lpn >= s->lpns_.size() || h.lpn % dpb != p)
-          return corrupt("data page " + std::to_string(b * ppb + p) + " names logical page " +
-                         std::to_string(h.lpn) + ", which does not live there");
-        PDL_TRY(claim(h.lpn / dpb));
-        slot.aux = h.aux;
-      }
-      slot.programmed = slot.page = true;
-      slot.seq = h.seq;
-      slot.group = h.group;
-      slot.commit = h.commit;
-      max_seq = std::max(max_seq, h.seq);
-      sc.max_seq = std::max(sc.max_seq, h.seq);
-      if (h.commit) committed = std::max(committed, h.seq);
-    }
-    // Log region: used sectors and their claims, then the complete writes.
-    const uint32_t sectors = s->log_sectors_per_block();
-    const std::span<const uint8_t> log =
-        std::span<const uint8_t>(block_buf).subspan(size_t(dpb) * g.page_data);
-    for (uint32_t i = 0; i < sectors; i++) {
-      SectorHeader h;
-      std::span<const uint8_t> payload;
-      const SectorState st =
-          sector_decode(log.subspan(size_t(i) * kLogSector, kLogSector), &h, &payload);
-      if (st != SectorState::kValid) sc.invalid.push_back(i);
-      if (st == SectorState::kErased) continue;
-      sc.used_sectors = i + 1;
-      if (st == SectorState::kCorrupt) continue;
-      PDL_TRY(claim(h.lbn));
-      max_seq = std::max(max_seq, h.seq);
-      sc.max_seq = std::max(sc.max_seq, h.seq);
-      if (h.lbn == kCommitLogLbn && (h.flags & kSectorCommit)) {
-        sc.commit_log = true;
-        sc.max_commit = std::max(sc.max_commit, h.seq);
-        committed = std::max(committed, h.seq);
-      }
-    }
-    if (sc.commit_log) {
-      for (const SlotScan& x : sc.slots)
-        if (x.programmed)
-          return corrupt("block " + std::to_string(b) + " mixes the commit log and data pages");
-      continue;
-    }
-    if (!sc.any || sc.used_sectors == 0) continue;
-    PDL_TRY(walk_log(log, sc.used_sectors, sc.lbn,
-                     [&](const SectorHeader& h, std::span<const std::span<const uint8_t>> parts) {
-                       if (!(h.flags & kSectorUnmap) && h.slot >= dpb)
-                         return corrupt("log sector names data slot " + std::to_string(h.slot));
-                       LogScan w;
-                       w.seq = h.seq;
-                       w.slot = h.slot;
-                       w.flags = h.flags;
-                       if (h.flags & kSectorUnmap) w.bitmap.assign(parts[0].begin(), parts[0].end());
-                       if (h.flags & kSectorCommit) committed = std::max(committed, h.seq);
-                       sc.writes.push_back(std::move(w));
-                       return Status::ok();
-                     }));
-  }
-
-  // ---- pass 2: what counts ----
-  if (legacy) committed = UINT64_MAX;
-  auto page_counts = [&](const SlotScan& x) {
-    if (!x.page) return false;
-    if (x.aux == 0) return x.seq <= committed;  // a first write
-    return !x.group || x.seq <= committed;      // a merge's page
-  };
-  std::vector<uint64_t> key(g.blocks, 0);  // newest counting item; 0: no candidate
-  std::vector<bool> has_void(g.blocks, false);
-  std::vector<uint32_t> winner(lbns, kNoBlock);
-  uint32_t commit_block = kNoBlock;
-  for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
-    const BlockScan& sc = scans[b];
-    if (!sc.any) continue;
-    if (sc.commit_log) {
-      if (commit_block == kNoBlock || sc.max_commit > scans[commit_block].max_commit)
-        commit_block = b;
-      continue;
-    }
-    uint64_t merge_seq = 0, newest = 0;
-    uint32_t merge_count = 0, merge_found = 0;
-    bool merge_void = false;
-    for (const SlotScan& x : sc.slots) {
-      if (!x.page) continue;
-      if (!page_counts(x)) {
-        has_void[b] = true;
-        rep.void_pages++;
-        if (x.aux > 0) merge_void = true;
-        continue;
-      }
-      newest = std::max(newest, x.seq);
-      if (x.aux > 0) {
-        if (merge_seq != 0 && (merge_seq != x.seq || merge_count != x.aux))
-          return corrupt("block " + std::to_string(b) + " holds pages of two merges");
-        merge_seq = x.seq;
-        merge_count = x.aux;
-        merge_found++;
-      }
-    }
-    for (const LogScan& w : sc.writes) {
-      if (w.seq > committed) {
-        has_void[b] = true;
-        rep.void_pages++;
-        continue;
-      }
-      newest = std::max(newest, w.seq);
-    }
-    if (merge_void || (merge_count > 0 && merge_found != merge_count) || newest == 0) continue;
-    key[b] = newest;
-    uint32_t& w = winner[sc.lbn];
-    if (w == kNoBlock || newest > key[w]) w = b;
-  }
-
-  for (uint32_t lbn = 0; lbn < lbns; lbn++) {
-    const uint32_t b = winner[lbn];
-    if (b == kNoBlock) continue;
-    const BlockScan& sc = scans[b];
-    LBlock& lb = s->lblocks_[lbn];
-    lb.block = b;
-    lb.used_sectors = sc.used_sectors;
-    for (uint32_t i : sc.invalid)
-      if (i < lb.used_sectors) lb.garbage.push_back(i);
-    s->owner_[b] = lbn;
-    if (has_void[b]) s->purge_lbns_.insert(lbn);
-    if (lb.used_sectors > 0) rep.valid_diff_pages += s->used_log_pages(lb);
-    // Per slot: 0 no log, 1 the log maps it (reset), 2 the log unmaps it.
-    std::vector<uint8_t> log_mapped(dpb, 0);
-    std::vector<bool> log_any(dpb, false);
-    for (const LogScan& w : sc.writes) {  // in log order, which is sequence order
-      if (w.seq > committed) continue;
-      if (w.flags & kSectorUnmap) {
-        for (uint32_t sl = 0; sl < dpb; sl++)
-          if (unmap_has(w.bitmap, sl)) {
-            log_mapped[sl] = 2;
-            log_any[sl] = true;
-          }
-        continue;
-      }
-      if (w.flags & kSectorReset) log_mapped[w.slot] = 1;
-      log_any[w.slot] = true;
-    }
-    for (uint32_t sl = 0; sl < s->lpns_in(lbn); sl++) {
-      const SlotScan& x = sc.slots[sl];
-      LpnState& st = s->lpns_[s->first_lpn(lbn) + sl];
-      const bool data = page_counts(x) && !x.marker;
-      st.slot = data ? Slot::kData : x.programmed ? Slot::kGarbage : Slot::kErased;
-      st.mapped = data;
-      if (log_mapped[sl] == 1) st.mapped = true;
-      if (log_mapped[sl] == 2) st.mapped = false;
-      st.has_log = log_any[sl];
-      if (st.slot == Slot::kErased && st.has_log) st.slot = Slot::kGarbage;
-    }
-  }
-  if (commit_block != kNoBlock) {
-    s->commit_block_ = commit_block;
-    s->commit_used_ = scans[commit_block].used_sectors;
-    s->owner_[commit_block] = kCommitOwner;
-  }
-  for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
-    if (s->owner_[b] != kNoBlock || s->bad_[b]) continue;
-    s->erased_[b] = false;  // erased before use (allocate_block), as PDL's mount does
-    s->free_.push_back(b);
-    // Void items in a free block are erased before anything is programmed: no later commit
-    // record may cover them.
-    if (!legacy && scans[b].any && !scans[b].commit_log && scans[b].max_seq > committed)
-      s->purge_blocks_.push_back(b);
-  }
-  for (const LpnState& st : s->lpns_) rep.live_lpns += st.mapped ? 1 : 0;
-  s->legacy_ = legacy;
-  s->next_seq_ = max_seq + 1;
-  s->committed_seq_ = committed;
-  s->group_start_ = s->next_seq_;  // everything newer than the last commit is void
-  rep.free_blocks = s->free_.size();
-  rep.next_seq = s->next_seq_;
-  rep.legacy = legacy;
-  rep.committed_seq = legacy ? 0 : committed;
+  IplRecovery recovery(*s, nand, legacy);
+  PDL_TRY(recovery.scan());
+  PDL_TRY(recovery.resolve());
+  recovery.reopen();
+  MountReport rep = recovery.report();
   rep.sim_us = nand.counters().sim_us - sim0;
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   s->ledger_.charge(s->ledger_.other());

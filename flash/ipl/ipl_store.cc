@@ -127,7 +127,7 @@ Status IplStore::read_data(uint32_t block, uint32_t slot, Lpn lpn, std::span<uin
       nand_, ppa, page, spare_buf_,
       [&] {
         return spare_decode(spare_buf_, &h) == SpareState::kValid &&
-               h.type == PageType::kIplData && h.lpn == lpn &&
+               h.type == PageType::kIplData && h.logical_page() == lpn &&
                crc32c(page.data(), page.size()) == h.data_crc;
       },
       &passed));
@@ -170,7 +170,7 @@ Status IplStore::program_data(uint32_t block, uint32_t slot, Lpn lpn,
   h.type = type;
   h.commit = flag & kSpareFlagCommit;
   h.group = flag & kSpareFlagGroup;
-  h.lpn = lpn;
+  h.set_logical_page(lpn);
   h.seq = seq;
   h.data_crc = crc32c(page.data(), page.size());
   h.aux = merge_count;

@@ -131,6 +131,7 @@ class IplStore final : public PageStore {
   BlockInfo block_info(uint32_t block) const override;  // ipl_inspect.cc
 
  private:
+  friend class IplRecovery;  // mount: ipl_recovery.h
   IplStore(Nand& nand, const StoreParams& params);
 
   static constexpr uint32_t kNoBlock = 0xFFFFFFFFu;

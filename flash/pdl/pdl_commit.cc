@@ -97,7 +97,7 @@ Status PdlStore::program_pending(bool commit) {
   const Lpn lpn = pending_.lpn;
   SpareHeader h;
   h.type = PageType::kBase;
-  h.lpn = lpn;
+  h.set_logical_page(lpn);
   h.seq = pending_.seq;
   h.commit = commit;
   ledger_.charge_current();

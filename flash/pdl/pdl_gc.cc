@@ -34,7 +34,7 @@ Status PdlStore::gc_flush_compaction() {
   if (gc_buffer_.empty()) return Status::ok();
   SpareHeader h;
   h.type = PageType::kDifferential;
-  h.lpn = uint32_t(gc_buffer_.count());
+  h.set_record_count(uint32_t(gc_buffer_.count()));
   h.aux = gc_buffer_.used();
   gc_buffer_.for_each([&](const RecordView& r) { h.seq = std::max(h.seq, r.seq); });
   h.commit = !groups_;  // kPerPage: every page is a commit record covering itself
@@ -99,7 +99,7 @@ Status PdlStore::gc_merge(const RecordView& r, Ppa dp) {
   if (!st.is_ok()) return fail(Status::error(Errc::kIoError, std::string(st.message())));
   SpareHeader h;
   h.type = PageType::kBase;
-  h.lpn = r.lpn;
+  h.set_logical_page(r.lpn);
   h.seq = r.seq;
   h.commit = !groups_;
   Ppa q;

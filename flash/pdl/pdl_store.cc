@@ -251,7 +251,7 @@ Status PdlStore::write_new_base(Lpn lpn, std::span<const uint8_t> page) {
   if (!groups_) {  // programmed at once, a commit record of its own (kPerPage)
     SpareHeader h;
     h.type = PageType::kBase;
-    h.lpn = lpn;
+    h.set_logical_page(lpn);
     h.seq = next_seq_++;
     h.commit = true;
     Ppa q;
@@ -340,7 +340,7 @@ Status PdlStore::flush_write_buffer(bool commit) {
 Status PdlStore::program_write_buffer(bool commit) {
   SpareHeader h;
   h.type = PageType::kDifferential;
-  h.lpn = uint32_t(dwb_.count());
+  h.set_record_count(uint32_t(dwb_.count()));
   h.aux = dwb_.used();
   dwb_.for_each([&](const RecordView& r) { h.seq = std::max(h.seq, r.seq); });
   if (commit || !groups_) {  // the commit record: every seq handed out so far (format.md §3)

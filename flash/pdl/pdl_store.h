@@ -135,6 +135,7 @@ class PdlStore final : public PageStore {
   BlockInfo block_info(uint32_t block) const override;  // pdl_inspect.cc
 
  private:
+  friend class PdlRecovery;  // mount: pdl_recovery.h
   PdlStore(Nand& nand, const StoreParams& params);
 
   // The committed <base, differential> of an lpn the open group changed.

@@ -37,7 +37,7 @@ void spare_encode(const SpareHeader& h, std::span<uint8_t> spare) {
   s[2] = kSpareVersion;
   s[3] = uint8_t(~((h.commit ? kSpareFlagCommit : 0) | (h.group ? kSpareFlagGroup : 0) |
                    kSpareFlagMajorityMark));
-  le::put32(s + 4, h.lpn);
+  le::put32(s + 4, h.raw_word4());
   le::put64(s + 8, h.seq);
   le::put32(s + 16, h.data_crc);
   le::put32(s + 20, h.aux);
@@ -124,7 +124,7 @@ SpareState spare_decode(std::span<const uint8_t> spare, SpareHeader* h) {
     repaired = true;
   }
   h->type = PageType(s[1]);
-  h->lpn = le::get32(s + 4);
+  h->set_raw_word4(le::get32(s + 4));
   h->seq = le::get64(s + 8);
   h->data_crc = le::get32(s + 16);
   h->aux = le::get32(s + 20);

@@ -10,8 +10,8 @@
 //            page holding an atomic group's data: it counts only if a commit record covers its
 //            seq). Stores of format 1 leave it 0xFF. Bit 2 clear = the obsolete mark is read by
 //            majority (every page this pdl programs; older pages: any 0 bit means obsolete).
-//    4  u32  lpn (base pages, IPL data pages); record count (differential pages); 0 (superblock);
-//            logical block (IPL empty-merge marker)
+//    4  u32  logical page (base pages, IPL data pages); record count (differential pages);
+//            0 (superblock); logical block (IPL empty-merge marker) — SpareHeader's accessors
 //    8  u64  creation sequence number (the paper's time stamp; one global counter)
 //   16  u32  CRC-32C of the whole data area
 //   20  u32  aux: bytes used in a differential page's data area; pages its merge wrote (IPL
@@ -41,9 +41,10 @@ enum class PageType : uint8_t {
   kIplEmpty = 0xE0,      // IPU/IPL marker of a merge that wrote no page; lpn = logical block
 };
 
+// Bytes 4..8 mean one thing per page type; they are read and written through the accessor that
+// names that meaning (a superblock page leaves them 0).
 struct SpareHeader {
   PageType type = PageType::kBase;
-  uint32_t lpn = 0;
   uint64_t seq = 0;
   uint32_t data_crc = 0;
   uint32_t aux = 0;
@@ -51,6 +52,22 @@ struct SpareHeader {
   bool group = false;     // IPL merge page of an open group: void unless a commit covers seq
   bool obsolete = false;  // decoded only; encode always writes "live"
   bool repaired = false;  // decoded only: one or two flipped bits of the header were corrected
+
+  // kBase, kIplData: the logical page the page holds.
+  uint32_t logical_page() const { return word4_; }
+  void set_logical_page(uint32_t lpn) { word4_ = lpn; }
+  // kDifferential: how many differential records its data area holds.
+  uint32_t record_count() const { return word4_; }
+  void set_record_count(uint32_t n) { word4_ = n; }
+  // kIplEmpty: the logical block whose merge wrote no page.
+  uint32_t logical_block() const { return word4_; }
+  void set_logical_block(uint32_t lbn) { word4_ = lbn; }
+  // The raw 32-bit word at byte 4, whatever the type (encoding, decoding, dumps of unknown types).
+  uint32_t raw_word4() const { return word4_; }
+  void set_raw_word4(uint32_t w) { word4_ = w; }
+
+ private:
+  uint32_t word4_ = 0;
 };
 
 inline constexpr uint32_t kSpareBytesUsed = 32;

@@ -205,7 +205,12 @@ class Volume {
 
   Volume(std::unique_ptr<PageStore> store, const VolumeOptions& opts, const VolumeHeader& hdr);
   void reset_state();  // the RAM state of an empty volume (construction, rollback)
-  Status load();  // volume_mount.cc
+  // Mount's recovery (volume_mount.cc): load() runs the phases below in this order.
+  Status load();
+  Status load_directory(FileId* max_id, std::vector<bool>* drop_slot);
+  Status load_owner_map(FileId* max_id, std::vector<uint32_t>* dead);
+  Status release_dead(const std::vector<uint32_t>& dead);
+  Status clear_stale_on_flash(const std::vector<bool>& drop_slot);
   Status repair_tails();  // volume_mount.cc
   Status check_locked();  // volume_mount.cc
   Status writable();  // also mounts a halted store again (remount_store)

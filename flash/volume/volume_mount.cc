@@ -30,11 +30,35 @@ Status read_meta(PageStore& store, uint32_t lpn, std::span<uint8_t> page) {
 }
 }  // namespace
 
+// Phases, in order; a phase's output is the next one's input:
+//   load_directory  the directory's slots become files (clash losers marked in drop_slot);
+//   load_owner_map  the owner map's live entries become the files' chunk tables; free lpns go to
+//                   the pool; dead entries and owned-on-no-file lpns are listed in dead;
+//   release_dead    each dead lpn released (pending_free_ if the owner map on flash names it,
+//                   else trimmed or pooled);
+//   clear_stale_on_flash, repair_tails (writable mounts only) make the clean-up durable.
+// next_id_ is set between the owner map and the release, from every id seen.
 Status Volume::load() {
-  const VolumeLayout& L = hdr_.layout;
-  const uint32_t per_slot_page = L.slots_per_page();
   FileId max_id = 0;
   std::vector<bool> drop_slot(slot_ids_.size(), false);
+  PDL_TRY(load_directory(&max_id, &drop_slot));
+  std::vector<uint32_t> dead;
+  PDL_TRY(load_owner_map(&max_id, &dead));
+  next_id_ = max_id + 1;
+  if (next_id_ == 0) next_id_ = 0xFFFFFFFFu;  // ids exhausted: creates fail with kFull
+  PDL_TRY(release_dead(dead));
+  if (opts_.read_only) return Status::ok();
+  PDL_TRY(clear_stale_on_flash(drop_slot));
+  return repair_tails();
+}
+
+// In: empty tables. Out: files_, names_, slot_ids_ of the winning slots; *drop_slot marks the
+// slots that lost a clash (and their directory pages dirty, unless read-only); *max_id and
+// next_version_ raised to cover every slot. Fails (kCorrupt) on an undecodable slot or a size
+// beyond the volume.
+Status Volume::load_directory(FileId* max_id, std::vector<bool>* drop_slot) {
+  const VolumeLayout& L = hdr_.layout;
+  const uint32_t per_slot_page = L.slots_per_page();
   for (uint32_t p = 0; p < L.dir_pages; p++) {
     PDL_TRY(read_meta(*store_, 1 + p, scratch_));
     for (uint32_t i = 0; i < per_slot_page; i++) {
@@ -52,7 +76,7 @@ Status Volume::load() {
                                  std::to_string(s.size) + ", beyond the " +
                                  std::to_string(max_file_size()) +
                                  " bytes the volume can hold; the directory is corrupt");
-      max_id = std::max(max_id, s.id);
+      *max_id = std::max(*max_id, s.id);
       next_version_ = std::max(next_version_, s.version + 1);
       const uint32_t slot = p * per_slot_page + i;
       // Two slots for one name, or for one id (a replacing rename cut between its commits),
@@ -63,12 +87,12 @@ Status Volume::load() {
       if (dup != names_.end() && dup->second != s.id) clash.push_back(dup->second);
       if (std::any_of(clash.begin(), clash.end(),
                       [&](FileId o) { return files_.at(o).meta.version >= s.version; })) {
-        drop_slot[slot] = true;
+        (*drop_slot)[slot] = true;
         continue;
       }
       for (FileId o : clash) {
         File& other = files_.at(o);
-        drop_slot[other.slot] = true;
+        (*drop_slot)[other.slot] = true;
         slot_ids_[other.slot] = 0;
         names_.erase(other.meta.name);
         files_.erase(o);
@@ -83,12 +107,18 @@ Status Volume::load() {
     }
   }
   const bool cleanup = !opts_.read_only;
-  for (uint32_t slot = 0; slot < drop_slot.size(); slot++)
-    if (drop_slot[slot] && cleanup) dir_dirty_[slot / per_slot_page] = true;
+  for (uint32_t slot = 0; slot < drop_slot->size(); slot++)
+    if ((*drop_slot)[slot] && cleanup) dir_dirty_[slot / per_slot_page] = true;
+  return Status::ok();
+}
 
-  // Owner map.
+// In: the files. Out: owners_ as on flash; each file's chunk table from its live entries (the
+// newest claim of a chunk wins); lpn_kind_ of owned lpns; free unmapped lpns in the pool;
+// *dead lists every other lpn of the data area that is owned or mapped (in lpn order, a
+// superseded claim when the newer one is found); *max_id and next_version_ raised.
+Status Volume::load_owner_map(FileId* max_id, std::vector<uint32_t>* dead) {
+  const VolumeLayout& L = hdr_.layout;
   const uint32_t per_owner_page = L.owners_per_page();
-  std::vector<uint32_t> dead;
   for (uint32_t p = 0; p < L.owner_pages; p++) {
     PDL_TRY(read_meta(*store_, L.owner_first() + p, scratch_));
     for (uint32_t i = 0; i < per_owner_page; i++) {
@@ -98,11 +128,11 @@ Status Volume::load() {
       owners_[idx] = o;
       const uint32_t lpn = L.data_first + uint32_t(idx);
       if (o.id == 0) {
-        if (store_->is_mapped(lpn)) dead.push_back(lpn);  // written, allocation never synced
+        if (store_->is_mapped(lpn)) dead->push_back(lpn);  // written, allocation never synced
         else pool_.put(lpn);
         continue;
       }
-      max_id = std::max(max_id, o.id);
+      *max_id = std::max(*max_id, o.id);
       next_version_ = std::max(next_version_, o.gen + 1);
       auto it = files_.find(o.id);
       if (it != files_.end() && o.chunk < chunk_count(it->second.meta.size)) {
@@ -111,17 +141,23 @@ Status Volume::load() {
         uint32_t& held = f.chunks[o.chunk];
         if (held == kNoLpn || owners_[held - L.data_first].gen < o.gen) {
           // The newer claim wins: an allocation's bytes are on flash before its entry.
-          if (held != kNoLpn) dead.push_back(held);
+          if (held != kNoLpn) dead->push_back(held);
           held = lpn;
           lpn_kind_[lpn] = uint8_t(f.kind);
           continue;
         }
       }
-      dead.push_back(lpn);
+      dead->push_back(lpn);
     }
   }
-  next_id_ = max_id + 1;
-  if (next_id_ == 0) next_id_ = 0xFFFFFFFFu;  // ids exhausted: creates fail with kFull
+  return Status::ok();
+}
+
+// In: the dead lpns. Out: those the owner map on flash names in pending_free_; the others (if
+// writable) trimmed (trimmed_) or pooled. Trims are the only store operations.
+Status Volume::release_dead(const std::vector<uint32_t>& dead) {
+  const VolumeLayout& L = hdr_.layout;
+  const bool cleanup = !opts_.read_only;
   for (uint32_t lpn : dead) {
     if (owners_[lpn - L.data_first].id != 0) {
       // The owner map on flash still names this lpn: released like any other (commit_meta
@@ -140,20 +176,24 @@ Status Volume::load() {
       pool_.put(lpn);
     }
   }
-  if (!cleanup) return Status::ok();
-  // Stale slots (the losers of a clash) are cleared durably before anything else can change:
-  // left on flash, a later remove of the winner, cut between its directory page and theirs,
-  // would bring the stale name back (found by volume-crash-fuzz METHODS=all, seed 911).
-  // So are owner entries on flash that mount found dead: left there until the next sync, a file
-  // growing back over such a chunk, cut before its new owner entry was durable, made the dead
-  // entry live again and showed bytes the file never held since its last sync (found by
-  // volume-crash-fuzz, seed 19483). The first commit queues their clearing, the second makes it
-  // durable; a mount after a clean close finds none.
+  return Status::ok();
+}
+
+// Writable mounts. In: the clash losers and pending_free_. Out: both cleared on flash durably.
+// Stale slots (the losers of a clash) are cleared durably before anything else can change:
+// left on flash, a later remove of the winner, cut between its directory page and theirs,
+// would bring the stale name back (found by volume-crash-fuzz METHODS=all, seed 911).
+// So are owner entries on flash that mount found dead: left there until the next sync, a file
+// growing back over such a chunk, cut before its new owner entry was durable, made the dead
+// entry live again and showed bytes the file never held since its last sync (found by
+// volume-crash-fuzz, seed 19483). The first commit queues their clearing, the second makes it
+// durable; a mount after a clean close finds none.
+Status Volume::clear_stale_on_flash(const std::vector<bool>& drop_slot) {
   const bool dead_on_flash = !pending_free_.empty();
   if (dead_on_flash || std::find(drop_slot.begin(), drop_slot.end(), true) != drop_slot.end())
     PDL_TRY(commit_meta());
   if (dead_on_flash) PDL_TRY(commit_meta());
-  return repair_tails();
+  return Status::ok();
 }
 
 // A cut can make a file's last chunk durable while its size is not: the chunk then holds bytes

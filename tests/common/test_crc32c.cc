@@ -100,7 +100,7 @@ TEST_CASE("a spare header with one or two flipped bits decodes as programmed; th
   for (int round = 0; round < 4; round++) {
     pdl::SpareHeader h;
     h.type = round % 2 ? pdl::PageType::kDifferential : pdl::PageType::kBase;
-    h.lpn = uint32_t(rng());
+    h.set_raw_word4(uint32_t(rng()));
     h.seq = rng();
     h.data_crc = uint32_t(rng());
     h.aux = uint32_t(rng() % 2048);
@@ -108,7 +108,7 @@ TEST_CASE("a spare header with one or two flipped bits decodes as programmed; th
     std::vector<uint8_t> spare(64), s(64);
     pdl::spare_encode(h, spare);
     auto same = [&](const pdl::SpareHeader& d) {
-      return d.type == h.type && d.lpn == h.lpn && d.seq == h.seq && d.data_crc == h.data_crc &&
+      return d.type == h.type && d.raw_word4() == h.raw_word4() && d.seq == h.seq && d.data_crc == h.data_crc &&
              d.aux == h.aux && d.commit == h.commit && !d.group && !d.obsolete && d.repaired;
     };
     auto flip = [&](int b) { s[size_t(b / 8)] ^= uint8_t(1u << (b % 8)); };

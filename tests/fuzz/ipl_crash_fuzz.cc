@@ -403,7 +403,7 @@ class TraceNand : public Nand {
         char c[128];
         std::snprintf(c, sizeof c, "%s l%u s%llu%s%s a%u", h.type == PageType::kBase ? "B"
                       : h.type == PageType::kDifferential ? "D" : h.type == PageType::kIplData
-                      ? "I" : h.type == PageType::kIplEmpty ? "E" : "?", h.lpn,
+                      ? "I" : h.type == PageType::kIplEmpty ? "E" : "?", h.raw_word4(),
                       (unsigned long long)h.seq, h.commit ? " C" : "", h.group ? " G" : "", h.aux);
         what = c;
       } else if (data.empty() && spare_off == kSpareObsoleteAt) {
@@ -455,7 +455,7 @@ void dump_chip(EmulatedNand& nand) {
         std::snprintf(c, sizeof c, " [%s l%u s%llu%s%s%s a%u]",
                       h.type == PageType::kBase ? "B" : h.type == PageType::kDifferential ? "D"
                       : h.type == PageType::kIplData ? "I" : h.type == PageType::kIplEmpty ? "E"
-                      : "?", h.lpn, (unsigned long long)h.seq, h.commit ? " C" : "",
+                      : "?", h.raw_word4(), (unsigned long long)h.seq, h.commit ? " C" : "",
                       h.group ? " G" : "", h.obsolete ? " X" : "", h.aux);
       line += c;
     }

@@ -598,7 +598,7 @@ LegacyStore make_legacy(const Geometry& g, uint64_t seed) {
     out.state[l] = pdl::test::random_page(rng, g.page_data);
     SpareHeader h;
     h.type = PageType::kBase;
-    h.lpn = l;
+    h.set_logical_page(l);
     h.seq = seq++;
     program(*out.state[l], h);
   }
@@ -618,7 +618,7 @@ LegacyStore make_legacy(const Geometry& g, uint64_t seed) {
   }
   SpareHeader h;
   h.type = PageType::kDifferential;
-  h.lpn = 4;
+  h.set_record_count(4);
   h.aux = uint32_t(used);
   h.seq = seq - 1;
   program(dpage, h);

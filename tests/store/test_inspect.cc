@@ -95,7 +95,7 @@ void inspect_all(PageStore& store) {
     SpareHeader h;
     REQUIRE(spare_decode(spare, &h) == SpareState::kValid);
     CHECK(h.type == (in_page ? PageType::kIplData : PageType::kBase));
-    CHECK(h.lpn == l);
+    CHECK(h.logical_page() == l);
   }
 }
 

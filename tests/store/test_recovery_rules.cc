@@ -49,7 +49,7 @@ struct Chip {
   void base_page(Ppa ppa, const Page& data, uint64_t seq) {
     SpareHeader h;
     h.type = PageType::kBase;
-    h.lpn = kLpn;
+    h.set_logical_page(kLpn);
     h.seq = seq;
     program(ppa, data, h);
   }
@@ -66,7 +66,7 @@ struct Chip {
     record_encode(r, data.data());
     SpareHeader h;
     h.type = PageType::kDifferential;
-    h.lpn = 1;  // records in the page
+    h.set_record_count(1);
     h.seq = seq;
     h.aux = uint32_t(r.size());
     program(ppa, data, h);

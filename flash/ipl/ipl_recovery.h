@@ -1,0 +1,89 @@
+// ipl_recovery.h — IplStore's crash recovery as an object in three phases (the rules are in
+// ipl_recovery.cc's header comment). IplStore::mount runs, in this order:
+//   scan()    pass 1: every page of every block read once, in order (data and spare); per block
+//             a BlockScan: its logical block, its data slots, its complete log writes, and the
+//             newest commit record seen.
+//   resolve() pass 2, no flash operation: which items count (the commit cut-off), which blocks
+//             are candidates, and per logical block the winner.
+//   reopen()  the winners' slots and logs rebuilt, the commit log, the free list and the
+//             blocks to purge, the sequence counter and the report.
+// Recovery writes nothing.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "flash/ipl/ipl_store.h"
+
+namespace pdl {
+
+class IplRecovery {
+ public:
+  // REQUIRES: `s` freshly constructed on `nand`.
+  IplRecovery(IplStore& s, Nand& nand, bool legacy);
+  Status scan();
+  Status resolve();  // REQUIRES: scan() succeeded
+  void reopen();     // REQUIRES: resolve() succeeded
+  // pages_scanned .. committed_seq; the caller adds timing.
+  const MountReport& report() const { return rep_; }
+
+ private:
+  struct SlotScan {
+    bool programmed = false;  // not erased (a valid page, or a torn one)
+    bool page = false;       // a valid data page or marker
+    bool marker = false;     // the empty-merge marker
+    bool group = false, commit = false;
+    uint64_t seq = 0;
+    uint32_t aux = 0;        // its merge's page count (0: a first write)
+  };
+  struct LogScan {
+    uint64_t seq = 0;
+    uint16_t slot = 0;
+    uint8_t flags = 0;
+    std::vector<uint8_t> bitmap;  // an unmap record's
+  };
+  struct BlockScan {
+    bool any = false;         // holds at least one valid page or sector (its lbn is known)
+    bool commit_log = false;  // a block of the commit log
+    uint32_t lbn = 0;
+    uint64_t max_seq = 0;     // of every valid item, counting or not
+    uint64_t max_commit = 0;  // commit-log block: its newest record
+    uint32_t used_sectors = 0;
+    std::vector<uint32_t> invalid;  // sectors not valid, below the last used one
+    std::vector<SlotScan> slots;
+    std::vector<LogScan> writes;  // complete log writes, in log order
+    // resolve():
+    uint64_t key = 0;         // newest counting item; 0: not a candidate
+    bool has_void = false;    // holds an item that does not count
+  };
+
+  static Status corrupt(const std::string& m) { return Status::error(Errc::kCorrupt, m); }
+  // scan(), per block:
+  Status scan_block(uint32_t b);
+  Status claim(uint32_t b, uint32_t lbn);
+  Status scan_data_pages(uint32_t b);
+  Status scan_log_sectors(uint32_t b, std::span<const uint8_t> log);
+  Status scan_log_writes(uint32_t b, std::span<const uint8_t> log);
+  // resolve():
+  bool page_counts(const SlotScan& x) const;
+  Status choose_candidate(uint32_t b);
+  // reopen():
+  void rebuild_lblock(uint32_t lbn);
+  void list_free_blocks();
+
+  IplStore& s_;
+  Nand& nand_;
+  const Geometry& g_;
+  const uint32_t ppb_, dpb_, lbns_;
+  const bool legacy_;
+  MountReport rep_;
+  std::vector<uint8_t> block_buf_, spare_;
+  std::vector<BlockScan> scans_;  // per block
+  std::vector<uint32_t> winner_;  // per logical block: its block, or kNoBlock
+  uint32_t commit_block_ = IplStore::kNoBlock;
+  uint64_t max_seq_ = 0, committed_ = 0;
+};
+
+}  // namespace pdl

@@ -1,0 +1,101 @@
+// pdl_recovery.h — PdlStore's crash recovery as an object in three phases ([PDL] Fig. 7; the
+// rules are in pdl_recovery.cc's header comment). PdlStore::mount runs, in this order:
+//   scan()    every block in order: its spare areas, then the data it must check, decoded into
+//             one record per page and per block; every base page and differential record found
+//             is an item, judged by Fig. 7 at once if it is at or below the commit cut-off seen
+//             so far, else kept waiting.
+//   resolve() the cut-off is final: waiting items are judged or void; tombstones and orphans
+//             resolved; vdct, block valid counts and the pinned commit record set. No flash op.
+//   reopen()  the write heads found and checked erased, other blocks closed, the sequence
+//             counter and the report filled in.
+// The order of flash operations is that of a single scan (the mount's reads are figures, and
+// fault-injection tests cut at the n-th operation). Recovery writes nothing.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "flash/pdl/pdl_store.h"
+
+namespace pdl {
+
+class PdlRecovery {
+ public:
+  // REQUIRES: `s` freshly constructed on `nand`, legacy_/groups_/user keep set.
+  PdlRecovery(PdlStore& s, Nand& nand, bool legacy);
+  Status scan();
+  void resolve();  // REQUIRES: scan() succeeded
+  Status reopen();  // REQUIRES: resolve() ran
+  // pages_scanned .. next_seq; the caller adds timing.
+  const MountReport& report() const { return rep_; }
+
+ private:
+  // A base page or a differential record, as the scan found it.
+  struct Item {
+    Ppa ppa;
+    Lpn lpn;
+    uint64_t seq;
+    uint8_t kind;  // kBase, kDiff, kTombstone
+    static constexpr uint8_t kBase = 0, kDiff = 1, kTombstone = 2;
+  };
+  // One page of the block being scanned: its spare header as decoded (kCorrupt once a check of
+  // its data fails).
+  struct PageScan {
+    SpareHeader hdr;
+    SpareState state = SpareState::kErased;
+  };
+  // One block, as scan found it and resolve counted it.
+  struct BlockScan {
+    bool used = false;          // holds a programmed page (not bad, not free)
+    bool gap_free = false;      // pages 0..last_programmed all programmed, the last one whole
+    bool torn = false;          // its last programmed page is torn
+    bool holds_void = false;    // holds an item above the final cut-off
+    uint32_t last_programmed = 0;
+    uint64_t newest = 0;        // newest seq of a valid header
+    uint32_t valid = 0;         // valid pages (resolve)
+  };
+  // Fig. 7's per-lpn sequence numbers: of the current base page and differential.
+  struct LpnSeqs {
+    uint64_t base_seq = 0, diff_seq = 0;
+    uint8_t tomb = 0;  // the current differential is a tombstone
+  };
+
+  // scan(), per block:
+  Status scan_block(uint32_t b);
+  Status read_spares(uint32_t b, int* last);
+  Status check_repaired(uint32_t b);
+  Status check_last_page(uint32_t b, int last);
+  Status collect_items(uint32_t b, int last);
+  Status count_failed_page(Ppa r, int p);
+  Status take_differential_page(Ppa r, const SpareHeader& h);
+  // Fig. 7 over items, in any order.
+  bool better_copy(Ppa cur, Ppa ppa) const;
+  void apply(const Item& it);
+  void note_commit(uint64_t seq, Ppa r);
+  void take(const Item& it);
+  // resolve():
+  void judge_waiting();
+  void resolve_lpns();
+  void pin_commit();
+  // reopen():
+  Status reopen_heads();
+
+  PdlStore& s_;
+  Nand& nand_;
+  const Geometry& g_;
+  const uint32_t ppb_;
+  const size_t lpns_;
+  const bool legacy_;
+  std::vector<PageScan> page_;    // per page of the block being scanned
+  std::vector<BlockScan> block_;  // per block
+  std::vector<LpnSeqs> seqs_;     // per lpn
+  std::vector<uint8_t> data_;
+  MountReport rep_;
+  uint64_t max_seq_ = 0;
+  // The commit cut-off so far, and the page holding it (format 1: everything counts).
+  uint64_t cutoff_;
+  Ppa commit_ppa_ = kNoPpa;
+  std::vector<Item> waiting_;  // items above the cut-off seen so far
+};
+
+}  // namespace pdl
