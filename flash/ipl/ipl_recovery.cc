@@ -21,7 +21,6 @@
 // has_log. Blocks holding void items are handed to purge() (erased if free, merged if a
 // winner) before anything is programmed. Recovery itself writes nothing.
 #include <algorithm>
-#include <chrono>
 #include <string>
 
 #include "flash/common/crc32c.h"
@@ -63,8 +62,7 @@ struct BlockScan {
 
 Status IplStore::mount(Nand& nand, const StoreParams& params, bool legacy,
                        std::unique_ptr<PageStore>* out, MountReport* report) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const uint64_t sim0 = nand.counters().sim_us;
+  const MountClock clock(nand);
   std::unique_ptr<IplStore> s(new IplStore(nand, params));
   const Geometry& g = s->geo_;
   const uint32_t ppb = g.pages_per_block, dpb = s->dpb_;
@@ -304,8 +302,7 @@ Status IplStore::mount(Nand& nand, const StoreParams& params, bool legacy,
   rep.next_seq = s->next_seq_;
   rep.legacy = legacy;
   rep.committed_seq = legacy ? 0 : committed;
-  rep.sim_us = nand.counters().sim_us - sim0;
-  rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  clock.finish(&rep);
   s->ledger_.charge(s->ledger_.other());
   if (report) *report = rep;
   *out = std::move(s);

@@ -35,7 +35,6 @@
 // read back erased, so a store keeps the room it had across a remount (the pages reserved for a
 // commit, in particular).
 #include <algorithm>
-#include <chrono>
 #include <limits>
 #include <tuple>
 
@@ -112,8 +111,7 @@ class Fig7 {
 
 Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, CommitMode mode,
                        std::unique_ptr<PageStore>* out, MountReport* report) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const uint64_t us0 = nand.counters().sim_us;
+  const MountClock clock(nand);
   std::unique_ptr<PdlStore> s(new PdlStore(nand, params));
   s->legacy_ = legacy;
   s->groups_ = mode == CommitMode::kGroup && !legacy;
@@ -350,8 +348,7 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
   rep.next_seq = s->next_seq_;
   rep.committed_seq = s->committed_seq_;
   rep.free_blocks = s->blocks_.free_blocks();
-  rep.sim_us = nand.counters().sim_us - us0;
-  rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  clock.finish(&rep);
   if (report) *report = rep;
   s->stats_.void_pages = rep.void_pages;
   s->damaged_pages_ = rep.damaged_pages;
