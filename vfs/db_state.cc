@@ -17,6 +17,10 @@
 namespace pdl::vfs {
 
 namespace {
+// Lock order (the process's locks, outermost first): g_registry_mu -> DbState::mu ->
+// Volume::mu_. This one guards the registry maps below; while holding it, a DbState's mu or
+// its Volume's mu_ may be taken (share_open checks an open image under Volume::mu_), never the
+// other way round.
 std::mutex g_registry_mu;
 std::map<std::string, std::shared_ptr<DbState>>& registry_all() {
   static auto* r = new std::map<std::string, std::shared_ptr<DbState>>();  // never destroyed:
