@@ -117,6 +117,8 @@ class Fs {
   Volume& vol_;
   const FsOptions opts_;
   const struct timespec mounted_;  // times of the directories
+  // Guards ram_, open_ and next_fh_ (and RamFile bytes). A leaf: held only around those maps,
+  // never while calling the Volume (whose mu_ is independent of it) or taking another lock.
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<RamFile>> ram_;
   std::map<Handle, std::shared_ptr<Open>> open_;

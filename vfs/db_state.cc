@@ -1,6 +1,7 @@
 // db_state.cc — the registry of images open in this process.
 #include "vfs/db_state.h"
 
+#include "flash/common/thread_annotations.h"
 #include "flash/device/emulated_nand.h"
 
 #include "vfs/pdl_vfs.h"
@@ -17,8 +18,12 @@
 namespace pdl::vfs {
 
 namespace {
-std::mutex g_registry_mu;
-std::map<std::string, std::shared_ptr<DbState>>& registry_all() {
+// Lock order (the process's locks, outermost first): g_registry_mu -> DbState::mu ->
+// Volume::mu_. This one guards the registry maps below; while holding it, a DbState's mu or
+// its Volume's mu_ may be taken (share_open checks an open image under Volume::mu_), never the
+// other way round. (A pdl::Mutex: clang's -Wthread-safety checks the PDL_REQUIRES below.)
+Mutex g_registry_mu;
+std::map<std::string, std::shared_ptr<DbState>>& registry_all() PDL_REQUIRES(g_registry_mu) {
   static auto* r = new std::map<std::string, std::shared_ptr<DbState>>();  // never destroyed:
   return *r;  // connections may still close during static destruction
 }
@@ -27,7 +32,7 @@ std::map<std::string, std::shared_ptr<DbState>>& registry_all() {
 // parent's entries; they are the parent's (device lock, memory state), so the child drops them
 // without closing anything — closing would write to the parent's image — and opens afresh
 // (which finds the image locked by the parent: SQLITE_BUSY).
-std::map<std::string, std::shared_ptr<DbState>>& registry() {
+std::map<std::string, std::shared_ptr<DbState>>& registry() PDL_REQUIRES(g_registry_mu) {
   auto& r = registry_all();
   const pid_t me = getpid();
   for (auto it = r.begin(); it != r.end();) {
@@ -68,7 +73,7 @@ std::string basename_of(const std::string& path) {
 
 // The open image that `path` names: the one whose file is the same (device, inode) — under
 // this name or another —, else (no file at `path`) the one registered under this name.
-std::shared_ptr<DbState> find_open(const std::string& path) {
+std::shared_ptr<DbState> find_open(const std::string& path) PDL_REQUIRES(g_registry_mu) {
   struct stat st;
   if (::stat(path.c_str(), &st) == 0) {
     for (const auto& [name, s] : registry())
@@ -107,7 +112,7 @@ Status share_open(DbState& s, const std::string& path, const ImageParams& params
 
 Status acquire_db(const std::string& path, const ImageParams& params, const std::string& db,
                   bool create, bool read_only, std::shared_ptr<DbState>* out) {
-  std::lock_guard<std::mutex> g(g_registry_mu);
+  MutexLock g(g_registry_mu);
   if (std::shared_ptr<DbState> open = find_open(path)) {
     PDL_TRY(share_open(*open, path, params, db, read_only));
     if (std::find(open->names.begin(), open->names.end(), path) == open->names.end()) {
@@ -166,7 +171,7 @@ Status acquire_db(const std::string& path, const ImageParams& params, const std:
 }
 
 std::shared_ptr<DbState> find_db_for(const std::string& name, std::string* suffix) {
-  std::lock_guard<std::mutex> g(g_registry_mu);
+  MutexLock g(g_registry_mu);
   for (const char* sfx : {"-journal", "-wal"}) {
     const std::string s(sfx);
     if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
@@ -192,19 +197,19 @@ Status acquire_db_of_journal(const std::string& name, std::shared_ptr<DbState>* 
 }
 
 Nand* device_of(const std::string& full_path) {
-  std::lock_guard<std::mutex> g(g_registry_mu);
+  MutexLock g(g_registry_mu);
   auto it = registry().find(full_path);
   return it == registry().end() ? nullptr : it->second->image->nand.get();
 }
 
 Image* image_of(const std::string& full_path) {
-  std::lock_guard<std::mutex> g(g_registry_mu);
+  MutexLock g(g_registry_mu);
   auto it = registry().find(full_path);
   return it == registry().end() ? nullptr : it->second->image.get();
 }
 
 void add_ref(DbState& db) {
-  std::lock_guard<std::mutex> g(g_registry_mu);
+  MutexLock g(g_registry_mu);
   db.refs++;
 }
 
@@ -212,7 +217,7 @@ void release_db(std::shared_ptr<DbState>& ref) {
   const std::shared_ptr<DbState> db = std::move(ref);  // the caller's reference, gone for good
   // Under the registry lock, so a concurrent open of the same path waits for the device to
   // be released instead of finding it busy.
-  std::lock_guard<std::mutex> g(g_registry_mu);
+  MutexLock g(g_registry_mu);
   if (--db->refs > 0) return;
   try {
     discard_unfinished(*db);  // (a transaction whose journal is still hot in memory)

@@ -78,6 +78,9 @@ struct DbState {
   // the transaction's end discards the open group instead of committing it. Guarded by `mu`.
   bool txn_full = false;
 
+  // Lock order: g_registry_mu (db_state.cc) -> this -> Volume::mu_. Taken without the registry
+  // lock held, or under it; while holding it a connection may call the Volume (which takes
+  // Volume::mu_), never the other way round; the registry lock is never taken under it.
   std::mutex mu;
   // Database lock table: owners are opaque file pointers.
   int shared = 0;                       // connections holding SHARED or more

@@ -1,4 +1,5 @@
-// emulated_nand.cc — RAM and image-file NAND emulation with rule checks, counters, power cuts.
+// emulated_nand.cc — RAM and image-file NAND emulation with rule checks and counters; the
+// faults it injects are fault_injector.cc's.
 #include "flash/device/emulated_nand.h"
 
 #include <fcntl.h>
@@ -273,7 +274,7 @@ EmulatedNand::EmulatedNand(const Geometry& g, std::unique_ptr<NandMedia> media)
       nop_used_(size_t(g.total_pages()), 0),
       known_erased_(size_t(g.total_pages()), 0),
       raw_scratch_(g.raw_page()),
-      failing_(g.blocks, 0) {}
+      faults_(g.blocks) {}
 
 EmulatedNand::~EmulatedNand() = default;
 
@@ -377,89 +378,17 @@ Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<Emulated
   return Status::ok();
 }
 
-Status EmulatedNand::check_ppa(Ppa ppa) const {
-  if (ppa >= geo_.total_pages())
-    return Status::error(Errc::kNandRule, "page address " + std::to_string(ppa) + " out of range");
-  return Status::ok();
-}
-
-bool EmulatedNand::admit_mutation(bool* tear_this) {
-  *tear_this = false;
-  if (frozen_) return false;
-  mutating_ops_++;
-  if (fail_armed_ && mutating_ops_ == fail_at_) {
-    fail_armed_ = false;
-    fail_next_ = true;  // the caller's block_fails() picks it up
-  }
-  if (cut_armed_ && mutating_ops_ == cut_at_) {
-    frozen_ = true;
-    cut_armed_ = false;
-    *tear_this = true;
-    return false;
-  }
-  return true;
-}
-
-void EmulatedNand::cut_power_after(uint64_t ops, Tear tear, uint64_t seed) {
-  cut_armed_ = true;
-  cut_at_ = mutating_ops_ + ops + 1;
-  tear_ = tear;
-  tear_rng_.seed(seed);
-}
-
-void EmulatedNand::set_weak(uint32_t block, uint32_t flips) {
-  if (block >= geo_.blocks) return;
-  if (weak_.empty()) weak_.assign(geo_.blocks, 0);
-  weak_[block] = flips;
-}
-
-void EmulatedNand::io_errors_at(uint64_t n, uint64_t count) {
-  io_error_start_ = ops_ + n + 1;
-  io_error_end_ = count > UINT64_MAX - io_error_start_ ? UINT64_MAX : io_error_start_ + count;
-}
-
-bool EmulatedNand::io_error_now() {
-  ops_++;
-  if (ops_ < io_error_start_ || ops_ >= io_error_end_) return false;
-  io_errors_++;
-  return true;
-}
-
-void EmulatedNand::restore_power() {
-  frozen_ = false;
-  cut_armed_ = false;
-}
-
-void EmulatedNand::fail_at(uint64_t n, uint64_t seed) {
-  fail_armed_ = true;
-  fail_at_ = mutating_ops_ + n + 1;
-  fail_rng_.seed(seed);
-}
-
-void EmulatedNand::fail_block(uint32_t block, FailOn on) {
-  if (block < geo_.blocks) failing_[block] = uint8_t(on);
-}
-
-bool EmulatedNand::block_fails(uint32_t block, bool program) {
-  if (fail_next_) {
-    fail_next_ = false;
-    failing_[block] = uint8_t(FailOn::kBoth);
-  }
-  const auto on = FailOn(failing_[block]);
-  return failing_[block] != 0 && (on == FailOn::kBoth || (on == FailOn::kProgram) == program);
-}
-
 Status EmulatedNand::mark_bad(uint32_t block) {
-  if (block >= geo_.blocks)
-    return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
+  PDL_TRY(check_block(block));
   if (read_only_) return Status::error(Errc::kReadOnly, "image opened read-only");
-  if (frozen_) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
-  if (io_error_now()) return Status::error(Errc::kIoError, "injected I/O error (mark bad)");
+  if (faults_.frozen()) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  if (faults_.io_error_now())
+    return Status::error(Errc::kIoError, "injected I/O error (mark bad)");
   const uint8_t marked = 0xFF;  // stored inverted: flash byte 0x00
   const Ppa first = block * geo_.pages_per_block;
   PDL_TRY(media_->write(uint64_t(first) * geo_.raw_page() + geo_.page_data, &marked, 1));
   known_erased_[first] = 0;
-  failing_[block] = uint8_t(FailOn::kBoth);
+  faults_.fail_block(block);
   return Status::ok();
 }
 
@@ -490,43 +419,6 @@ bool EmulatedNand::marked_bad(uint32_t block) {
   // Marked iff at least 4 of the flash byte's 8 bits are 0 (the marker is programmed 0x00), so
   // one flipped bit neither retires a good block nor revives a bad one (docs/format.md §3).
   return std::popcount(uint8_t(~stored)) <= 4;
-}
-
-void EmulatedNand::set_bit_flips(const BitFlips& f) {
-  flips_ = f;
-  if (flips_.sector_bytes == 0) flips_.sector_bytes = 512;
-  if (flips_.max_flips < flips_.min_flips) flips_.max_flips = flips_.min_flips;
-  flip_rng_.seed(f.seed);
-}
-
-// Draw the flips of one read, sector by sector (the data area in sector_bytes pieces, the
-// spare as one more): corrected ones are only counted; a sector beyond the ECC's strength
-// gets its flips in the returned bytes and fails the read (unless `miscorrect`).
-void EmulatedNand::flip_bits(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare,
-                             Status* st) {
-  std::uniform_real_distribution<double> chance(0.0, 1.0);
-  std::uniform_int_distribution<uint32_t> count(flips_.min_flips, flips_.max_flips);
-  auto sector = [&](std::span<uint8_t> bytes) {
-    if (bytes.empty() || chance(flip_rng_) >= flips_.sector_rate) return;
-    const uint32_t n = count(flip_rng_);
-    if (n <= flips_.ecc_strength) {
-      ctr_.ecc_corrected_bits += n;
-      last_read_flips_ = std::max(last_read_flips_, n);
-      return;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-      const uint64_t bit = flip_rng_() % (uint64_t(bytes.size()) * 8);
-      bytes[bit / 8] ^= uint8_t(1u << (bit % 8));
-    }
-    ctr_.ecc_uncorrectable++;
-    if (!flips_.miscorrect && st->is_ok())
-      *st = Status::error(Errc::kCorrupt, "uncorrectable ECC error reading page " +
-                                              std::to_string(ppa) + " (" + std::to_string(n) +
-                                              " bit flips in a sector)");
-  };
-  for (size_t at = 0; at < data.size(); at += flips_.sector_bytes)
-    sector(data.subspan(at, std::min<size_t>(flips_.sector_bytes, data.size() - at)));
-  sector(spare);
 }
 
 uint32_t EmulatedNand::erase_count(uint32_t block) const {
@@ -572,8 +464,8 @@ Status EmulatedNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> s
   if ((!data.empty() && data.size() != geo_.page_data) ||
       (!spare.empty() && spare.size() != geo_.page_spare))
     return Status::error(Errc::kInvalidArgument, "read buffer sizes must match the geometry");
-  if (frozen_) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
-  if (io_error_now()) return Status::error(Errc::kIoError, "injected I/O error (read)");
+  if (faults_.frozen()) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  if (faults_.io_error_now()) return Status::error(Errc::kIoError, "injected I/O error (read)");
   const uint64_t off = uint64_t(ppa) * geo_.raw_page();
   if (!data.empty() && !spare.empty()) {  // adjacent on the media: one host read
     uint8_t* raw = raw_scratch_.data();
@@ -588,27 +480,9 @@ Status EmulatedNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> s
     PDL_TRY(media_->read(off + geo_.page_data, spare.data(), spare.size()));
     invert(spare.data(), spare.size());
   }
-  Status st;
-  last_read_flips_ = 0;
-  if (flips_.sector_rate > 0) flip_bits(ppa, data, spare, &st);
-  if (!weak_.empty() && weak_[ppa / geo_.pages_per_block] > 0) {
-    const uint32_t n = weak_[ppa / geo_.pages_per_block];
-    const uint64_t sectors = (data.size() + flips_.sector_bytes - 1) / flips_.sector_bytes +
-                             (spare.empty() ? 0 : 1);
-    if (n <= flips_.ecc_strength) {
-      if (counting_) ctr_.ecc_corrected_bits += n * sectors;
-      last_read_flips_ = std::max(last_read_flips_, n);
-    } else if (st.is_ok()) {
-      if (counting_) ctr_.ecc_uncorrectable++;
-      st = Status::error(Errc::kCorrupt, "uncorrectable ECC error reading page " +
-                                             std::to_string(ppa) + " (a weak block)");
-    }
-  }
-  if (!st.is_ok()) last_read_flips_ = 0;
-  if (!counting_) return st;
-  if (data.empty()) ctr_.spare_reads++; else ctr_.page_reads++;
-  ctr_.bytes_read += data.size() + spare.size();
-  ctr_.sim_us += geo_.read_us;
+  const Status st =
+      faults_.read_flips(ppa, ppa / geo_.pages_per_block, data, spare, counting_, &ctr_);
+  count_read(data.size(), spare.size(), geo_.read_us);
   return st;
 }
 
@@ -624,7 +498,7 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
   if (nop_used_[ppa] >= geo_.partial_programs)
     return Status::error(Errc::kNandRule, "page " + std::to_string(ppa) + " exceeded NOP (" +
                                               std::to_string(geo_.partial_programs) + " programs)");
-  if (!frozen_ && io_error_now())
+  if (!faults_.frozen() && faults_.io_error_now())
     return Status::error(Errc::kIoError, "injected I/O error (program)");
   // Stored bytes are inverted: stored = ~flash. Programming ANDs flash bits, so it ORs stored.
   // Both parts live in one raw-page scratch buffer at their in-page positions, so a full-page
@@ -678,17 +552,17 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
     (void)media_io(true);
     known_erased_[ppa] = 0;
   };
-  if (!frozen_ && host_full_.fails_now())
+  if (!faults_.frozen() && faults_.host_full().fails_now())
     return host_full(host_path_, "injected: " + std::string(std::strerror(ENOSPC)));
   bool tear = false;
-  if (!admit_mutation(&tear)) {
-    if (tear && tear_ != Tear::kNone) apply_part(tear_, tear_rng_);
+  if (!faults_.admit_mutation(&tear)) {
+    if (tear && faults_.tear() != Tear::kNone) apply_part(faults_.tear(), faults_.tear_rng());
     return Status::error(Errc::kPowerCut, "device frozen (power cut)");
   }
   const uint32_t block = ppa / geo_.pages_per_block;
   const bool marker_only = data.empty() && spare_off == 0 && spare.size() == 1;
-  if (!marker_only && block_fails(block, true)) {
-    apply_part(Tear::kRandomBits, fail_rng_);
+  if (!marker_only && faults_.block_fails(block, true)) {
+    apply_part(Tear::kRandomBits, faults_.fail_rng());
     nop_used_[ppa]++;
     ctr_.program_failures++;
     return Status::error(Errc::kBadBlock, "program of page " + std::to_string(ppa) +
@@ -698,22 +572,18 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
   PDL_TRY(media_io(true));
   known_erased_[ppa] = 0;
   nop_used_[ppa]++;
-  if (!counting_) return Status::ok();
-  ctr_.programs++;
-  ctr_.bytes_programmed += data.size() + spare.size();
-  ctr_.sim_us += geo_.program_us;
+  count_program(data.size() + spare.size(), geo_.program_us);
   return Status::ok();
 }
 
 Status EmulatedNand::erase(uint32_t block) {
-  if (block >= geo_.blocks)
-    return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
+  PDL_TRY(check_block(block));
   if (read_only_) return Status::error(Errc::kReadOnly, "image opened read-only");
-  if (!frozen_ && io_error_now())
+  if (!faults_.frozen() && faults_.io_error_now())
     return Status::error(Errc::kIoError, "injected I/O error (erase)");
   const uint32_t count = media_->erase_count(block);
   if (geo_.erase_limit && count >= geo_.erase_limit) {
-    failing_[block] = uint8_t(FailOn::kBoth);
+    faults_.fail_block(block);
     ctr_.erase_failures++;
     return Status::error(Errc::kBadBlock, "block " + std::to_string(block) + " is worn out (" +
                                               std::to_string(count) + " erases)");
@@ -729,12 +599,12 @@ Status EmulatedNand::erase(uint32_t block) {
       }
   };
   bool tear = false;
-  if (!admit_mutation(&tear)) {
-    if (tear && tear_ != Tear::kNone) erase_some(tear_rng_);  // an interrupted erase
+  if (!faults_.admit_mutation(&tear)) {
+    if (tear && faults_.tear() != Tear::kNone) erase_some(faults_.tear_rng());  // interrupted
     return Status::error(Errc::kPowerCut, "device frozen (power cut)");
   }
-  if (block_fails(block, false)) {
-    erase_some(fail_rng_);
+  if (faults_.block_fails(block, false)) {
+    erase_some(faults_.fail_rng());
     ctr_.erase_failures++;
     return Status::error(Errc::kBadBlock,
                          "erase of block " + std::to_string(block) + " failed (bad block)");
@@ -746,10 +616,8 @@ Status EmulatedNand::erase(uint32_t block) {
     PDL_TRY(media_->zero(off, ppb * raw));  // (an erased block is all zeros already)
   std::fill_n(nop_used_.begin() + std::ptrdiff_t(block * ppb), ppb, 0);
   std::fill_n(known_erased_.begin() + std::ptrdiff_t(block * ppb), ppb, 1);
-  if (!weak_.empty()) weak_[block] = 0;  // rewritten cells hold their charge again
-  if (!counting_) return Status::ok();
-  ctr_.erases++;
-  ctr_.sim_us += geo_.erase_us;
+  faults_.erased(block);  // rewritten cells hold their charge again
+  count_erase(geo_.erase_us);
   return Status::ok();
 }
 
@@ -770,7 +638,7 @@ std::unique_ptr<EmulatedNand> EmulatedNand::clone() const {
 }
 
 Status EmulatedNand::flush() {
-  if (frozen_) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  if (faults_.frozen()) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
   return media_->flush();
 }
 

@@ -12,6 +12,9 @@
 // RAM images are lazily-zeroed anonymous memory, and image files keep erased pages as holes —
 // a 2 GiB chip costs nothing until written. Image file layout: docs/format.md §1.
 //
+// The faults below are injected by a FaultInjector (fault_injector.h) that the emulator owns and
+// consults at each read, program, erase and bad-block mark; the calls configuring them are
+// kept here and forwarded to it.
 // Media faults (docs/reliability.md's fault matrix; each off by default):
 //   * bit flips on reads (set_bit_flips): each ECC sector read (the data area in sectors of
 //     `sector_bytes`, the spare as one more) carries flips with a probability; up to the ECC
@@ -54,12 +57,11 @@
 
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
-#include "flash/device/host_full_fault.h"
-#include "flash/device/nand.h"
+#include "flash/device/counting_nand.h"
+#include "flash/device/fault_injector.h"
 
 namespace pdl {
 
@@ -67,13 +69,7 @@ namespace detail {
 class NandMedia;  // stored bytes of an emulated chip (RAM or image file)
 }
 
-enum class Tear : uint8_t {
-  kNone,        // the interrupted operation leaves no trace
-  kPrefix,      // a random prefix of the interrupted program's bytes is programmed
-  kRandomBits,  // a random subset of the interrupted program's 1->0 bit changes happens
-};
-
-class EmulatedNand final : public Nand {
+class EmulatedNand final : public CountingNand {
  public:
   ~EmulatedNand() override;
 
@@ -97,36 +93,23 @@ class EmulatedNand final : public Nand {
   Status program(Ppa ppa, std::span<const uint8_t> data, std::span<const uint8_t> spare,
                  uint32_t data_off = 0, uint32_t spare_off = 0) override;
   Status erase(uint32_t block) override;
-  const NandCounters& counters() const override { return ctr_; }
-  void reset_counters() override { ctr_ = NandCounters{}; }
-  void set_counting(bool on) override { counting_ = on; }
   uint32_t erase_count(uint32_t block) const override;
 
-  // ---- fault injection ----
-  // Freeze the chip after `ops` more mutating operations (programs + erases). The next one is
-  // torn per `tear` (seeded by `seed`) and fails; all later operations fail untouched.
-  void cut_power_after(uint64_t ops, Tear tear = Tear::kNone, uint64_t seed = 0);
-  // Power back on: operations work again (the media keeps whatever the cut left).
-  void restore_power();
-  bool frozen() const { return frozen_; }
-  // Programs + erases performed since the chip object was created.
-  uint64_t mutating_ops() const { return mutating_ops_; }
+  // ---- fault injection (fault_injector.h; each call below is the injector's) ----
+  void cut_power_after(uint64_t ops, Tear tear = Tear::kNone, uint64_t seed = 0) {
+    faults_.cut_power_after(ops, tear, seed);
+  }
+  void restore_power() { faults_.restore_power(); }
+  bool frozen() const { return faults_.frozen(); }
+  uint64_t mutating_ops() const { return faults_.mutating_ops(); }
   // A RAM copy of the current media (geometry, contents, erase counts); counters start at zero.
   std::unique_ptr<EmulatedNand> clone() const;
   // Flush an image file to the host (fsync). A no-op for RAM.
   Status flush() override;
 
   // ---- media faults (see the file comment) ----
-  struct BitFlips {
-    double sector_rate = 0;     // probability that one ECC sector of a read carries flips
-    uint32_t min_flips = 1;     // flips in such a sector, uniform in [min_flips, max_flips]
-    uint32_t max_flips = 1;
-    uint32_t ecc_strength = 4;  // t: flips per sector the ECC corrects
-    uint32_t sector_bytes = 512;
-    bool miscorrect = false;    // beyond t: wrong bytes and Ok instead of kCorrupt
-    uint64_t seed = 1;
-  };
-  void set_bit_flips(const BitFlips& f);
+  using BitFlips = FaultInjector::BitFlips;
+  void set_bit_flips(const BitFlips& f) { faults_.set_bit_flips(f); }
   // Bad-block markers (nand.h): programming one bypasses NOP and the failure rules and is not
   // counted; is_bad() reads the marker only, as a real chip's would: a block failing but not
   // yet marked (grown bad, not yet noticed) is not bad until the engine marks it.
@@ -137,36 +120,26 @@ class EmulatedNand final : public Nand {
   // an offset in the raw page (data area, then spare). Not an operation: nothing counts it,
   // power cuts and failures do not apply; later reads see the flipped bit every time.
   Status flip_stored_bit(Ppa ppa, uint32_t byte, uint32_t bit);
-  // The `n`-th mutating operation from now (0 = the next) fails with kBadBlock, and its block
-  // fails every later program and erase (until the object is destroyed; a reopened image
-  // keeps only what the failure left on the media).
-  void fail_at(uint64_t n, uint64_t seed = 0);
-  // Make `block` fail every later program and erase from now on (a grown bad block), or only
-  // its programs, or only its erases.
-  enum class FailOn : uint8_t { kBoth = 1, kProgram = 2, kErase = 3 };
-  void fail_block(uint32_t block, FailOn on = FailOn::kBoth);
-  // Operations n..n+count-1 from now (0 = the next; reads, programs, erases and mark_bad all
-  // count) fail with kIoError, touching nothing. clear_io_errors() ends the window early.
-  void io_errors_at(uint64_t n, uint64_t count = 1);
-  void clear_io_errors() { io_error_end_ = io_error_start_ = 0; }
-  uint64_t operations() const { return ops_; }         // all operations since creation
-  // Reads of `block` carry `flips` bit flips per ECC sector until the block is erased.
-  void set_weak(uint32_t block, uint32_t flips);
-  uint32_t ecc_strength() const override { return flips_.ecc_strength; }
-  uint32_t last_read_flips() const override { return last_read_flips_; }
-  uint64_t io_errors_injected() const { return io_errors_; }
+  // The failures last until the object is destroyed; a reopened image keeps only what they
+  // left on the media.
+  void fail_at(uint64_t n, uint64_t seed = 0) { faults_.fail_at(n, seed); }
+  using FailOn = FaultInjector::FailOn;
+  void fail_block(uint32_t block, FailOn on = FailOn::kBoth) { faults_.fail_block(block, on); }
+  void io_errors_at(uint64_t n, uint64_t count = 1) { faults_.io_errors_at(n, count); }
+  void clear_io_errors() { faults_.clear_io_errors(); }
+  uint64_t operations() const { return faults_.operations(); }
+  void set_weak(uint32_t block, uint32_t flips) { faults_.set_weak(block, flips); }
+  uint32_t ecc_strength() const override { return faults_.ecc_strength(); }
+  uint32_t last_read_flips() const override { return faults_.last_read_flips(); }
+  uint64_t io_errors_injected() const { return faults_.io_errors_injected(); }
   // Programs n, n+1, ... from now (0 = the next) fail with kHostFull, touching nothing, until
   // clear_host_full() (the host file system is full, then has room again).
-  void host_full_after(uint64_t n) { host_full_.fail_after(n); }
-  void clear_host_full() { host_full_.clear(); }
-  uint64_t host_full_failures() const { return host_full_.failures(); }
+  void host_full_after(uint64_t n) { faults_.host_full().fail_after(n); }
+  void clear_host_full() { faults_.host_full().clear(); }
+  uint64_t host_full_failures() const { return faults_.host_full().failures(); }
 
  private:
   EmulatedNand(const Geometry& g, std::unique_ptr<detail::NandMedia> media);
-  Status check_ppa(Ppa ppa) const;
-  // Counts a mutating op; returns false if the chip is (now) frozen. `*tear_this` is set when
-  // this very operation is the interrupted one.
-  bool admit_mutation(bool* tear_this);
 
   Geometry geo_;
   std::unique_ptr<detail::NandMedia> media_;
@@ -175,35 +148,9 @@ class EmulatedNand final : public Nand {
   // need not read them first. Unknown (0) after an image is reopened.
   std::vector<uint8_t> known_erased_;
   std::vector<uint8_t> raw_scratch_;  // one raw page (data + spare) during a program or read
-  NandCounters ctr_;
   bool read_only_ = false;
-  bool counting_ = true;  // off: operations add nothing to ctr_ (mutating_ops_ still counts)
-  uint64_t mutating_ops_ = 0;
-  bool cut_armed_ = false;
-  uint64_t cut_at_ = 0;  // mutating_ops_ value of the interrupted operation
-  Tear tear_ = Tear::kNone;
-  std::mt19937_64 tear_rng_;
-  bool frozen_ = false;
-
-  // Media faults.
-  bool block_fails(uint32_t block, bool program);
-  void flip_bits(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare, Status* st);
-  BitFlips flips_;
-  std::mt19937_64 flip_rng_;
-  std::vector<uint8_t> failing_;  // per block: 0, or a FailOn (grown bad)
-  bool fail_armed_ = false;
-  bool fail_next_ = false;  // the operation being admitted is the scheduled failure
-  uint64_t fail_at_ = 0;  // mutating_ops_ value of the scheduled failure
-  std::mt19937_64 fail_rng_;
-  // Counts an operation; true if it is to fail with an injected I/O error.
-  bool io_error_now();
-  uint64_t ops_ = 0;
-  uint64_t io_error_start_ = 0, io_error_end_ = 0;  // ops_ values [start, end) fail
-  uint64_t io_errors_ = 0;
-  HostFullFault host_full_;
+  FaultInjector faults_;  // (with counting off, its operation counts still count)
   std::string host_path_ = "the emulated chip's memory";  // the image file, for messages
-  std::vector<uint32_t> weak_;    // per block: flips per sector of every read (0: none)
-  uint32_t last_read_flips_ = 0;  // most flips corrected in one sector of the last read
 };
 
 }  // namespace pdl

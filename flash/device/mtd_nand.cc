@@ -187,19 +187,13 @@ bool MtdNand::limit_blocks(uint32_t blocks) {
   return true;
 }
 
-Status MtdNand::check_ppa(Ppa ppa) const {
-  if (ppa >= geo_.total_pages())
-    return Status::error(Errc::kNandRule, "page " + std::to_string(ppa) + " out of range");
-  return Status::ok();
-}
-
 Status MtdNand::errno_status(const char* what, uint64_t offset, int err) const {
   return Status::error(Errc::kIoError, std::string(what) + " at offset " + std::to_string(offset) +
                                            " of " + info_.path + ": " + strerror(err));
 }
 
 void MtdNand::add_time(uint64_t t0_ns) {
-  if (counting_) ctr_.sim_us += (now_ns() - t0_ns + 500) / 1000;
+  count_time((now_ns() - t0_ns + 500) / 1000);
 }
 
 // The free OOB bytes, in AUTO_OOB order, for the fallbacks (kernels without MEMREAD or
@@ -274,10 +268,7 @@ Status MtdNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare)
     last_flips_ = 0;
     Status st = read_pread(ppa, data, spare);
     add_time(t0);
-    if (counting_) {
-      (data.empty() ? ctr_.spare_reads : ctr_.page_reads)++;
-      ctr_.bytes_read += data.size() + spare.size();
-    }
+    count_read(data.size(), spare.size(), 0);
     if (st.is(Errc::kCorrupt)) {
       if (counting_) ctr_.ecc_uncorrectable++;
       return Status::error(Errc::kCorrupt, "uncorrectable ECC error reading page " +
@@ -299,10 +290,7 @@ Status MtdNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare)
   const int err = errno;
   add_time(t0);
   last_flips_ = 0;
-  if (counting_) {
-    (data.empty() ? ctr_.spare_reads : ctr_.page_reads)++;
-    ctr_.bytes_read += data.size() + spare.size();
-  }
+  count_read(data.size(), spare.size(), 0);
   if (rc != 0 && err == EBADMSG) {
     if (counting_) ctr_.ecc_uncorrectable++;
     return Status::error(Errc::kCorrupt, "uncorrectable ECC error reading page " +
@@ -407,10 +395,7 @@ Status MtdNand::program(Ppa ppa, std::span<const uint8_t> data, std::span<const 
   }
   add_time(t0);
   programs_[ppa] = uint8_t(programs_[ppa] + chip_programs);
-  if (counting_) {
-    ctr_.programs++;
-    ctr_.bytes_programmed += data.size() + spare.size();
-  }
+  count_program(data.size() + spare.size(), 0);
   if (err == 0) return Status::ok();
   if (err == EIO) {
     if (counting_) ctr_.program_failures++;
@@ -421,8 +406,7 @@ Status MtdNand::program(Ppa ppa, std::span<const uint8_t> data, std::span<const 
 }
 
 Status MtdNand::erase(uint32_t block) {
-  if (block >= geo_.blocks)
-    return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
+  PDL_TRY(check_block(block));
   if (read_only_) return Status::error(Errc::kReadOnly, info_.path + " is open read-only");
   erase_info_user64 e64{uint64_t(block) * info_.erasesize, info_.erasesize};
   const uint64_t t0 = now_ns();
@@ -433,7 +417,7 @@ Status MtdNand::erase(uint32_t block) {
   }
   const int err = errno;
   add_time(t0);
-  if (counting_) ctr_.erases++;
+  count_erase(0);
   std::fill_n(programs_.begin() + ptrdiff_t(uint64_t(block) * geo_.pages_per_block),
               geo_.pages_per_block, uint8_t(0));
   erases_[block]++;
@@ -451,8 +435,7 @@ uint32_t MtdNand::erase_count(uint32_t block) const {
 }
 
 Status MtdNand::mark_bad(uint32_t block) {
-  if (block >= geo_.blocks)
-    return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
+  PDL_TRY(check_block(block));
   if (read_only_) return Status::error(Errc::kReadOnly, info_.path + " is open read-only");
   loff_t off = loff_t(block) * info_.erasesize;
   if (::ioctl(fd_, MEMSETBADBLOCK, &off) != 0) return errno_status("MEMSETBADBLOCK", off, errno);

@@ -43,7 +43,7 @@
 #include <string>
 #include <vector>
 
-#include "flash/device/nand.h"
+#include "flash/device/counting_nand.h"
 
 namespace pdl {
 
@@ -67,7 +67,7 @@ struct MtdInfo {
   uint32_t ecc_strength = 0, ecc_step_size = 0, bitflip_threshold = 0;
 };
 
-class MtdNand final : public Nand {
+class MtdNand final : public CountingNand {
  public:
   ~MtdNand() override;
 
@@ -90,9 +90,6 @@ class MtdNand final : public Nand {
   Status program(Ppa ppa, std::span<const uint8_t> data, std::span<const uint8_t> spare,
                  uint32_t data_off = 0, uint32_t spare_off = 0) override;
   Status erase(uint32_t block) override;
-  const NandCounters& counters() const override { return ctr_; }
-  void reset_counters() override { ctr_ = NandCounters{}; }
-  void set_counting(bool on) override { counting_ = on; }
   uint32_t erase_count(uint32_t block) const override;
   Status mark_bad(uint32_t block) override;
   bool is_bad(uint32_t block) override;
@@ -101,7 +98,6 @@ class MtdNand final : public Nand {
 
  private:
   MtdNand() = default;
-  Status check_ppa(Ppa ppa) const;
   Status read_pread(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare);
   Status load_free_oob();
   Status use_pread_reads();
@@ -113,10 +109,8 @@ class MtdNand final : public Nand {
 
   int fd_ = -1;
   bool read_only_ = false;
-  bool counting_ = true;
   MtdInfo info_;
   Geometry geo_;
-  NandCounters ctr_;
   uint32_t last_flips_ = 0;
   std::vector<uint8_t> programs_;   // the chip's, per page since its last erase (NOP)
   std::vector<uint32_t> erases_;    // per block since open

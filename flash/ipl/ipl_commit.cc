@@ -142,8 +142,7 @@ Status IplStore::commit_group() {
 }
 
 Status IplStore::abort() {
-  if (!poisoned_.is_ok()) return poisoned_;
-  if (!halted_.is_ok()) return halted_;  // (the Volume mounts the store again instead)
+  PDL_TRY(changeable());  // (halted: the Volume mounts the store again instead)
   if (!groups_)
     return Status::error(Errc::kUnsupported, "no atomic groups: every page counts once written");
   CostLedger::Scope cost(ledger_, ledger_.other());

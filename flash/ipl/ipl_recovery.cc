@@ -24,7 +24,6 @@
 #include "flash/ipl/ipl_recovery.h"
 
 #include <algorithm>
-#include <chrono>
 #include <string>
 
 #include "flash/common/crc32c.h"
@@ -326,16 +325,14 @@ void IplRecovery::list_free_blocks() {
 
 Status IplStore::mount(Nand& nand, const StoreParams& params, bool legacy,
                        std::unique_ptr<PageStore>* out, MountReport* report) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const uint64_t sim0 = nand.counters().sim_us;
+  const MountClock clock(nand);
   std::unique_ptr<IplStore> s(new IplStore(nand, params));
   IplRecovery recovery(*s, nand, legacy);
   PDL_TRY(recovery.scan());
   PDL_TRY(recovery.resolve());
   recovery.reopen();
   MountReport rep = recovery.report();
-  rep.sim_us = nand.counters().sim_us - sim0;
-  rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  clock.finish(&rep);
   s->ledger_.charge(s->ledger_.other());
   if (report) *report = rep;
   *out = std::move(s);

@@ -15,9 +15,7 @@
 namespace pdl {
 
 IplStore::IplStore(Nand& nand, const StoreParams& params)
-    : nand_(nand),
-      geo_(nand.geometry()),
-      params_(params),
+    : StoreBase(nand, params),
       dpb_(params.data_pages_per_block(nand.geometry())),
       sectors_per_page_(nand.geometry().page_data / kLogSector),
       // [PDL] footnote 14: the log buffer of a page is page_size / 16 ([IPL]'s 512-byte
@@ -31,7 +29,6 @@ IplStore::IplStore(Nand& nand, const StoreParams& params)
       bad_(nand.geometry().blocks, false),
       retiring_(nand.geometry().blocks, false),
       scrubbing_(nand.geometry().blocks, false),
-      ledger_(nand),
       splitter_(log_buffer_),
       page_buf_(geo_.page_data),
       prev_buf_(geo_.page_data),
@@ -73,49 +70,7 @@ size_t IplStore::mapping_bytes_per_lpn() const {
   return sizeof(LpnState) + (sizeof(LBlock) + dpb_ - 1) / dpb_;
 }
 
-void IplStore::reset_stats() {
-  stats_ = StoreStats{};  // (blocks_retired counts from here; bad_blocks is a state)
-  ledger_.reset();
-}
-
-Status IplStore::fail(Status st) {
-  if (st.is(Errc::kHostFull) && halted_.is_ok())
-    halted_ = Status::error(Errc::kHostFull,
-                            std::string(st.message()) + " (the store takes changes again once "
-                                                        "mounted again)");
-  return poison_on_device_error(std::move(st), &poisoned_);
-}
-
-Status IplStore::check_args(Lpn lpn, size_t size) const {
-  if (!poisoned_.is_ok()) return poisoned_;
-  if (lpn >= lpns_.size())
-    return Status::error(Errc::kInvalidArgument, "logical page " + std::to_string(lpn) +
-                                                     " out of range (" +
-                                                     std::to_string(lpns_.size()) + " pages)");
-  if (size != geo_.page_data)
-    return Status::error(Errc::kInvalidArgument, "partial page (" + std::to_string(size) +
-                                                     " bytes, page is " +
-                                                     std::to_string(geo_.page_data) + ")");
-  return Status::ok();
-}
-
 // ---- reading ----
-
-Status IplStore::read(Lpn lpn, std::span<uint8_t> page) {
-  PDL_TRY(check_args(lpn, page.size()));
-  CostLedger::Scope cost(ledger_, ledger_.bucket_of(lpn));
-  stats_.reads++;
-  return read_page(lpn, page);
-}
-
-// Invisible to stats and counters (so to costs too: nothing counts while it runs).
-Status IplStore::peek(Lpn lpn, std::span<uint8_t> page) {
-  PDL_TRY(check_args(lpn, page.size()));
-  nand_.set_counting(false);
-  const Status st = read_page(lpn, page);
-  nand_.set_counting(true);
-  return st;
-}
 
 Status IplStore::read_data(uint32_t block, uint32_t slot, Lpn lpn, std::span<uint8_t> page,
                            SpareHeader* hdr) {
@@ -200,7 +155,7 @@ void IplStore::note_update(Lpn lpn, uint32_t offset, uint32_t len) {
 }
 
 Status IplStore::write(Lpn lpn, std::span<const uint8_t> page) {
-  PDL_TRY(check_args(lpn, page.size()));
+  PDL_TRY(check_page(lpn, page.size()));
   if (!halted_.is_ok()) return halted_;
   CostLedger::Scope cost(ledger_, ledger_.bucket_of(lpn));
   stats_.writes++;
@@ -349,8 +304,7 @@ Status IplStore::program_write(uint32_t block, uint32_t* used, uint32_t lbn, uin
 // ---- trim and sync ----
 
 Status IplStore::trim(Lpn lpn) {
-  if (!poisoned_.is_ok()) return poisoned_;
-  if (!halted_.is_ok()) return halted_;
+  PDL_TRY(changeable());
   if (lpn >= lpns_.size())
     return Status::error(Errc::kInvalidArgument, "trim of logical page " + std::to_string(lpn) +
                                                      " out of range");
@@ -413,8 +367,7 @@ Status IplStore::flush_trims(uint32_t lbn) {
 // Per page: makes the pending trims durable. With atomic groups: commits the open group —
 // its trims' unmap records, then one commit record (ipl_commit.cc).
 Status IplStore::sync() {
-  if (!poisoned_.is_ok()) return poisoned_;
-  if (!halted_.is_ok()) return halted_;
+  PDL_TRY(changeable());
   CostLedger::Scope cost(ledger_, ledger_.other());
   stats_.syncs++;
   // (A sync with nothing to program purges nothing: a rollback on a full chip needs no room.)

@@ -80,13 +80,12 @@
 #include <vector>
 
 #include "flash/ipl/ipl_sector.h"
-#include "flash/store/cost_ledger.h"
-#include "flash/store/page_store.h"
 #include "flash/store/spare.h"
+#include "flash/store/store_base.h"
 
 namespace pdl {
 
-class IplStore final : public PageStore {
+class IplStore final : public StoreBase {
  public:
   // REQUIRES: params resolved for nand's geometry, method ipu or ipl.
   static Status format(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out);
@@ -94,7 +93,6 @@ class IplStore final : public PageStore {
   static Status mount(Nand& nand, const StoreParams& params, bool legacy,
                       std::unique_ptr<PageStore>* out, MountReport* report);  // ipl_recovery.cc
 
-  Status read(Lpn lpn, std::span<uint8_t> page) override;
   Status write(Lpn lpn, std::span<const uint8_t> page) override;
   Status trim(Lpn lpn) override;
   Status sync() override;
@@ -102,28 +100,17 @@ class IplStore final : public PageStore {
 
   // Atomic groups (ipl_commit.cc): IPL stores of format 2; IPU stays per-page.
   Status set_commit_mode(CommitMode mode) override;
-  bool atomic() const override { return groups_; }
   Status abort() override;
   bool dirty() const override { return groups_ && (group_dirty_ || !trims_.empty()); }
   uint64_t uncommitted_pages() const override { return groups_ ? group_programs_ : 0; }
-  bool legacy_format() const override { return legacy_; }
-  Status halted() const override { return halted_; }
-  void set_wear_level(uint32_t threshold) override { params_.wear_level = threshold; }
   Status upgrade_format() override;
 
   bool is_mapped(Lpn lpn) const override { return lpn < lpns_.size() && lpns_[lpn].mapped; }
-  uint32_t page_size() const override { return geo_.page_data; }
   uint32_t logical_pages() const override { return uint32_t(lpns_.size()); }
-  const StoreParams& params() const override { return params_; }
   const StoreStats& stats() const override {
     stats_.bad_blocks = bad_count_;
     return stats_;
   }
-  const CostBreakdown& costs() const override { return ledger_.costs(); }
-  void set_classifier(LpnClassifier c) override { ledger_.set_classifier(std::move(c)); }
-  void reset_stats() override;
-  Status peek(Lpn lpn, std::span<uint8_t> page) override;
-  Nand& nand() override { return nand_; }
   uint32_t free_blocks() const override { return uint32_t(free_.size()); }
   size_t mapping_bytes_per_lpn() const override;
   Status check() const override;                        // ipl_inspect.cc
@@ -172,8 +159,7 @@ class IplStore final : public PageStore {
   }
 
   // --- ipl_store.cc ---
-  Status check_args(Lpn lpn, size_t size) const;
-  Status read_page(Lpn lpn, std::span<uint8_t> page);
+  Status read_page(Lpn lpn, std::span<uint8_t> page) override;
   // The data page at (block, slot); *hdr (if given) gets its spare header.
   Status read_data(uint32_t block, uint32_t slot, Lpn lpn, std::span<uint8_t> page,
                    SpareHeader* hdr = nullptr);
@@ -199,7 +185,6 @@ class IplStore final : public PageStore {
   // Take `block` out of service: marked bad on the chip (ipl_merge.cc).
   Status retire(uint32_t block);
   void drop_hints(Lpn lpn);
-  Status fail(Status st);
 
   // --- ipl_merge.cc ---
   Status read_log_pages(uint32_t lbn);  // used log pages of lbn's block into log_buf_
@@ -265,9 +250,6 @@ class IplStore final : public PageStore {
   static constexpr Lpn kNoLpn = 0xFFFFFFFFu;
   static constexpr uint32_t kProgramAttempts = 4;  // merge targets tried before giving up
 
-  Nand& nand_;
-  const Geometry geo_;
-  StoreParams params_;  // (wear_level may change: set_wear_level)
   const uint32_t dpb_;               // data pages per block
   const uint32_t sectors_per_page_;  // log sectors per log page
   const size_t log_buffer_;          // in-memory log sector payload: page / 16, capped
@@ -288,12 +270,6 @@ class IplStore final : public PageStore {
   std::unordered_map<Lpn, std::vector<std::pair<uint32_t, uint32_t>>> hints_;  // note_update
   std::set<Lpn> no_hints_;           // lpns whose noted ranges overflowed: diff at their write
   uint64_t next_seq_ = 1;
-  Status poisoned_;
-  // The host file system filled up in the middle of a change (kHostFull; see PdlStore): reads
-  // go on, changes fail with this until the store is mounted again.
-  Status halted_;
-  mutable StoreStats stats_;  // bad_blocks is filled in by stats()
-  CostLedger ledger_;
   LogSplitter splitter_;
   std::vector<uint8_t> page_buf_, prev_buf_, log_buf_, sector_buf_, spare_buf_, runs_buf_;
   std::vector<uint8_t> merge_buf_;   // a logical block's pages during a merge
@@ -306,8 +282,6 @@ class IplStore final : public PageStore {
     std::vector<uint32_t> garbage;
     std::vector<Slot> slots;         // its data slots' states
   };
-  bool groups_ = false;              // CommitMode::kGroup
-  bool legacy_ = false;              // superblock format 1: no commit records, every item counts
   uint64_t committed_seq_ = UINT64_MAX;  // the newest commit record (legacy: everything)
   uint64_t group_start_ = 1;         // the open group's first seq: (committed_seq_, this) is void
   bool group_dirty_ = false;         // the open group programmed or trimmed something

@@ -168,8 +168,7 @@ Status PdlStore::purge_void_blocks() {
 }
 
 Status PdlStore::sync() {
-  if (!poisoned_.is_ok()) return poisoned_;
-  if (!halted_.is_ok()) return halted_;
+  PDL_TRY(changeable());
   CostLedger::Scope cost(ledger_, ledger_.other());  // the flush charges its records' classes
   stats_.syncs++;
   if (!groups_) {  // kPerPage: every page already counts; flush what the buffer holds
@@ -224,8 +223,7 @@ Status PdlStore::sync() {
 }
 
 Status PdlStore::abort() {
-  if (!poisoned_.is_ok()) return poisoned_;
-  if (!halted_.is_ok()) return halted_;
+  PDL_TRY(changeable());
   if (!groups_)
     return Status::error(Errc::kUnsupported, "no atomic groups: every page counts once written");
   CostLedger::Scope cost(ledger_, ledger_.other());

@@ -38,7 +38,6 @@
 #include "flash/pdl/pdl_recovery.h"
 
 #include <algorithm>
-#include <chrono>
 #include <limits>
 #include <tuple>
 
@@ -386,8 +385,7 @@ Status PdlRecovery::reopen_heads() {
 
 Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, CommitMode mode,
                        std::unique_ptr<PageStore>* out, MountReport* report) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const uint64_t us0 = nand.counters().sim_us;
+  const MountClock clock(nand);
   std::unique_ptr<PdlStore> s(new PdlStore(nand, params));
   s->legacy_ = legacy;
   s->groups_ = mode == CommitMode::kGroup && !legacy;
@@ -397,8 +395,7 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
   recovery.resolve();
   PDL_TRY(recovery.reopen());
   MountReport rep = recovery.report();
-  rep.sim_us = nand.counters().sim_us - us0;
-  rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  clock.finish(&rep);
   if (report) *report = rep;
   s->stats_.void_pages = rep.void_pages;
   s->damaged_pages_ = rep.damaged_pages;

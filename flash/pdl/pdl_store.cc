@@ -13,16 +13,13 @@
 namespace pdl {
 
 PdlStore::PdlStore(Nand& nand, const StoreParams& params)
-    : nand_(nand),
-      geo_(nand.geometry()),
-      params_(params),
+    : StoreBase(nand, params),
       ppmt_(params.logical_pages),
       p2l_(size_t(nand.geometry().total_pages()), kP2lNone),
       vdct_(size_t(nand.geometry().total_pages()), 0),
       blocks_(nand.geometry(), kSuperblockBlocks, params.gc_reserve_blocks),
       dwb_(nand.geometry().page_data),
       gc_buffer_(nand.geometry().page_data),
-      ledger_(nand),
       scratch_base_(nand.geometry().page_data),
       scratch_diff_(nand.geometry().page_data),
       scratch_runs_(nand.geometry().page_data),
@@ -58,26 +55,9 @@ Status PdlStore::format(Nand& nand, const StoreParams& params, CommitMode mode,
 }
 
 void PdlStore::reset_stats() {
-  stats_ = StoreStats{};
+  StoreBase::reset_stats();
   retired_at_reset_ = blocks_.retired();
   scrubbed_at_reset_ = blocks_.scrubbed();
-  ledger_.reset();
-}
-
-Status PdlStore::fail(Status st) {
-  if (st.is(Errc::kHostFull) && halted_.is_ok())
-    halted_ = Status::error(Errc::kHostFull,
-                            std::string(st.message()) + " (the store takes changes again once "
-                                                        "mounted again)");
-  return poison_on_device_error(std::move(st), &poisoned_);
-}
-
-Status PdlStore::check(Lpn lpn) const {
-  if (!poisoned_.is_ok()) return poisoned_;
-  if (lpn >= ppmt_.size())
-    return Status::error(Errc::kInvalidArgument, "logical page " + std::to_string(lpn) +
-                                                     " beyond " + std::to_string(ppmt_.size()));
-  return Status::ok();
 }
 
 Status PdlStore::read_checked(Ppa ppa, std::span<uint8_t> data, SpareHeader* hdr) {
@@ -383,10 +363,8 @@ Status PdlStore::put_record(const RecordView& r) {
 
 // PDL_Writing (Fig. 4). For OPU every write is a new base page.
 Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
-  PDL_TRY(check(lpn));
+  PDL_TRY(check_page(lpn, page.size()));
   if (!halted_.is_ok()) return halted_;
-  if (page.size() != geo_.page_data)
-    return Status::error(Errc::kInvalidArgument, "write of a partial page");
   CostLedger::Scope cost(ledger_, bucket_of(lpn));
   stats_.writes++;
   // The pages this write may program, plus what a sync needs afterwards (kPerPage: the buffer's
@@ -441,29 +419,6 @@ Status PdlStore::find_differential(Lpn lpn, RecordView* r) {
                                            " missing from page " + std::to_string(dp));
 }
 
-Status PdlStore::check_read(Lpn lpn, std::span<const uint8_t> page) const {
-  PDL_TRY(check(lpn));
-  if (page.size() != geo_.page_data)
-    return Status::error(Errc::kInvalidArgument, "read of a partial page");
-  return Status::ok();
-}
-
-Status PdlStore::read(Lpn lpn, std::span<uint8_t> page) {
-  PDL_TRY(check_read(lpn, page));
-  CostLedger::Scope cost(ledger_, bucket_of(lpn));
-  stats_.reads++;
-  return read_page(lpn, page);
-}
-
-// Invisible to stats and counters, so to costs too: the ledger stays right since nothing counts.
-Status PdlStore::peek(Lpn lpn, std::span<uint8_t> page) {
-  PDL_TRY(check_read(lpn, page));
-  nand_.set_counting(false);
-  const Status st = read_page(lpn, page);
-  nand_.set_counting(true);
-  return st;
-}
-
 // PDL_Reading (Fig. 6): base page, then its differential from the buffer or from flash.
 Status PdlStore::read_page(Lpn lpn, std::span<uint8_t> page) {
   const PpmtEntry& e = ppmt_[lpn];
@@ -495,7 +450,7 @@ bool PdlStore::trim_pending(Lpn lpn) const {
 
 // Trim = a tombstone record through the write buffer; it takes effect when flushed.
 Status PdlStore::trim(Lpn lpn) {
-  PDL_TRY(check(lpn));
+  PDL_TRY(check_lpn(lpn));
   if (!halted_.is_ok()) return halted_;
   CostLedger::Scope cost(ledger_, bucket_of(lpn));
   stats_.trims++;

@@ -4,7 +4,8 @@
 //   Fig. 4 PDL_Writing ............ PdlStore::write             (pdl_store.cc)
 //   Fig. 5 writingDifferentialWriteBuffer / writingNewBasePage / decreaseValidDifferentialCount
 //          ........................ flush_write_buffer / write_new_base / decrease_vdct
-//   Fig. 6 PDL_Reading ............ PdlStore::read_page         (pdl_store.cc; read, peek)
+//   Fig. 6 PDL_Reading ............ PdlStore::read_page         (pdl_store.cc; read and peek
+//                                                              around it: store_base.cc)
 //   Fig. 7 PDL_RecoveringfromCrash  PdlStore::mount             (pdl_recovery.cc)
 //   §4.1 garbage collection ....... gc_once, gc_merge           (pdl_gc.cc)
 //   §4.5 flush = commit ........... sync, abort                 (pdl_commit.cc)
@@ -74,13 +75,12 @@
 #include "flash/pdl/block_manager.h"
 #include "flash/pdl/ppmt.h"
 #include "flash/pdl/write_buffer.h"
-#include "flash/store/cost_ledger.h"
-#include "flash/store/page_store.h"
 #include "flash/store/spare.h"
+#include "flash/store/store_base.h"
 
 namespace pdl {
 
-class PdlStore final : public PageStore {
+class PdlStore final : public StoreBase {
  public:
   // REQUIRES: params resolved for nand's geometry; the superblock is handled by the caller.
   static Status format(Nand& nand, const StoreParams& params, CommitMode mode,
@@ -90,21 +90,17 @@ class PdlStore final : public PageStore {
   static Status mount(Nand& nand, const StoreParams& params, bool legacy, CommitMode mode,
                       std::unique_ptr<PageStore>* out, MountReport* report);
 
-  Status read(Lpn lpn, std::span<uint8_t> page) override;
   Status write(Lpn lpn, std::span<const uint8_t> page) override;
   Status trim(Lpn lpn) override;
   Status sync() override;  // pdl_commit.cc
 
   Status set_commit_mode(CommitMode mode) override;  // pdl_commit.cc
-  bool atomic() const override { return groups_; }
   Status abort() override;  // pdl_commit.cc
   bool dirty() const override;
   uint64_t uncommitted_pages() const override { return group_pages_.size(); }
-  bool legacy_format() const override { return legacy_; }
-  Status halted() const override { return halted_; }
   uint64_t damaged_pages() const override { return damaged_pages_; }
   void set_wear_level(uint32_t threshold) override {
-    params_.wear_level = threshold;
+    StoreBase::set_wear_level(threshold);
     blocks_.set_wear_level(threshold);
   }
   Status upgrade_format() override;  // pdl_commit.cc
@@ -112,22 +108,14 @@ class PdlStore final : public PageStore {
   bool is_mapped(Lpn lpn) const override {
     return lpn < ppmt_.size() && ppmt_[lpn].base != kNoPpa && !trim_pending(lpn);
   }
-  uint32_t page_size() const override { return geo_.page_data; }
   uint32_t logical_pages() const override { return uint32_t(ppmt_.size()); }
-  const StoreParams& params() const override { return params_; }
   const StoreStats& stats() const override {
     stats_.bad_blocks = blocks_.bad_blocks();
     stats_.blocks_retired = blocks_.retired() - retired_at_reset_;
     stats_.blocks_scrubbed = blocks_.scrubbed() - scrubbed_at_reset_;
     return stats_;
   }
-  const CostBreakdown& costs() const override { return ledger_.costs(); }
-  void set_classifier(LpnClassifier classifier) override {
-    ledger_.set_classifier(std::move(classifier));
-  }
   void reset_stats() override;
-  Status peek(Lpn lpn, std::span<uint8_t> page) override;
-  Nand& nand() override { return nand_; }
   uint32_t free_blocks() const override { return blocks_.free_blocks(); }
   size_t mapping_bytes_per_lpn() const override { return sizeof(PpmtEntry); }
   Status check() const override;  // pdl_check.cc
@@ -173,11 +161,8 @@ class PdlStore final : public PageStore {
                       const SpareHeader& hdr, Ppa* out);
   Status read_checked(Ppa ppa, std::span<uint8_t> data, SpareHeader* hdr);
   Status find_differential(Lpn lpn, RecordView* r);
-  Status check_read(Lpn lpn, std::span<const uint8_t> page) const;
-  Status read_page(Lpn lpn, std::span<uint8_t> page);  // Fig. 6, shared by read and peek
+  Status read_page(Lpn lpn, std::span<uint8_t> page) override;  // Fig. 6
   Status ensure_user_space(uint64_t pages);
-  Status check(Lpn lpn) const;
-  Status fail(Status st);  // poison the store with a device error
   static constexpr uint32_t kProgramAttempts = 4;  // a page, then 3 more blocks
 
   // --- the open group (pdl_commit.cc) ---
@@ -221,9 +206,6 @@ class PdlStore final : public PageStore {
   Status gc_flush_compaction();
   Status gc_merge(const RecordView& r, Ppa dp);
 
-  Nand& nand_;
-  const Geometry geo_;
-  StoreParams params_;  // (wear_level may change: set_wear_level)
   std::vector<PpmtEntry> ppmt_;
   std::vector<uint32_t> p2l_;
   std::vector<uint16_t> vdct_;
@@ -234,23 +216,13 @@ class PdlStore final : public PageStore {
   bool gc_buffer_group_ = false;  // gc_buffer_ holds a record of the open group
   uint64_t next_seq_ = 1;
   int64_t gc_victim_ = -1;    // block being collected (its pages are not marked obsolete)
-  Status poisoned_;
-  // The host file system filled up in the middle of a change (kHostFull): the tables may be
-  // half-way through it (a collection, a buffer flush), fine for reads — every copy they point
-  // to is still on flash, and nothing was half programmed — but not to go on from. Changes
-  // fail with this until the store is mounted again.
-  Status halted_;
-  mutable StoreStats stats_;  // the bad-block figures are filled in by stats()
   uint64_t damaged_pages_ = 0;  // MountReport::damaged_pages of the mount that made this store
   uint64_t retired_at_reset_ = 0;
   uint64_t scrubbed_at_reset_ = 0;
-  CostLedger ledger_;
   std::vector<uint8_t> scratch_base_, scratch_diff_, scratch_runs_, scratch_spare_;
   std::vector<Lpn> gc_orphans_;  // lpns whose last copy on flash the current GC erases
 
   // Atomic groups (pdl_commit.cc).
-  bool groups_ = false;          // CommitMode::kGroup
-  bool legacy_ = false;          // format 1: no commit records (until upgrade_format)
   bool programmed_ = false;      // a page was programmed since mount (commit_ppa_ unpinned)
   uint64_t committed_seq_ = 0;   // every seq <= this on flash is committed
   Ppa commit_ppa_ = kNoPpa;      // the page holding the newest commit record (pinned; groups)

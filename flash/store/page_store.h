@@ -252,15 +252,4 @@ class PageStore {
   virtual BlockInfo block_info(uint32_t block) const = 0;
 };
 
-// The poisoning rule above, for engines: returns `st`; if it is a device error (not ok, not
-// corrupt data, not kFull, not kHostFull, not kNotFound) it becomes *poisoned unless one is
-// there already.
-inline Status poison_on_device_error(Status st, Status* poisoned) {
-  if (st.is_ok() || st.is(Errc::kCorrupt) || st.is(Errc::kFull) || st.is(Errc::kNotFound) ||
-      st.is(Errc::kHostFull))
-    return st;
-  if (poisoned->is_ok()) *poisoned = st;  // nothing more is trusted until remount
-  return st;
-}
-
 }  // namespace pdl

@@ -246,6 +246,9 @@ class Volume {
   // kTooLarge unless [off, off + len) lies within max_file_size() (len 0: a size of `off`).
   Status within_capacity(uint64_t off, uint64_t len) const;
 
+  // Guards everything below (and the store's and the Nand's state). Lock order: the innermost
+  // of the process's locks — the VFS registry lock, then DbState::mu, then this (vfs/db_state.h);
+  // the Volume takes no other lock while holding it, nor calls out to code that might.
   std::mutex mu_;
   std::unique_ptr<PageStore> store_;
   const VolumeOptions opts_;

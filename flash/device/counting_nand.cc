@@ -1,0 +1,20 @@
+// counting_nand.cc — the address rules every NAND driver checks (counting_nand.h).
+#include "flash/device/counting_nand.h"
+
+#include <string>
+
+namespace pdl {
+
+Status CountingNand::check_ppa(Ppa ppa) const {
+  if (ppa >= geometry().total_pages())
+    return Status::error(Errc::kNandRule, "page address " + std::to_string(ppa) + " out of range");
+  return Status::ok();
+}
+
+Status CountingNand::check_block(uint32_t block) const {
+  if (block >= geometry().blocks)
+    return Status::error(Errc::kNandRule, "block " + std::to_string(block) + " out of range");
+  return Status::ok();
+}
+
+}  // namespace pdl

@@ -1,0 +1,55 @@
+// counting_nand.h — what every NAND driver shares: the operation counters (nand.h's
+// NandCounters), switching them off for instrumentation reads, and the address rules.
+//
+// A driver derives from CountingNand, calls count_read / count_program / count_erase once per
+// operation it performed (and count_time for the device time it took), and adds its fault
+// counts (ecc_*, *_failures) to ctr_ directly.
+// Invariant: while counting is off (set_counting(false)) count_* add nothing; the counters
+// change only through them, the driver's fault counts and reset_counters().
+// Thread-safety: none (nand.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "flash/device/nand.h"
+
+namespace pdl {
+
+class CountingNand : public Nand {
+ public:
+  const NandCounters& counters() const final { return ctr_; }
+  void reset_counters() final { ctr_ = NandCounters{}; }
+  void set_counting(bool on) final { counting_ = on; }
+
+ protected:
+  // A read that returned `data` bytes of the data area (0: a spare-only read) and `spare`.
+  void count_read(size_t data, size_t spare, uint64_t us) {
+    if (!counting_) return;
+    if (data == 0) ctr_.spare_reads++; else ctr_.page_reads++;
+    ctr_.bytes_read += data + spare;
+    ctr_.sim_us += us;
+  }
+  void count_program(size_t bytes, uint64_t us) {
+    if (!counting_) return;
+    ctr_.programs++;
+    ctr_.bytes_programmed += bytes;
+    ctr_.sim_us += us;
+  }
+  void count_erase(uint64_t us) {
+    if (!counting_) return;
+    ctr_.erases++;
+    ctr_.sim_us += us;
+  }
+  void count_time(uint64_t us) {
+    if (counting_) ctr_.sim_us += us;
+  }
+  // Addresses (nand.h): kNandRule naming the page or block.
+  Status check_ppa(Ppa ppa) const;
+  Status check_block(uint32_t block) const;
+
+  NandCounters ctr_;
+  bool counting_ = true;  // off: operations add nothing to ctr_
+};
+
+}  // namespace pdl
