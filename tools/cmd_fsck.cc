@@ -98,8 +98,7 @@ void check_pages(PageStore& store, Report* rep) {
   PageView v;
   // IPU/IPL: data pages are type "data"; IPL log pages keep their spare erased and hold 512-byte
   // sectors with their own CRCs; locate() names a block's newest used log page as "diff".
-  const bool in_page =
-      store.params().method == Method::kIpu || store.params().method == Method::kIpl;
+  const bool in_page = pdl::in_page(store.params().method);
   const PageType base_type = in_page ? PageType::kIplData : PageType::kBase;
   const uint32_t dpb = store.params().data_pages_per_block(g);
   std::vector<uint8_t> log_data(g.page_data);
@@ -206,8 +205,7 @@ void check_pages(PageStore& store, Report* rep) {
 void check_bad_blocks(PageStore& store, Report* rep) {
   Nand& nand = store.nand();
   const Geometry& g = nand.geometry();
-  const bool in_page =
-      store.params().method == Method::kIpu || store.params().method == Method::kIpl;
+  const bool in_page = pdl::in_page(store.params().method);
   const PageType base_type = in_page ? PageType::kIplData : PageType::kBase;
   uint32_t bad = 0;
   uint64_t held = 0, newer = 0;
@@ -282,8 +280,7 @@ int run_fsck(const Command& cmd, const Args& a) {
                                 m.damaged_pages == 1 ? "" : "s") +
                                scan + ")");
     check_superblocks(nand, store.params(), &rep);
-    const bool in_page =
-        store.params().method == Method::kIpu || store.params().method == Method::kIpl;
+    const bool in_page = pdl::in_page(store.params().method);
     if (st = store.check(); st.is_ok() && in_page)
       rep.ok("store tables", strf("slot states of %u lpns, block map and free list of %u blocks",
                                   store.logical_pages(),

@@ -134,7 +134,7 @@ Status Fleet::open(const std::string& source) {
   Db src;
   PDL_TRY(src.open("file:" + source + "?vfs=unix&mode=ro"));
   std::vector<MethodSpec> all = methods_;
-  if (cfg_.unix_reference) all.push_back({"unix", "unix VFS", "", "unix", ""});
+  if (cfg_.unix_reference) all.push_back({"unix", "unix VFS", {}, ""});
   for (const MethodSpec& spec : all) {
     auto m = std::make_unique<Member>();
     m->spec = spec;

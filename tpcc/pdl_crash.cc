@@ -161,7 +161,10 @@ bool parse(int argc, char** argv, Options* o, int* rc) {
 }
 
 // Whether `method` has an atomic commit (the others keep SQLite's journal on flash).
-bool atomic_capable(const std::string& method) { return method != "ipu"; }
+bool atomic_capable(const std::string& method) {
+  Method m = Method::kPdl;
+  return !parse_method(method, &m) || has_atomic_commit(m);
+}
 
 // Journal modes MEMORY and OFF keep no journal a crash could roll back with: crash-safe only
 // when the store commits whole transactions.
