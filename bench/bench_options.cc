@@ -179,7 +179,7 @@ bool parse_args(int argc, char** argv, Options* o, std::string* err, bool* help)
     } else if (a == "--methods") {
       if (!value(&s)) return false;
       std::string e;
-      if (!parse_methods(s, &o->methods, &e)) {
+      if (!parse_methods(s, method_catalogue(), method_keys(), &o->methods, &e)) {
         *err = "--methods: " + e;
         return false;
       }
@@ -294,11 +294,11 @@ WorkloadConfig Options::base_workload() const {
   return cfg;
 }
 
-std::vector<MethodSpec> Options::exp1_methods() const {
-  return methods.empty() ? all_methods() : methods;
+std::vector<MethodPreset> Options::exp1_methods() const {
+  return methods.empty() ? method_catalogue() : methods;
 }
 
-std::vector<MethodSpec> Options::sweep_methods() const {
+std::vector<MethodPreset> Options::sweep_methods() const {
   return methods.empty() ? paper_methods() : methods;
 }
 

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench_methods.h"
 #include "bench/update_workload.h"
 #include "flash/device/geometry.h"
+#include "flash/image/methods.h"
 #include "flash/store/store_params.h"
 
 namespace pdl::bench {
@@ -33,7 +33,7 @@ struct Options {
   std::vector<ObsoleteMode> exp1_modes{ObsoleteMode::kSpare, ObsoleteMode::kMemory};
   std::vector<ObsoleteMode> sweep_modes{ObsoleteMode::kSpare, ObsoleteMode::kMemory};
   std::vector<ObsoleteMode> mount_modes{ObsoleteMode::kSpare};  // --obsolete only
-  std::vector<MethodSpec> methods;  // --methods; empty = per experiment default
+  std::vector<MethodPreset> methods;  // --methods; empty = per experiment default
   uint64_t seed = 1;
   uint32_t blocks = 0;        // Exp. 1 (and mount) chip; 0 = by scale
   uint32_t sweep_blocks = 0;  // Exp. 2-6 chip; 0 = by scale (or --blocks if given)
@@ -59,8 +59,8 @@ struct Options {
   WorkloadConfig base_workload() const;
   // Methods for Exp. 1 (default: all, the /diff variants included) and for the sweeps
   // (default: the paper's six).
-  std::vector<MethodSpec> exp1_methods() const;
-  std::vector<MethodSpec> sweep_methods() const;
+  std::vector<MethodPreset> exp1_methods() const;
+  std::vector<MethodPreset> sweep_methods() const;
 };
 
 extern const char kUsage[];

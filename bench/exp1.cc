@@ -51,7 +51,7 @@ void report_exp1(const Options& o, RunPlan& plan, ExpOutput* out) {
   for (size_t i : idx) {
     const RunSpec& s = plan.spec(i);
     const RunResult& r = plan.result(i);
-    const std::string obs = obsolete_label(s.method, s.mode);
+    const std::string obs = obsolete_label(s.method.method, s.mode);
     if (!r.status.is_ok()) {
       std::printf("%-15s %-7s FAILED: %s\n", s.method.label.c_str(), obs.c_str(),
                   r.status.to_string().c_str());
@@ -77,7 +77,7 @@ void report_exp1(const Options& o, RunPlan& plan, ExpOutput* out) {
     const double n = double(m.measure_ops);
     const double w = st.writes ? double(st.writes) : 1.0;
     std::printf("%-15s %-7s %7.1f %7.1f %7.1f %8.1f %8.3f %8.3f %8.3f %8.3f %8.3f %8.4f\n",
-                s.method.label.c_str(), obsolete_label(s.method, s.mode).c_str(),
+                s.method.label.c_str(), obsolete_label(s.method.method, s.mode).c_str(),
                 100.0 * double(st.case1) / w, 100.0 * double(st.case2) / w,
                 100.0 * double(st.case3) / w, m.avg_diff_bytes,
                 double(st.base_pages_written) / n, double(st.diff_pages_written) / n,

@@ -67,7 +67,7 @@ void report_exp2(const Options& o, RunPlan& plan, ExpOutput* out) {
   for (const Series& s : exp2_series(o)) {
     RunSpec e1 = series_spec(s, o.exp1_chip_blocks(), 1, kChanged);
     bool in_exp1 = false;
-    for (const MethodSpec& m : o.exp1_methods()) in_exp1 |= m.key == s.method.key;
+    for (const MethodPreset& m : o.exp1_methods()) in_exp1 |= m.key == s.method.key;
     bool mode_in_exp1 = !s.method.has_obsolete_modes();
     for (ObsoleteMode md : o.exp1_modes) mode_in_exp1 |= md == s.mode;
     if (!in_exp1 || !mode_in_exp1) continue;

@@ -12,13 +12,13 @@ std::string Series::label() const {
   return method.label + " " + obsolete_name(mode);
 }
 
-std::vector<Series> make_series(const std::vector<MethodSpec>& methods,
+std::vector<Series> make_series(const std::vector<MethodPreset>& methods,
                                 const std::vector<ObsoleteMode>& modes) {
   std::vector<Series> v;
   // Mode-major, so a table lists every spare series before the memory ones (the paper's mode
   // first); methods without modes appear once, with the first mode.
   for (size_t k = 0; k < modes.size(); k++)
-    for (const MethodSpec& m : methods) {
+    for (const MethodPreset& m : methods) {
       if (!m.has_obsolete_modes() && k > 0) continue;
       v.push_back({m, m.has_obsolete_modes() ? modes[k] : ObsoleteMode::kSpare});
     }
@@ -46,7 +46,7 @@ void spec_fields(Record& r, const std::string& exp, const std::string& source, c
       .s("source", source)
       .s("method", s.method.label)
       .s("method_key", s.method.key)
-      .s("obsolete", obsolete_label(s.method, s.mode))
+      .s("obsolete", obsolete_label(s.method.method, s.mode))
       .b("hinted", s.method.note_updates)
       .u("n_updates", s.n_updates)
       .n("changed_pct", s.changed_pct)
@@ -273,9 +273,9 @@ void print_setup_line(const Options& o, const RunPlan& plan, uint32_t blocks) {
 }
 
 void print_plan_header(const Options& o, const RunPlan& plan) {
-  auto names = [](const std::vector<MethodSpec>& ms) {
+  auto names = [](const std::vector<MethodPreset>& ms) {
     std::string s;
-    for (const MethodSpec& m : ms) s += (s.empty() ? "" : ", ") + m.label;
+    for (const MethodPreset& m : ms) s += (s.empty() ? "" : ", ") + m.label;
     return s;
   };
   auto modes = [](const std::vector<ObsoleteMode>& ms) {

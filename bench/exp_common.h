@@ -11,21 +11,21 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench_methods.h"
 #include "bench/bench_options.h"
 #include "bench/bench_record.h"
 #include "bench/run_plan.h"
+#include "flash/image/methods.h"
 
 namespace pdl::bench {
 
 // One line of a figure: a method, and for PDL/OPU an obsolete mode.
 struct Series {
-  MethodSpec method;
+  MethodPreset method;
   ObsoleteMode mode = ObsoleteMode::kSpare;
   std::string label() const;  // "PDL(256B) spare", "IPL(18KB)"
 };
 // Methods x modes (methods without obsolete modes once).
-std::vector<Series> make_series(const std::vector<MethodSpec>& methods,
+std::vector<Series> make_series(const std::vector<MethodPreset>& methods,
                                 const std::vector<ObsoleteMode>& modes);
 // A run of `s` on `blocks` blocks at Table 1 timing, 100 % updates.
 RunSpec series_spec(const Series& s, uint32_t blocks, uint32_t n_updates, double changed_pct);

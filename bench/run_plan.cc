@@ -26,7 +26,7 @@ std::string num(double v) {
 }  // namespace
 
 std::string RunSpec::key() const {
-  std::string k = method.key + "|" + (method.has_obsolete_modes() ? obsolete_name(mode) : "none") +
+  std::string k = method.key + "|" + obsolete_label(method.method, mode) +
                   "|" + std::to_string(blocks) + "|" + std::to_string(t_read) + "/" +
                   std::to_string(t_program) + "/" + std::to_string(t_erase) + "|" +
                   std::to_string(n_updates) + "|" + num(changed_pct) + "|" + num(min_scaled_pct);
@@ -35,7 +35,7 @@ std::string RunSpec::key() const {
 }
 
 std::string RunSpec::describe() const {
-  std::string d = method.label + " " + obsolete_label(method, mode) + " N=" +
+  std::string d = method.label + " " + obsolete_label(method.method, mode) + " N=" +
                   std::to_string(n_updates) + " changed=" + num(changed_pct) + "%";
   if (update_pcts.size() != 1 || update_pcts[0] != 100) {
     d += " updateops=";
@@ -97,7 +97,7 @@ RunResult RunPlan::run_one(const RunSpec& s) const {
 void RunPlan::execute(unsigned jobs) {
   // Probe every method once, on the smallest chip any of its runs uses (at most 256 blocks).
   std::map<std::string, uint32_t> probe_blocks;
-  std::map<std::string, MethodSpec> probe_method;
+  std::map<std::string, MethodPreset> probe_method;
   for (const RunSpec& s : specs_) {
     auto [it, fresh] = probe_blocks.emplace(s.method.key, s.blocks);
     if (!fresh) it->second = std::min(it->second, s.blocks);

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench_methods.h"
 #include "bench/update_workload.h"
 #include "flash/common/status.h"
+#include "flash/image/methods.h"
 
 namespace pdl::bench {
 
@@ -32,7 +32,7 @@ namespace pdl::bench {
 inline constexpr uint64_t kIpuMinOps = 2000;
 
 struct RunSpec {
-  MethodSpec method;
+  MethodPreset method;
   ObsoleteMode mode = ObsoleteMode::kSpare;  // kSpare for methods without obsolete modes
   uint32_t blocks = 0;
   uint32_t t_read = 0, t_program = 0, t_erase = 0;  // 0 = Table 1

@@ -15,7 +15,6 @@
 // Flash time is simulated, never slept, so the wall ratio measures the software stack.
 //
 // Exit status: 0 success, 1 SQLite or engine error (message printed), 2 bad arguments.
-#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +33,7 @@
 #include "flash/common/output_file.h"
 #include "flash/common/scratch_dir.h"
 #include "flash/image/image.h"
+#include "sql/sql.h"
 #include "vfs/pdl_vfs.h"
 
 namespace {
@@ -65,24 +65,6 @@ struct Options {
   uint64_t seed = 1;
 };
 
-
-struct Fail {
-  std::string msg;
-};
-
-void check(sqlite3* db, int rc, const char* what) {
-  if (rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
-    throw Fail{std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc))};
-}
-
-void exec(sqlite3* db, const std::string& sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string m = err ? err : "?";
-    sqlite3_free(err);
-    throw Fail{sql + ": " + m};
-  }
-}
 
 // Per-phase flash figures (totals over the phase; divided by rows when printed).
 struct Flash {
@@ -124,74 +106,56 @@ struct Phase {
   Flash flash;
 };
 
-// Runs the insert and update phases on `uri`; flash figures if `image_path` is a pdl image.
-std::vector<Phase> run(const Options& o, const std::string& uri, const std::string& vfs,
-                       const std::string& method, const std::string& journal,
-                       const std::string& image_path, const std::string& commit = "",
-                       const std::string& obsolete = "") {
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(uri.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string m = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    sqlite3_close(db);
-    throw Fail{"open " + uri + ": " + m + " " + pdl::vfs::last_error()};
-  }
-  std::vector<Phase> out;
-  try {
-    exec(db, "PRAGMA journal_mode=" + journal);
-    exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b TEXT)");
-    pdl::Image* img = image_path.empty() ? nullptr : pdl::vfs::image_of(image_path);
-    if (!image_path.empty() && !img) throw Fail{"image not registered: " + image_path};
-    sqlite3_stmt *ins = nullptr, *upd = nullptr;
-    check(db, sqlite3_prepare_v2(db, "INSERT INTO t(a, b) VALUES (?1, ?2)", -1, &ins, nullptr),
-          "prepare");
-    check(db, sqlite3_prepare_v2(db, "UPDATE t SET a = a + 1, b = ?2 WHERE id = ?1", -1, &upd,
-                                 nullptr),
-          "prepare");
-    std::mt19937_64 rng(o.seed);
-    std::string text;
-    for (int phase = 0; phase < 2; phase++) {
-      if (img) exec(db, "PRAGMA pdl_stats_reset");
-      const auto t0 = Clock::now();
-      sqlite3_stmt* s = phase == 0 ? ins : upd;
-      for (int i = 0; i < o.rows; i++) {
-        // "row I phase P <hex>" padded with letters to --row-bytes.
-        char head[64];
-        std::snprintf(head, sizeof head, "row %d phase %d %016llx ", i, phase,
-                      (unsigned long long)rng());
-        text = head;
-        while (text.size() < size_t(o.row_bytes)) text += char('a' + text.size() % 26);
-        text.resize(size_t(o.row_bytes));
-        sqlite3_bind_int64(s, 1, phase == 0 ? i : 1 + int64_t(rng() % uint64_t(o.rows)));
-        sqlite3_bind_text(s, 2, text.c_str(), int(text.size()), SQLITE_TRANSIENT);
-        check(db, sqlite3_step(s), phase == 0 ? "insert" : "update");
-        sqlite3_reset(s);
-      }
-      Phase p;
-      p.vfs = vfs;
-      p.method = method;
-      p.journal = journal;
-      // What the store does, not what was asked: IPU keeps its journal on flash.
-      p.commit = img ? (img->volume->atomic() ? "atomic" : "journal") : commit;
-      p.obsolete = obsolete;
-      p.phase = phase == 0 ? "insert" : "update";
-      p.wall_us_per_txn =
-          std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o.rows;
-      if (img) {
-        p.has_flash = true;
-        p.flash = read_flash(*img);
-      }
-      out.push_back(p);
+// Runs the insert and update phases on `uri`, appending to *out; flash figures if `image_path`
+// is a pdl image.
+pdl::Status run(const Options& o, const std::string& uri, const std::string& vfs,
+                const std::string& method, const std::string& journal,
+                const std::string& image_path, std::vector<Phase>* out,
+                const std::string& commit = "", const std::string& obsolete = "") {
+  pdl::sql::Db db;
+  PDL_TRY(db.open(uri));
+  PDL_TRY(db.exec("PRAGMA journal_mode=" + journal));
+  PDL_TRY(db.exec("CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b TEXT)"));
+  pdl::Image* img = image_path.empty() ? nullptr : pdl::vfs::image_of(image_path);
+  if (!image_path.empty() && !img)
+    return pdl::Status::error(pdl::Errc::kNotFound, "image not registered: " + image_path);
+  pdl::sql::Stmt ins, upd;
+  PDL_TRY(ins.prepare(db.get(), "INSERT INTO t(a, b) VALUES (?1, ?2)", 0));
+  PDL_TRY(upd.prepare(db.get(), "UPDATE t SET a = a + 1, b = ?2 WHERE id = ?1", 0));
+  std::mt19937_64 rng(o.seed);
+  std::string text;
+  for (int phase = 0; phase < 2; phase++) {
+    if (img) PDL_TRY(db.exec("PRAGMA pdl_stats_reset"));
+    const auto t0 = Clock::now();
+    pdl::sql::Stmt& s = phase == 0 ? ins : upd;
+    for (int i = 0; i < o.rows; i++) {
+      // "row I phase P <hex>" padded with letters to --row-bytes.
+      char head[64];
+      std::snprintf(head, sizeof head, "row %d phase %d %016llx ", i, phase,
+                    (unsigned long long)rng());
+      text = head;
+      while (text.size() < size_t(o.row_bytes)) text += char('a' + text.size() % 26);
+      text.resize(size_t(o.row_bytes));
+      s.bind(1, int64_t(phase == 0 ? i : 1 + int64_t(rng() % uint64_t(o.rows)))).bind(2, text);
+      PDL_TRY(s.run());
     }
-    sqlite3_finalize(ins);
-    sqlite3_finalize(upd);
-  } catch (...) {
-    sqlite3_close(db);
-    throw;
+    Phase p;
+    p.vfs = vfs;
+    p.method = method;
+    p.journal = journal;
+    // What the store does, not what was asked: IPU keeps its journal on flash.
+    p.commit = img ? (img->volume->atomic() ? "atomic" : "journal") : commit;
+    p.obsolete = obsolete;
+    p.phase = phase == 0 ? "insert" : "update";
+    p.wall_us_per_txn =
+        std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o.rows;
+    if (img) {
+      p.has_flash = true;
+      p.flash = read_flash(*img);
+    }
+    out->push_back(p);
   }
-  check(db, sqlite3_close(db), "close");
-  return out;
+  return db.close();
 }
 
 }  // namespace
@@ -269,41 +233,40 @@ static int run(int argc, char** argv) {
     std::fprintf(stderr, "pdl-sqlbench: cannot register the pdl VFS\n");
     return 1;
   }
+  pdl::sql::set_open_detail(pdl::vfs::last_error);
   std::vector<Phase> all;
-  int status = 0;
-  try {
-    for (const std::string& j : o.journals) {
-      const std::string unix_path = work + "/unix-" + j + ".db";
-      std::fprintf(stderr, "unix %s ...\n", j.c_str());
-      auto r = run(o, "file:" + unix_path + "?vfs=unix", "unix", "-", j, "");
-      all.insert(all.end(), r.begin(), r.end());
-      for (const std::string& m : o.methods)
-        for (const std::string& c : o.commits)
-          for (const std::string& b : o.obsoletes) {
-            const bool marks = m == "pdl" || m == "opu";  // IPU and IPL have none
-            if (!marks && b != o.obsoletes.front()) continue;
-            // IPU has no atomic commit: its journal is on flash whatever is asked (once).
-            if (m == "ipu" && c != o.commits.front()) continue;
-            const std::string img = work + "/" + m + "-" + j + ".db";
-            std::fprintf(stderr, "pdl %s %s commit=%s obsolete=%s ...\n", m.c_str(), j.c_str(),
-                         c.c_str(), b.c_str());
-            r = run(o, "file:" + img + "?vfs=pdl&method=" + m + "&size=" + o.size +
-                           "&clock=logical&commit=" + c + (marks ? "&obsolete=" + b : "") +
-                           o.extra,
-                    "pdl", m, j, img, c, marks ? b : "-");
-            all.insert(all.end(), r.begin(), r.end());
-            unlink(img.c_str());
-          }
-      unlink(unix_path.c_str());
-      unlink((unix_path + "-wal").c_str());
-      unlink((unix_path + "-shm").c_str());
-    }
-  } catch (const Fail& f) {
-    std::fprintf(stderr, "pdl-sqlbench: %s\n", f.msg.c_str());
-    status = 1;
+  pdl::Status st;
+  for (const std::string& j : o.journals) {
+    const std::string unix_path = work + "/unix-" + j + ".db";
+    std::fprintf(stderr, "unix %s ...\n", j.c_str());
+    st = run(o, "file:" + unix_path + "?vfs=unix", "unix", "-", j, "", &all);
+    for (const std::string& m : o.methods)
+      for (const std::string& c : o.commits)
+        for (const std::string& b : o.obsoletes) {
+          if (!st.is_ok()) break;
+          pdl::Method method = pdl::Method::kPdl;
+          const bool known = pdl::parse_method(m, &method);
+          const bool marks = known && pdl::has_obsolete_marks(method);  // IPU and IPL have none
+          if (!marks && b != o.obsoletes.front()) continue;
+          // IPU has no atomic commit: its journal is on flash whatever is asked (once).
+          if (known && !pdl::has_atomic_commit(method) && c != o.commits.front()) continue;
+          const std::string img = work + "/" + m + "-" + j + ".db";
+          std::fprintf(stderr, "pdl %s %s commit=%s obsolete=%s ...\n", m.c_str(), j.c_str(),
+                       c.c_str(), b.c_str());
+          st = run(o, "file:" + img + "?vfs=pdl&method=" + m + "&size=" + o.size +
+                          "&clock=logical&commit=" + c + (marks ? "&obsolete=" + b : "") +
+                          o.extra,
+                   "pdl", m, j, img, &all, c, marks ? b : "-");
+          unlink(img.c_str());
+        }
+    unlink(unix_path.c_str());
+    unlink((unix_path + "-wal").c_str());
+    unlink((unix_path + "-shm").c_str());
+    if (!st.is_ok()) break;
   }
+  if (!st.is_ok()) std::fprintf(stderr, "pdl-sqlbench: %s\n", std::string(st.message()).c_str());
   rmdir(work.c_str());
-  if (status) return status;
+  if (!st.is_ok()) return 1;
 
   std::printf("pdl-sqlbench: %d single-row transactions per phase, %d-byte rows; chip %s; "
               "images in %s\n", o.rows, o.row_bytes, o.size.c_str(), o.dir.c_str());

@@ -1,6 +1,7 @@
 // update_workload.cc — the [PDL] §5.1 update workload: load, warm up, measure.
 #include "bench/update_workload.h"
 #include "bench/wall_clock.h"
+#include "flash/image/methods.h"
 #include "flash/image/open_store.h"
 
 #include <algorithm>
@@ -121,20 +122,6 @@ Status OpRunner::run_one(OpCost* cost) {
   PDL_TRY(store_.write(lpn, page_));
   cost->write = nand.counters() - c1;
   return Status::ok();
-}
-
-std::string method_label(const StoreParams& p, uint32_t page_size) {
-  auto size = [](uint32_t bytes) {
-    if (bytes % 1024 == 0) return std::to_string(bytes / 1024) + "KB";
-    return std::to_string(bytes) + "B";
-  };
-  switch (p.method) {
-    case Method::kOpu: return "OPU";
-    case Method::kIpu: return "IPU";
-    case Method::kIpl: return "IPL(" + size(p.log_region) + ")";
-    case Method::kPdl: break;
-  }
-  return "PDL(" + size(p.max_differential == 0 ? page_size : p.max_differential) + ")";
 }
 
 StoreStats stats_delta(const StoreStats& a, const StoreStats& b) {

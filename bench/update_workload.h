@@ -190,9 +190,6 @@ struct WorkloadResult {
   Measurement m;
 };
 
-// Display name of a method configuration: "PDL(256B)", "PDL(2KB)", "OPU", "IPU", "IPL(18KB)".
-std::string method_label(const StoreParams& p, uint32_t page_size);
-
 // Steps (a)-(d) once, at cfg.update_pct, on a fresh RAM chip of geometry `g`.
 Status run_update_workload(const Geometry& g, const StoreParams& p, const WorkloadConfig& cfg,
                            WorkloadResult* out);

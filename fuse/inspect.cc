@@ -31,10 +31,10 @@ std::string config_text(Image& img, bool read_only) {
   const StoreParams& sp = store.params();
   std::string s;
   line(&s, "method", method_name(sp.method));
-  if (sp.method == Method::kPdl) line(&s, "max_diff", sp.max_differential);
-  if (sp.method == Method::kPdl || sp.method == Method::kOpu)
+  if (writes_differentials(sp.method)) line(&s, "max_diff", sp.max_differential);
+  if (has_obsolete_marks(sp.method))
     line(&s, "obsolete", obsolete_name(sp.obsolete));
-  if (sp.method == Method::kIpl) line(&s, "log_region", format_size(sp.log_region));
+  if (has_log_region(sp.method)) line(&s, "log_region", format_size(sp.log_region));
   line(&s, "page", g.page_data);
   line(&s, "pages_per_block", g.pages_per_block);
   line(&s, "size", format_size(uint64_t(g.page_data) * g.pages_per_block * g.blocks));

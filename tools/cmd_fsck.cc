@@ -81,8 +81,7 @@ class PageCheck {
  public:
   explicit PageCheck(PageStore& store)
       : store_(store), nand_(store.nand()), g_(nand_.geometry()), pages_(g_.total_pages()),
-        in_page_(store.params().method == Method::kIpu ||
-                 store.params().method == Method::kIpl),
+        in_page_(pdl::in_page(store.params().method)),
         base_type_(in_page_ ? PageType::kIplData : PageType::kBase),
         dpb_(store.params().data_pages_per_block(g_)), log_data_(g_.page_data) {}
 
@@ -247,8 +246,7 @@ void check_pages(PageStore& store, Report* rep) {
 void check_bad_blocks(PageStore& store, Report* rep) {
   Nand& nand = store.nand();
   const Geometry& g = nand.geometry();
-  const bool in_page =
-      store.params().method == Method::kIpu || store.params().method == Method::kIpl;
+  const bool in_page = pdl::in_page(store.params().method);
   const PageType base_type = in_page ? PageType::kIplData : PageType::kBase;
   uint32_t bad = 0;
   uint64_t held = 0, newer = 0;
@@ -323,8 +321,7 @@ int run_fsck(const Command& cmd, const Args& a) {
                                 m.damaged_pages == 1 ? "" : "s") +
                                scan + ")");
     check_superblocks(nand, store.params(), &rep);
-    const bool in_page =
-        store.params().method == Method::kIpu || store.params().method == Method::kIpl;
+    const bool in_page = pdl::in_page(store.params().method);
     if (st = store.check(); st.is_ok() && in_page)
       rep.ok("store tables", strf("slot states of %u lpns, block map and free list of %u blocks",
                                   store.logical_pages(),

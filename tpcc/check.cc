@@ -85,7 +85,7 @@ std::string CheckReport::summary() const {
   return s + "; integrity_check " + integrity;
 }
 
-Status check_consistency(Db& db, std::vector<ConditionResult>* out) {
+Status check_consistency(sql::Db& db, std::vector<ConditionResult>* out) {
   out->clear();
   for (const Condition& c : kConditions) {
     ConditionResult r;
@@ -97,10 +97,10 @@ Status check_consistency(Db& db, std::vector<ConditionResult>* out) {
   return Status::ok();
 }
 
-Status content_checksum(Db& db, uint64_t* out) {
+Status content_checksum(sql::Db& db, uint64_t* out) {
   uint64_t h = 0xCBF29CE484222325ull;
   for (const TableDef& t : tables()) {
-    Stmt s;
+    sql::Stmt s;
     PDL_TRY(s.prepare(db.get(), std::string("SELECT * FROM ") + t.name + " ORDER BY " +
                                     t.order_by));
     mix(&h, t.name, std::strlen(t.name));
@@ -130,7 +130,7 @@ Status content_checksum(Db& db, uint64_t* out) {
   return Status::ok();
 }
 
-Status check_database(Db& db, CheckReport* out) {
+Status check_database(sql::Db& db, CheckReport* out) {
   PDL_TRY(check_consistency(db, &out->conditions));
   PDL_TRY(db.query_text("PRAGMA integrity_check", &out->integrity));
   return content_checksum(db, &out->checksum);

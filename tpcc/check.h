@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "flash/common/status.h"
-#include "tpcc/sql.h"
+#include "sql/sql.h"
 
 namespace pdl::tpcc {
 
@@ -41,9 +41,9 @@ struct CheckReport {
   std::string summary() const;  // "conditions 1-10,12 ok; integrity ok" or what failed
 };
 
-Status check_consistency(Db& db, std::vector<ConditionResult>* out);
-Status content_checksum(Db& db, uint64_t* out);
+Status check_consistency(sql::Db& db, std::vector<ConditionResult>* out);
+Status content_checksum(sql::Db& db, uint64_t* out);
 // All three.
-Status check_database(Db& db, CheckReport* out);
+Status check_database(sql::Db& db, CheckReport* out);
 
 }  // namespace pdl::tpcc

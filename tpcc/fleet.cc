@@ -23,7 +23,7 @@ struct Fleet::Member {
   MethodSpec spec;
   bool is_unix = false;
   std::string path, uri;
-  Db db;
+  sql::Db db;
   std::unique_ptr<Terminal> term;
   Image* image = nullptr;  // the open image (pdl members), owned by the VFS
   uint64_t next = 0;       // next transaction index
@@ -72,13 +72,13 @@ Status remove_db_files(const std::string& path, bool unix_db) {
   return Status::ok();
 }
 
-Status clone_into(sqlite3* src, Db& dst) {
+Status clone_into(sqlite3* src, sql::Db& dst) {
   sqlite3_backup* b = sqlite3_backup_init(dst.get(), "main", src, "main");
-  if (!b) return sql_status(dst.get(), sqlite3_errcode(dst.get()), "backup init");
+  if (!b) return sql::status(dst.get(), sqlite3_errcode(dst.get()), "backup init");
   const int rc = sqlite3_backup_step(b, -1);
   const int rc2 = sqlite3_backup_finish(b);
-  if (rc != SQLITE_DONE) return sql_status(dst.get(), rc, "backup");
-  return sql_status(dst.get(), rc2, "backup finish");
+  if (rc != SQLITE_DONE) return sql::status(dst.get(), rc, "backup");
+  return sql::status(dst.get(), rc2, "backup finish");
 }
 
 }  // namespace
@@ -130,11 +130,12 @@ std::string Fleet::path_of(const std::string& key) const {
 Status Fleet::open(const std::string& source) {
   if (vfs::register_vfs() != SQLITE_OK)
     return Status::error(Errc::kIoError, "cannot register the pdl VFS");
-  seed_sqlite_prng(uint32_t(cfg_.seed));  // the members write the same bytes run after run
-  Db src;
+  sql::set_open_detail(vfs::last_error);
+  sql::seed_prng(uint32_t(cfg_.seed));  // the members write the same bytes run after run
+  sql::Db src;
   PDL_TRY(src.open("file:" + source + "?vfs=unix&mode=ro"));
   std::vector<MethodSpec> all = methods_;
-  if (cfg_.unix_reference) all.push_back({"unix", "unix VFS", "", "unix", ""});
+  if (cfg_.unix_reference) all.push_back({"unix", "unix VFS", {}, ""});
   for (const MethodSpec& spec : all) {
     auto m = std::make_unique<Member>();
     m->spec = spec;

@@ -24,10 +24,10 @@
 #include "flash/common/status.h"
 #include "flash/image/image_counters.h"
 #include "flash/image/stats_json.h"
+#include "sql/sql.h"
 #include "tpcc/check.h"
 #include "tpcc/methods.h"
 #include "tpcc/schema.h"
-#include "tpcc/sql.h"
 #include "tpcc/terminal.h"
 #include "tpcc/workload.h"
 

@@ -15,7 +15,7 @@ enum Stream : uint64_t { kItem = 1, kWarehouse, kDistrict, kStock, kCustomer, kO
 
 class Loader {
  public:
-  Loader(Db& db, const Scale& s, uint64_t seed, const LoadProgress& p)
+  Loader(sql::Db& db, const Scale& s, uint64_t seed, const LoadProgress& p)
       : db_(db), s_(s), seed_(seed), progress_(p), c_(NURandC::for_load(seed)) {}
 
   Status run() {
@@ -30,7 +30,7 @@ class Loader {
   // One table's insert statement inside a transaction committed every kBatch rows.
   struct Table {
     const char* name;
-    Stmt ins;
+    sql::Stmt ins;
     uint64_t done = 0, total = 0;
   };
   static constexpr uint64_t kBatch = 20000;
@@ -68,7 +68,7 @@ class Loader {
   }
 
   // Street 1, street 2, city, state, zip bound at parameters first .. first + 4.
-  static void address(Stmt& st, int first, Rng& r) {
+  static void address(sql::Stmt& st, int first, Rng& r) {
     st.bind(first, r.astring(10, 20)).bind(first + 1, r.astring(10, 20));
     st.bind(first + 2, r.astring(10, 20)).bind(first + 3, r.astring(2, 2));
     st.bind(first + 4, r.zip());
@@ -160,7 +160,7 @@ class Loader {
     Rng r(derive_seed(seed_, kOrders));
     Table o, no, ol;
     PDL_TRY(begin(&o, "orders", "INSERT INTO orders VALUES (?1,?2,?3,?4,?5,?6,?7,?8)"));
-    Stmt& oi = o.ins;
+    sql::Stmt& oi = o.ins;
     PDL_TRY(no.ins.prepare(db_.get(), "INSERT INTO new_order VALUES (?1, ?2, ?3)"));
     no.name = "new_order";
     no.total = s_.rows("new_order");
@@ -211,7 +211,7 @@ class Loader {
     return Status::ok();
   }
 
-  Db& db_;
+  sql::Db& db_;
   const Scale& s_;
   uint64_t seed_;
   const LoadProgress& progress_;
@@ -220,7 +220,7 @@ class Loader {
 
 }  // namespace
 
-Status load(Db& db, const Scale& scale, uint64_t seed, const LoadProgress& progress) {
+Status load(sql::Db& db, const Scale& scale, uint64_t seed, const LoadProgress& progress) {
   Loader l(db, scale, seed, progress);
   Status st = l.run();
   if (!st.is_ok() && sqlite3_get_autocommit(db.get()) == 0) (void)db.exec("ROLLBACK");

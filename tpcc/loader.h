@@ -10,8 +10,8 @@
 #include <functional>
 
 #include "flash/common/status.h"
+#include "sql/sql.h"
 #include "tpcc/schema.h"
-#include "tpcc/sql.h"
 
 namespace pdl::tpcc {
 
@@ -24,6 +24,6 @@ inline constexpr int64_t kRunStart = kLoadTime + 86400;
 // order_line, whose orders have 5..15 lines each).
 using LoadProgress = std::function<void(const char* table, uint64_t done, uint64_t total)>;
 
-Status load(Db& db, const Scale& scale, uint64_t seed, const LoadProgress& progress = nullptr);
+Status load(sql::Db& db, const Scale& scale, uint64_t seed, const LoadProgress& progress = nullptr);
 
 }  // namespace pdl::tpcc

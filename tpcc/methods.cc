@@ -1,22 +1,19 @@
 // methods.cc — see methods.h.
 #include "tpcc/methods.h"
 
-#include <algorithm>
-
-#include "flash/common/split.h"
-
 namespace pdl::tpcc {
 
-std::vector<MethodSpec> all_methods() {
-  return {
-      {"pdl", "PDL(256B)", "method=pdl&max_diff=256", "pdl", ""},
-      {"pdl2k", "PDL(2KB)", "method=pdl&max_diff=2048", "pdl2k", ""},
-      {"opu", "OPU", "method=opu", "opu", ""},
-      {"ipu", "IPU", "method=ipu", "ipu", ""},
-      {"ipl", "IPL(18KB)", "method=ipl&log_region=18K", "ipl", ""},
-      {"ipl64k", "IPL(64KB)", "method=ipl&log_region=64K", "ipl64k", ""},
-  };
+namespace {
+
+std::vector<MethodSpec> members(const std::vector<MethodPreset>& presets) {
+  std::vector<MethodSpec> v;
+  for (const MethodPreset& p : presets) v.push_back({p.tpcc_key(), p.label, p, ""});
+  return v;
 }
+
+}  // namespace
+
+std::vector<MethodSpec> all_methods() { return members(paper_methods()); }
 
 std::vector<MethodSpec> with_commits(const std::vector<MethodSpec>& methods,
                                      const std::vector<std::string>& commits) {
@@ -25,12 +22,11 @@ std::vector<MethodSpec> with_commits(const std::vector<MethodSpec>& methods,
   for (const MethodSpec& m : methods) {
     bool journal_done = false;
     for (const std::string& c0 : commits) {
-      const std::string c = m.atomic_capable() ? c0 : "journal";
+      const std::string c = has_atomic_commit(m.preset.method) ? c0 : "journal";
       if (c == "journal" && journal_done) continue;
       journal_done = journal_done || c == "journal";
       MethodSpec v = m;
       v.commit = c;
-      v.uri = m.uri + "&commit=" + c;
       if (several) {
         v.key = m.key + "-" + c;
         v.label = m.label + " " + c;
@@ -42,9 +38,7 @@ std::vector<MethodSpec> with_commits(const std::vector<MethodSpec>& methods,
 }
 
 std::string MethodSpec::uri_params(unsigned page) const {
-  if (method != "pdl2k") return uri;
-  return "method=pdl&max_diff=" + std::to_string(page) +
-         (commit.empty() ? "" : "&commit=" + commit);
+  return preset.uri_params(page) + (commit.empty() ? "" : "&commit=" + commit);
 }
 
 std::vector<MethodSpec> default_methods() {
@@ -59,12 +53,11 @@ bool parse_methods(const std::string& list, std::vector<MethodSpec>* out, std::s
     *out = all_methods();
     return true;
   }
-  // Aliases: the pdl-bench names of the paper's two defaults.
-  std::string keys;
-  for (const std::string& k : split_list(list))
-    keys += (keys.empty() ? "" : ",") + (k == "pdl256" ? "pdl" : k == "ipl18k" ? "ipl" : k);
-  return pick_keys(keys, all_methods(), "method", "pdl, pdl2k, opu, ipu, ipl, ipl64k, all", out,
-                   err);
+  std::vector<MethodPreset> picked;
+  if (!pdl::parse_methods(list, paper_methods(), method_keys(true) + ", all", &picked, err))
+    return false;
+  *out = members(picked);
+  return true;
 }
 
 }  // namespace pdl::tpcc

@@ -89,7 +89,7 @@ void check_chip(const Options& o) {
   for (const MethodSpec& m : o.methods) {
     ImageParams p;
     Status st = p.set("size", format_size(o.chip_bytes));
-    for (const std::string& kv : split_list(m.uri + o.uri_extra, '&')) {
+    for (const std::string& kv : split_list(m.uri_params(o.page) + o.uri_extra, '&')) {
       if (!st.is_ok()) break;
       const size_t eq = kv.find('=');
       if (eq != std::string::npos) st = p.set(kv.substr(0, eq), kv.substr(eq + 1));

@@ -161,7 +161,10 @@ bool parse(int argc, char** argv, Options* o, int* rc) {
 }
 
 // Whether `method` has an atomic commit (the others keep SQLite's journal on flash).
-bool atomic_capable(const std::string& method) { return method != "ipu"; }
+bool atomic_capable(const std::string& method) {
+  Method m = Method::kPdl;
+  return !parse_method(method, &m) || has_atomic_commit(m);
+}
 
 // Journal modes MEMORY and OFF keep no journal a crash could roll back with: crash-safe only
 // when the store commits whole transactions.
@@ -193,7 +196,7 @@ std::vector<Config> configurations(const Options& o) {
   return out;
 }
 
-Status open_db(const Options& o, const Config& c, const std::string& path, Db* db) {
+Status open_db(const Options& o, const Config& c, const std::string& path, sql::Db* db) {
   PDL_TRY(db->open(c.uri(o, path)));
   std::string mode;
   PDL_TRY(db->query_text("PRAGMA journal_mode=" + c.journal, &mode));
@@ -240,8 +243,8 @@ Status build_reference(const Options& o, const Config& c, const Workload& wl,
                        const std::string& tmpl, const std::string& dir, Reference* ref) {
   const std::string path = dir + "/reference.img";
   std::filesystem::copy_file(tmpl, path, std::filesystem::copy_options::overwrite_existing);
-  seed_sqlite_prng(uint32_t(o.seed));  // as in every trial: the same bytes, the same operations
-  Db db;
+  sql::seed_prng(uint32_t(o.seed));  // as in every trial: the same bytes, the same operations
+  sql::Db db;
   PDL_TRY(open_db(o, c, path, &db));
   {
     Terminal term(db, wl.scale());
@@ -276,9 +279,9 @@ Status trial(const Options& o, const Config& c, const Workload& wl, const std::s
   const std::string path = dir + "/trial.img";
   std::filesystem::copy_file(tmpl, path, std::filesystem::copy_options::overwrite_existing);
   uint64_t acked = 0, attempted = 0;
-  seed_sqlite_prng(uint32_t(o.seed));
+  sql::seed_prng(uint32_t(o.seed));
   {
-    Db db;
+    sql::Db db;
     PDL_TRY(open_db(o, c, path, &db));
     Terminal term(db, wl.scale());
     PDL_TRY(term.prepare());
@@ -314,7 +317,7 @@ Status trial(const Options& o, const Config& c, const Workload& wl, const std::s
     }
   }
   if (where.empty()) {
-    Db db;
+    sql::Db db;
     Status st = open_db(o, c, path, &db);
     std::string integrity, pdl_check;
     uint64_t sum = 0;
@@ -373,7 +376,7 @@ Status run_config(const Options& o, const Config& c, uint64_t trials, const std:
   const Workload wl(scale, o.seed);
   const std::string tmpl = dir + "/template.img";
   {
-    Db db;
+    sql::Db db;
     PDL_TRY(db.open(c.uri(o, tmpl)));
     PDL_TRY(db.exec("PRAGMA page_size=2048"));
     std::string mode;
@@ -410,6 +413,7 @@ static int run(int argc, char** argv) {
     std::fprintf(stderr, "pdl-crash: cannot register the pdl VFS\n");
     return 1;
   }
+  sql::set_open_detail(vfs::last_error);
   std::string root;
   Status st = make_scratch_dir(o.dir, "pdl-crash", &root);
   if (!st.is_ok()) {

@@ -79,7 +79,7 @@ class LoadBar {
 Status load_source(const Options& o, const Scale& scale, const std::string& path, double* secs,
                    uint64_t* pages) {
   const auto t0 = Clock::now();
-  Db db;
+  sql::Db db;
   PDL_TRY(db.open("file:" + path + "?vfs=unix"));
   PDL_TRY(db.exec("PRAGMA page_size=" + std::to_string(o.page) +
                   "; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536"));

@@ -94,7 +94,7 @@ Status Terminal::run(const TxnInput& in, TxnOutcome* out) {
   }
   if (st.is_ok() && !out->rolled_back) st = st_[kCommit].run();
   if (!st.is_ok() || out->rolled_back) {
-    for (Stmt& s : st_) s.reset();
+    for (sql::Stmt& s : st_) s.reset();
     // After a failed COMMIT or statement SQLite may have rolled back already.
     if (sqlite3_get_autocommit(db_.get()) == 0) {
       const Status rb = st_[kRollback].run();
@@ -109,7 +109,7 @@ Status Terminal::pick_customer(const TxnInput& in, int64_t* c_id) {
     *c_id = in.c_id;
     return Status::ok();
   }
-  Stmt& s = st_[kCustomerByLast];
+  sql::Stmt& s = st_[kCustomerByLast];
   s.bind(1, in.c_w_id).bind(2, in.c_d_id).bind(3, in.c_last);
   std::vector<int64_t> ids;
   for (bool row = true;;) {
@@ -126,17 +126,17 @@ Status Terminal::pick_customer(const TxnInput& in, int64_t* c_id) {
 }
 
 Status Terminal::new_order(const TxnInput& in, TxnOutcome* out) {
-  Stmt& w = st_[kNoWarehouse];
+  sql::Stmt& w = st_[kNoWarehouse];
   PDL_TRY(w.bind(1, in.w_id).row());
   const double w_tax = w.f64(0);
   w.reset();
-  Stmt& d = st_[kNoDistrict];
+  sql::Stmt& d = st_[kNoDistrict];
   PDL_TRY(d.bind(1, in.w_id).bind(2, in.d_id).row());
   const double d_tax = d.f64(0);
   const int64_t o_id = d.i64(1);
   d.reset();
   PDL_TRY(st_[kNoDistrictNext].bind(1, in.w_id).bind(2, in.d_id).run());
-  Stmt& c = st_[kNoCustomer];
+  sql::Stmt& c = st_[kNoCustomer];
   PDL_TRY(c.bind(1, in.w_id).bind(2, in.d_id).bind(3, in.c_id).row());
   const double discount = c.f64(0);
   c.reset();
@@ -150,7 +150,7 @@ Status Terminal::new_order(const TxnInput& in, TxnOutcome* out) {
   int64_t number = 0;
   for (const OrderLineInput& l : in.lines) {
     number++;
-    Stmt& item = st_[kNoItem];
+    sql::Stmt& item = st_[kNoItem];
     bool found = false;
     PDL_TRY(item.bind(1, l.i_id).step(&found));
     if (!found) {  // the unused item of a rolled-back New-Order (§2.4.2.3)
@@ -160,7 +160,7 @@ Status Terminal::new_order(const TxnInput& in, TxnOutcome* out) {
     }
     const double price = item.f64(0);
     item.reset();
-    Stmt& s = st_[kNoStock];
+    sql::Stmt& s = st_[kNoStock];
     PDL_TRY(s.bind(1, l.supply_w_id).bind(2, l.i_id).row());
     int64_t qty = s.i64(0);
     const std::string dist = s.text(1 + int(in.d_id));
@@ -183,18 +183,18 @@ Status Terminal::new_order(const TxnInput& in, TxnOutcome* out) {
 
 Status Terminal::payment(const TxnInput& in, TxnOutcome* out) {
   PDL_TRY(st_[kPayWarehouseUpd].bind(1, in.w_id).bind(2, in.h_amount).run());
-  Stmt& w = st_[kPayWarehouse];
+  sql::Stmt& w = st_[kPayWarehouse];
   PDL_TRY(w.bind(1, in.w_id).row());
   const std::string w_name = w.text(0);
   w.reset();
   PDL_TRY(st_[kPayDistrictUpd].bind(1, in.w_id).bind(2, in.d_id).bind(3, in.h_amount).run());
-  Stmt& d = st_[kPayDistrict];
+  sql::Stmt& d = st_[kPayDistrict];
   PDL_TRY(d.bind(1, in.w_id).bind(2, in.d_id).row());
   const std::string d_name = d.text(0);
   d.reset();
   int64_t c_id = 0;
   PDL_TRY(pick_customer(in, &c_id));
-  Stmt& c = st_[kPayCustomer];
+  sql::Stmt& c = st_[kPayCustomer];
   PDL_TRY(c.bind(1, in.c_w_id).bind(2, in.c_d_id).bind(3, c_id).row());
   const bool bad_credit = c.text(10) == "BC";
   std::string data = bad_credit ? c.text(14) : std::string();
@@ -221,14 +221,14 @@ Status Terminal::payment(const TxnInput& in, TxnOutcome* out) {
 Status Terminal::order_status(const TxnInput& in, TxnOutcome* out) {
   int64_t c_id = 0;
   PDL_TRY(pick_customer(in, &c_id));
-  Stmt& c = st_[kOsCustomer];
+  sql::Stmt& c = st_[kOsCustomer];
   PDL_TRY(c.bind(1, in.c_w_id).bind(2, in.c_d_id).bind(3, c_id).row());
   c.reset();
-  Stmt& o = st_[kOsOrder];
+  sql::Stmt& o = st_[kOsOrder];
   PDL_TRY(o.bind(1, in.c_w_id).bind(2, in.c_d_id).bind(3, c_id).row());
   const int64_t o_id = o.i64(0);
   o.reset();
-  Stmt& l = st_[kOsLines];
+  sql::Stmt& l = st_[kOsLines];
   l.bind(1, in.c_w_id).bind(2, in.c_d_id).bind(3, o_id);
   int64_t lines = 0;
   for (bool row = true;;) {
@@ -244,21 +244,21 @@ Status Terminal::order_status(const TxnInput& in, TxnOutcome* out) {
 
 Status Terminal::delivery(const TxnInput& in, TxnOutcome* out) {
   for (int64_t d = 1; d <= scale_.districts; d++) {
-    Stmt& no = st_[kDlNewOrder];
+    sql::Stmt& no = st_[kDlNewOrder];
     bool row = false;
     PDL_TRY(no.bind(1, in.w_id).bind(2, d).step(&row));
     if (!row) continue;  // no undelivered order in this district: skipped (§2.7.4.2)
     const int64_t o_id = no.i64(0);
     no.reset();
     PDL_TRY(st_[kDlNewOrderDel].bind(1, in.w_id).bind(2, d).bind(3, o_id).run());
-    Stmt& o = st_[kDlOrder];
+    sql::Stmt& o = st_[kDlOrder];
     PDL_TRY(o.bind(1, in.w_id).bind(2, d).bind(3, o_id).row());
     const int64_t c_id = o.i64(0);
     o.reset();
     PDL_TRY(st_[kDlOrderUpd].bind(1, in.w_id).bind(2, d).bind(3, o_id).bind(4, in.carrier_id)
                 .run());
     PDL_TRY(st_[kDlLinesUpd].bind(1, in.w_id).bind(2, d).bind(3, o_id).bind(4, in.now).run());
-    Stmt& sum = st_[kDlLinesSum];
+    sql::Stmt& sum = st_[kDlLinesSum];
     PDL_TRY(sum.bind(1, in.w_id).bind(2, d).bind(3, o_id).row());
     const double amount = sum.f64(0);
     sum.reset();
@@ -269,11 +269,11 @@ Status Terminal::delivery(const TxnInput& in, TxnOutcome* out) {
 }
 
 Status Terminal::stock_level(const TxnInput& in, TxnOutcome* out) {
-  Stmt& d = st_[kSlDistrict];
+  sql::Stmt& d = st_[kSlDistrict];
   PDL_TRY(d.bind(1, in.w_id).bind(2, in.d_id).row());
   const int64_t next = d.i64(0);
   d.reset();
-  Stmt& n = st_[kSlCount];
+  sql::Stmt& n = st_[kSlCount];
   PDL_TRY(n.bind(1, in.w_id).bind(2, in.d_id).bind(3, next).bind(4, next - 20)
               .bind(5, in.threshold).row());
   out->count = n.i64(0);

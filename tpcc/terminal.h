@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "flash/common/status.h"
-#include "tpcc/sql.h"
+#include "sql/sql.h"
 #include "tpcc/workload.h"
 
 namespace pdl::tpcc {
@@ -27,7 +27,7 @@ struct TxnOutcome {
 
 class Terminal {
  public:
-  Terminal(Db& db, const Scale& scale) : db_(db), scale_(scale) {}
+  Terminal(sql::Db& db, const Scale& scale) : db_(db), scale_(scale) {}
   Status prepare();
   Status run(const TxnInput& in, TxnOutcome* out);
 
@@ -52,9 +52,9 @@ class Terminal {
     kSlDistrict, kSlCount,
     kStatements
   };
-  Db& db_;
+  sql::Db& db_;
   Scale scale_;
-  std::array<Stmt, kStatements> st_;
+  std::array<sql::Stmt, kStatements> st_;
 };
 
 }  // namespace pdl::tpcc

@@ -66,15 +66,14 @@ Status check_params_match(const ImageParams& p, const Nand& nand, const StorePar
   };
   if (p.method && *p.method != sp.method)
     return clash("method", method_name(*p.method), method_name(sp.method));
-  if (p.max_diff && sp.method == Method::kPdl && *p.max_diff != sp.max_differential)
+  if (p.max_diff && writes_differentials(sp.method) && *p.max_diff != sp.max_differential)
     return clash("max_diff", std::to_string(*p.max_diff), std::to_string(sp.max_differential));
   // IPU and IPL have no obsolete marks: the parameter means nothing to them and is ignored.
-  const bool marks = sp.method == Method::kPdl || sp.method == Method::kOpu;
-  if (p.obsolete && marks && *p.obsolete != sp.obsolete)
+  if (p.obsolete && has_obsolete_marks(sp.method) && *p.obsolete != sp.obsolete)
     return clash("obsolete", obsolete_name(*p.obsolete), obsolete_name(sp.obsolete));
   if (p.log_region) {  // compared as stored: whole pages
     const uint64_t asked = (uint64_t(*p.log_region) + g.page_data - 1) / g.page_data * g.page_data;
-    if (sp.method != Method::kIpl)
+    if (!has_log_region(sp.method))
       return Status::error(Errc::kInvalidArgument,
                            "log_region=" + format_size(*p.log_region) +
                                " contradicts the existing image, which has method=" +

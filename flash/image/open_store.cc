@@ -33,12 +33,12 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
     else PDL_TRY(st);
   }
   std::unique_ptr<PageStore> store;
-  if (sb.params.method == Method::kIpu || sb.params.method == Method::kIpl)
+  if (in_page(sb.params.method))
     PDL_TRY(IplStore::format(nand, sb.params, &store));  // erases the data blocks
   else
     PDL_TRY(PdlStore::format(nand, sb.params, mode, &store));
   PDL_TRY(write_superblock(nand, sb));
-  if (sb.params.method == Method::kIpu || sb.params.method == Method::kIpl)
+  if (in_page(sb.params.method))
     PDL_TRY(store->set_commit_mode(mode));  // (IPU stays per-page)
   *out = std::move(store);
   return Status::ok();

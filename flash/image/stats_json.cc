@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "flash/image/methods.h"
 
 namespace pdl {
 
@@ -137,9 +138,7 @@ std::string image_stats_json(Image& image) {
   return JsonObj()
       .s("method", method_name(sp.method))
       .u("max_diff", sp.max_differential)
-      .s("obsolete", sp.method == Method::kIpu || sp.method == Method::kIpl
-                         ? "none"  // no obsolete marks
-                         : obsolete_name(sp.obsolete))
+      .s("obsolete", obsolete_label(sp.method, sp.obsolete))
       .u("log_region", sp.log_region)
       // How the store commits: "atomic" (every sync one atomic commit; the SQLite VFS keeps
       // the rollback journal in memory) or "journal" (page by page; the journal on flash).

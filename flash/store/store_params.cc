@@ -45,7 +45,7 @@ Status StoreParams::resolve(const Geometry& g) {
   if (obsolete != ObsoleteMode::kSpare && obsolete != ObsoleteMode::kMemory)
     return bad("obsolete: must be spare or memory");
   const uint32_t data_blocks = g.blocks - kSuperblockBlocks;
-  if (method == Method::kIpu || method == Method::kIpl) return resolve_in_page(g, data_blocks);
+  if (in_page(method)) return resolve_in_page(g, data_blocks);
   if (log_region != 0) return bad("log_region: only the ipl method has a log region");
   if (method == Method::kOpu) {
     max_differential = 0;  // OPU never writes differentials
@@ -128,9 +128,9 @@ Status StoreParams::resolve_in_page(const Geometry& g, uint32_t data_blocks) {
 
 std::string StoreParams::describe() const {
   std::string s = method_name(method);
-  if (method == Method::kPdl) s += " max_diff=" + std::to_string(max_differential);
-  if (method == Method::kIpl) s += " log_region=" + std::to_string(log_region);
-  if (method == Method::kPdl || method == Method::kOpu)
+  if (writes_differentials(method)) s += " max_diff=" + std::to_string(max_differential);
+  if (has_log_region(method)) s += " log_region=" + std::to_string(log_region);
+  if (has_obsolete_marks(method))
     s += std::string(" obsolete=") + obsolete_name(obsolete);
   s += " logical_pages=" + std::to_string(logical_pages);
   return s;

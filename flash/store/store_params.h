@@ -17,6 +17,17 @@ enum class Method : uint8_t {
   kIpl = 4,  // in-page logging: log sectors in each erase block, merge when full ([IPL])
 };
 
+// What a method does, asked of the method rather than re-derived from its name. PDL and OPU
+// map pages through a ppmt and mark the old copies obsolete; IPU and IPL keep every logical
+// page in one erase block (static mapping, updates within the block, merges instead of GC).
+constexpr bool in_page(Method m) { return m == Method::kIpu || m == Method::kIpl; }
+constexpr bool has_obsolete_marks(Method m) { return m == Method::kPdl || m == Method::kOpu; }
+// Max_Differential_Size applies (PDL only); a log region in each erase block (IPL only).
+constexpr bool writes_differentials(Method m) { return m == Method::kPdl; }
+constexpr bool has_log_region(Method m) { return m == Method::kIpl; }
+// Atomic commit of a group of writes (every method but IPU, which rewrites blocks in place).
+constexpr bool has_atomic_commit(Method m) { return m != Method::kIpu; }
+
 enum class ObsoleteMode : uint8_t {
   kSpare = 1,   // the paper's experiments: program the spare area a second time
   kMemory = 2,  // [PDL] §6 enhancement: obsolete bits in RAM, rebuilt from sequence numbers

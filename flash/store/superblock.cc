@@ -58,8 +58,7 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, Superblock* sb) {
   if (version == kSuperblockLegacy || version == kSuperblockAtomic) {
     if (!known_method) return bad_field("method", p[12], "1 pdl, 2 opu, 3 ipu or 4 ipl");
   }
-  const bool atomic_family = method == Method::kPdl || method == Method::kOpu ||
-                              method == Method::kIpl;
+  const bool atomic_family = has_atomic_commit(method);
   if (version != kSuperblockLegacy && !(version == kSuperblockAtomic && atomic_family))
     return Status::error(Errc::kUnsupported,
                          "superblock format version " + std::to_string(version) +

@@ -49,7 +49,7 @@ using State = std::vector<std::optional<Page>>;
 std::vector<StoreConfig> group_matrix() {
   std::vector<StoreConfig> out;
   for (const StoreConfig& c : pdl::test::store_matrix())
-    if (c.params.method != Method::kIpu) out.push_back(c);
+    if (has_atomic_commit(c.params.method)) out.push_back(c);
   return out;
 }
 

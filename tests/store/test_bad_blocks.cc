@@ -105,7 +105,7 @@ std::vector<StoreConfig> small_page_configs() {
   std::vector<StoreConfig> out;
   for (StoreConfig c : test::store_matrix())
     if (c.geo.page_data == 512) {
-      if (test::in_page(c.params)) c.params.gc_reserve_blocks = 2;
+      if (pdl::in_page(c.params.method)) c.params.gc_reserve_blocks = 2;
       out.push_back(c);
     }
   return out;

@@ -221,7 +221,7 @@ TEST_CASE("cost buckets sum to the Nand's counters over random workloads with GC
       for (const ClassCost& k : m.cls) CHECK(is_zero(k.flash));
       // PDL/OPU scan spare areas; IPU/IPL read every page whole (a torn data page shows only
       // in its data CRC).
-      if (pdl::test::in_page(cfg.params))
+      if (pdl::in_page(cfg.params.method))
         CHECK(m.other.page_reads == double(rep.pages_scanned));
       else
         CHECK(m.other.spare_reads == double(rep.pages_scanned));

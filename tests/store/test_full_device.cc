@@ -21,7 +21,7 @@ TEST_CASE("a full device refuses writes with kFull and keeps every written page"
   const size_t which = GENERATE_COPY(range(size_t(0), matrix.size()));
   auto cfg = matrix[which];
   INFO("config " << cfg.name);
-  if (pdl::test::in_page(cfg.params)) return;  // no thin provisioning: the next test
+  if (pdl::in_page(cfg.params.method)) return;  // no thin provisioning: the next test
   const Geometry g = cfg.geo.resolved();
   cfg.params.logical_pages = g.blocks * g.pages_per_block * 2;  // more than the chip holds
   auto nand = pdl::test::make_ram_nand(cfg.geo);
@@ -92,7 +92,7 @@ TEST_CASE("IPU and IPL refuse more pages than their blocks hold and never fill u
   const auto matrix = pdl::test::store_matrix();
   const size_t which = GENERATE_COPY(range(size_t(0), matrix.size()));
   auto cfg = matrix[which];
-  if (!pdl::test::in_page(cfg.params)) return;
+  if (!pdl::in_page(cfg.params.method)) return;
   INFO("config " << cfg.name);
   const Geometry g = cfg.geo.resolved();
   const uint32_t dpb = g.pages_per_block - cfg.params.log_region / g.page_data;

@@ -29,7 +29,7 @@ using namespace pdl;
 namespace {
 
 void inspect_all(PageStore& store) {
-  const bool in_page = test::in_page(store.params());
+  const bool in_page = pdl::in_page(store.params().method);
   Nand& nand = store.nand();
   const Geometry& g = nand.geometry();
   const NandCounters before = nand.counters();

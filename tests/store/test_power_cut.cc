@@ -126,7 +126,7 @@ TEST_CASE("power cut at a random flash operation recovers the last synced or a l
 
   // Uncut run: count the workload's mutating operations, and note where GC merges happen
   // (they are rare, so half of the cuts are aimed at them). IPU/IPL: their block merges.
-  const bool in_page = pdl::test::in_page(cfg.params);
+  const bool in_page = pdl::in_page(cfg.params.method);
   uint64_t total_ops = 0;
   std::vector<uint64_t> merge_ops;
   {

@@ -22,11 +22,6 @@ struct StoreConfig {
   StoreParams params;
 };
 
-// IPU and IPL: static mapping, no thin provisioning, merges instead of garbage collection.
-inline bool in_page(const StoreParams& p) {
-  return p.method == Method::kIpu || p.method == Method::kIpl;
-}
-
 // The matrix over the given geometries (store_matrix: the two small ones below).
 inline std::vector<StoreConfig> store_matrix_for(const std::vector<Geometry>& geometries) {
   std::vector<StoreConfig> out;

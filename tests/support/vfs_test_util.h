@@ -24,6 +24,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "sql/sql.h"
 #include "tests/support/test_util.h"
 #include "vfs/pdl_vfs.h"
 
@@ -45,37 +46,31 @@ inline void use_pdl_vfs() {
   REQUIRE(pdl::vfs::register_vfs() == SQLITE_OK);
 }
 
-// "file:<path>?vfs=pdl[&<params>]". `path` must be absolute (device_of() keys on it).
 // Seed SQLite's process-wide PRNG (journal nonces, WAL salts): a replayed workload then
 // writes the same bytes, so a dry run's operation count holds for the runs cut after it.
-inline void seed_sqlite_prng() { sqlite3_test_control(SQLITE_TESTCTRL_PRNG_SEED, 12345, nullptr); }
+inline void seed_sqlite_prng() { sql::seed_prng(12345); }
 
+// "file:<path>?vfs=pdl[&<params>]". `path` must be absolute (device_of() keys on it).
 inline std::string pdl_uri(const std::string& path, const std::string& params = "") {
   return "file:" + path + "?vfs=pdl" + (params.empty() ? "" : "&" + params);
 }
 
-constexpr int kOpenFlags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI;
+using sql::kOpenFlags;
 
-// One SQLite connection; closed (sqlite3_close_v2) on destruction.
+// One SQLite connection (sql::Db), closed on destruction; its calls return SQLite's result
+// codes, which the suites compare, and the must_* / rows helpers REQUIRE success.
 class Conn {
  public:
   Conn() = default;
   explicit Conn(const std::string& uri, int flags = kOpenFlags) { must_open(uri, flags); }
-  ~Conn() { close(); }
-  Conn(const Conn&) = delete;
-  Conn& operator=(const Conn&) = delete;
-  Conn(Conn&& o) noexcept : db_(std::exchange(o.db_, nullptr)) {}
+  Conn(Conn&&) noexcept = default;
 
   // Open; returns SQLite's result code (the handle is released on failure).
   int open(const std::string& uri, int flags = kOpenFlags) {
     close();
-    const int rc = sqlite3_open_v2(uri.c_str(), &db_, flags, nullptr);
-    if (rc != SQLITE_OK) {
-      last_open_error_ = db_ ? sqlite3_errmsg(db_) : "no handle";
-      sqlite3_close_v2(db_);
-      db_ = nullptr;
-    }
-    return rc;
+    const Status st = db_.open(uri, flags);
+    if (!st.is_ok()) last_open_error_ = std::string(st.message());
+    return db_.rc();
   }
   void must_open(const std::string& uri, int flags = kOpenFlags) {
     const int rc = open(uri, flags);
@@ -86,26 +81,23 @@ class Conn {
   // sqlite3_close_v2's result (SQLITE_OK when nothing was open).
   int close() {
     if (!db_) return SQLITE_OK;
-    const int rc = sqlite3_close_v2(db_);
-    db_ = nullptr;
-    return rc;
+    (void)db_.close();
+    return db_.rc();
   }
-  sqlite3* get() const { return db_; }
-  explicit operator bool() const { return db_ != nullptr; }
-  std::string errmsg() const { return db_ ? sqlite3_errmsg(db_) : "closed"; }
+  sqlite3* get() const { return db_.get(); }
+  explicit operator bool() const { return bool(db_); }
+  std::string errmsg() const { return db_.errmsg(); }
 
   // Run SQL; SQLite's result code (extended codes are masked to primary ones).
   int exec(const std::string& sql) {
-    char* err = nullptr;
-    const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
-    last_exec_error_ = err ? err : "";
-    sqlite3_free(err);
-    return rc & 0xFF;
+    const Status st = db_.exec(sql);
+    last_exec_error_ = st.is_ok() ? "" : db_.errmsg();
+    return db_.rc() & 0xFF;
   }
   void must(const std::string& sql) {
     const int rc = exec(sql);
     INFO("SQL: " << sql << "\n-> rc " << rc << ": " << last_exec_error_
-                  << " (extended code " << (db_ ? sqlite3_extended_errcode(db_) : -1) << ")"
+                  << " (extended code " << (db_ ? sqlite3_extended_errcode(db_.get()) : -1) << ")"
                   << (rc == SQLITE_CANTOPEN ? " / vfs: " + pdl::vfs::last_error() : ""));
     REQUIRE(rc == SQLITE_OK);
   }
@@ -115,14 +107,14 @@ class Conn {
   // `bind`), calling `row` for each result row. Returns the final result code.
   int query(const std::string& sql, const std::function<void(sqlite3_stmt*)>& row,
             const std::function<void(sqlite3_stmt*)>& bind = nullptr) {
-    sqlite3_stmt* st = nullptr;
-    int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &st, nullptr);
-    if (rc != SQLITE_OK) return rc;
-    if (bind) bind(st);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-      if (row) row(st);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+    sql::Stmt st;
+    if (!st.prepare(db_.get(), sql, 0).is_ok()) return st.rc();
+    if (bind) bind(st.get());
+    for (bool more = true; more;) {
+      if (!st.step(&more).is_ok()) return st.rc();
+      if (more && row) row(st.get());
+    }
+    return SQLITE_OK;
   }
   // All rows as text (NULL -> "NULL"); REQUIREs success.
   std::vector<std::vector<std::string>> rows(const std::string& sql) {
@@ -152,7 +144,7 @@ class Conn {
   }
 
  private:
-  sqlite3* db_ = nullptr;
+  sql::Db db_;
   std::string last_open_error_, last_exec_error_;
 };
 

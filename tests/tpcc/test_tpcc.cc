@@ -28,14 +28,14 @@ void require_ok(const Status& st) {
   REQUIRE(st.is_ok());
 }
 
-int64_t q(Db& db, const std::string& sql) {
+int64_t q(sql::Db& db, const std::string& sql) {
   int64_t v = 0;
   require_ok(db.query_int(sql, &v));
   return v;
 }
 
-double qf(Db& db, const std::string& sql) {
-  Stmt s;
+double qf(sql::Db& db, const std::string& sql) {
+  sql::Stmt s;
   require_ok(s.prepare(db.get(), sql));
   require_ok(s.row());
   const double v = s.f64(0);
@@ -44,7 +44,7 @@ double qf(Db& db, const std::string& sql) {
 }
 
 // A loaded database on the unix VFS at `path`.
-void load_unix(Db& db, const std::string& path, const Scale& s, uint64_t seed) {
+void load_unix(sql::Db& db, const std::string& path, const Scale& s, uint64_t seed) {
   require_ok(db.open("file:" + path + "?vfs=unix"));
   require_ok(db.exec("PRAGMA page_size=2048; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF"));
   require_ok(load(db, s, seed));
@@ -55,13 +55,13 @@ std::string dir_of(const std::string& path) { return path.substr(0, path.rfind('
 
 // The smallest chip auto_chip_bytes allows for the database at `path` and 256 KiB of growth.
 uint64_t chip_for(const std::string& path, const std::vector<MethodSpec>& methods) {
-  Db db;
+  sql::Db db;
   require_ok(db.open("file:" + path + "?vfs=unix&mode=ro"));
   const int64_t pages = q(db, "PRAGMA page_count");
   return auto_chip_bytes(uint64_t(pages) * 2048, 256 << 10, 2048, methods);
 }
 
-uint64_t checksum(Db& db) {
+uint64_t checksum(sql::Db& db) {
   uint64_t c = 0;
   require_ok(content_checksum(db, &c));
   return c;
@@ -75,7 +75,7 @@ TEST_CASE("loader: the specification's cardinalities at a tiny scale, consistent
   REQUIRE(s.items == 100);
   REQUIRE(s.customers == 30);
   REQUIRE(s.new_orders == 9);
-  Db db;
+  sql::Db db;
   load_unix(db, test::temp_path("load.db"), s, 5);
   CHECK(q(db, "SELECT count(*) FROM item") == 100);
   CHECK(q(db, "SELECT count(*) FROM warehouse") == 2);
@@ -101,7 +101,7 @@ TEST_CASE("loader: the specification's cardinalities at a tiny scale, consistent
   CHECK(r.ok());
   CHECK(r.conditions.size() == 11);
   // Deterministic: the same seed loads the same content, another seed another.
-  Db again, other;
+  sql::Db again, other;
   load_unix(again, test::temp_path("again.db"), s, 5);
   load_unix(other, test::temp_path("other.db"), s, 6);
   CHECK(checksum(again) == r.checksum);
@@ -192,7 +192,7 @@ TEST_CASE("NURand run constant differs from the load's by 65..119, never 96 or 1
 
 TEST_CASE("transactions: each one's effects on a tiny database", "[tpcc][transactions]") {
   const Scale s = Scale::make(2, 0.001);
-  Db db;
+  sql::Db db;
   load_unix(db, test::temp_path("txn.db"), s, 9);
   Terminal term(db, s);
   require_ok(term.prepare());
@@ -264,7 +264,7 @@ TEST_CASE("transactions: each one's effects on a tiny database", "[tpcc][transac
     t.h_amount = 123.45;
     t.now = kRunStart + 5;
     // By last name: the customer at position ceil(n/2) ordered by c_first.
-    Stmt ids;
+    sql::Stmt ids;
     require_ok(ids.prepare(db.get(), "SELECT c_id FROM customer WHERE c_w_id=2 AND c_d_id=5 AND "
                                      "c_last='" + t.c_last + "' ORDER BY c_first"));
     std::vector<int64_t> v;
@@ -401,7 +401,7 @@ struct FleetRun {
 // A loaded source database (unix VFS) in a fresh temporary file; returns its path.
 std::string loaded_source(const char* stem, const Scale& s, uint64_t seed) {
   const std::string path = test::temp_path(stem);
-  Db db;
+  sql::Db db;
   load_unix(db, path, s, seed);
   return path;
 }

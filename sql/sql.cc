@@ -1,15 +1,21 @@
 // sql.cc — see sql.h.
-#include "tpcc/sql.h"
+#include "sql/sql.h"
 
-#include "vfs/pdl_vfs.h"
+namespace pdl::sql {
 
-namespace pdl::tpcc {
+namespace {
 
-void seed_sqlite_prng(uint32_t seed) {
+std::string (*open_detail)() = nullptr;
+
+}  // namespace
+
+void seed_prng(uint32_t seed) {
   sqlite3_test_control(SQLITE_TESTCTRL_PRNG_SEED, int(seed | 1), nullptr);
 }
 
-Status sql_status(sqlite3* db, int rc, std::string_view what) {
+void set_open_detail(std::string (*detail)()) { open_detail = detail; }
+
+Status status(sqlite3* db, int rc, std::string_view what) {
   if (rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW) return Status::ok();
   Errc code = Errc::kIoError;
   switch (rc & 0xff) {
@@ -30,46 +36,38 @@ Db& Db::operator=(Db&& o) noexcept {
   if (this != &o) {
     (void)close();
     db_ = o.db_;
+    rc_ = o.rc_;
     o.db_ = nullptr;
   }
   return *this;
 }
 
-Status Db::open(const std::string& uri) {
+Status Db::open(const std::string& uri, int flags) {
   PDL_TRY(close());
-  const int rc = sqlite3_open_v2(uri.c_str(), &db_,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
-                                 nullptr);
-  if (rc == SQLITE_OK) {
-    sqlite3_extended_result_codes(db_, 1);
-    return Status::ok();
-  }
+  rc_ = sqlite3_open_v2(uri.c_str(), &db_, flags, nullptr);
+  if (rc_ == SQLITE_OK) return Status::ok();
   std::string what = "open " + uri;
-  const std::string detail = pdl::vfs::last_error();
+  const std::string detail = open_detail ? open_detail() : std::string();
   if (!detail.empty()) what += " (" + detail + ")";
-  Status st = sql_status(db_, rc, what);
-  sqlite3_close(db_);
+  Status st = status(db_, rc_, what);
+  sqlite3_close_v2(db_);
   db_ = nullptr;
   return st;
 }
 
 Status Db::close() {
   if (!db_) return Status::ok();
-  const int rc = sqlite3_close(db_);
-  if (rc != SQLITE_OK) return sql_status(db_, rc, "close");
+  rc_ = sqlite3_close_v2(db_);
+  if (rc_ != SQLITE_OK) return status(db_, rc_, "close");
   db_ = nullptr;
   return Status::ok();
 }
 
 Status Db::exec(std::string_view sql) {
-  char* err = nullptr;
   const std::string s(sql);
-  const int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err);
-  if (rc == SQLITE_OK) return Status::ok();
-  std::string what = s.size() > 80 ? s.substr(0, 77) + "..." : s;
-  Status st = sql_status(db_, rc, what);
-  sqlite3_free(err);
-  return st;
+  rc_ = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, nullptr);
+  if (rc_ == SQLITE_OK) return Status::ok();
+  return status(db_, rc_, s.size() > 80 ? s.substr(0, 77) + "..." : s);
 }
 
 namespace {
@@ -98,23 +96,23 @@ Status Db::query_text(std::string_view sql, std::string* out) {
   return first_row(db_, sql, [&](const Stmt& s) { *out = s.text(0); });
 }
 
-Status Stmt::prepare(sqlite3* db, std::string_view sql) {
+Status Stmt::prepare(sqlite3* db, std::string_view sql, unsigned flags) {
   sqlite3_finalize(st_);
   st_ = nullptr;
   db_ = db;
-  const int rc = sqlite3_prepare_v3(db, sql.data(), int(sql.size()), SQLITE_PREPARE_PERSISTENT,
-                                    &st_, nullptr);
-  return sql_status(db, rc, "prepare " + std::string(sql));
+  rc_ = sqlite3_prepare_v3(db, sql.data(), int(sql.size()), flags, &st_, nullptr);
+  return status(db, rc_, "prepare " + std::string(sql));
 }
 
 Status Stmt::step(bool* row) {
-  const int rc = sqlite3_step(st_);
-  if (rc == SQLITE_ROW) {
+  rc_ = sqlite3_step(st_);
+  if (rc_ == SQLITE_ROW) {
     *row = true;
     return Status::ok();
   }
   *row = false;
-  Status st = sql_status(db_, rc, sqlite3_sql(st_));
+  const char* sql = sqlite3_sql(st_);
+  Status st = status(db_, rc_, sql ? sql : "step");
   reset();
   return st;
 }
@@ -139,4 +137,4 @@ std::string Stmt::text(int col) const {
            : std::string();
 }
 
-}  // namespace pdl::tpcc
+}  // namespace pdl::sql

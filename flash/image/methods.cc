@@ -1,0 +1,110 @@
+// methods.cc — the method catalogue (see methods.h).
+#include "flash/image/methods.h"
+
+#include <algorithm>
+
+#include "flash/common/split.h"
+#include "flash/image/image_params.h"
+
+namespace pdl {
+
+StoreParams MethodPreset::params(uint32_t logical_pages, ObsoleteMode mode) const {
+  StoreParams p;
+  p.method = method;
+  p.max_differential = writes_differentials(method) ? max_differential : 0;
+  p.log_region = has_log_region(method) ? log_region : 0;
+  p.obsolete = mode;
+  p.logical_pages = logical_pages;
+  return p;
+}
+
+std::string MethodPreset::uri_params(uint32_t page) const {
+  std::string s = std::string("method=") + method_name(method);
+  if (writes_differentials(method))
+    s += "&max_diff=" + std::to_string(max_differential ? max_differential : page);
+  if (has_log_region(method)) s += "&log_region=" + format_size(log_region);
+  return s;
+}
+
+const std::vector<MethodPreset>& method_catalogue() {
+  static const std::vector<MethodPreset> methods = {
+      {"pdl256", "pdl", "PDL(256B)", Method::kPdl, 256, 0, true},
+      {"pdl2k", "", "PDL(2KB)", Method::kPdl, 0, 0, true},
+      {"opu", "", "OPU", Method::kOpu, 0, 0, true},
+      {"ipu", "", "IPU", Method::kIpu, 0, 0, true},
+      {"ipl18k", "ipl", "IPL(18KB)", Method::kIpl, 0, 18 * 1024, true},
+      {"ipl64k", "", "IPL(64KB)", Method::kIpl, 0, 64 * 1024, true},
+      {"ipl18k-diff", "", "IPL(18KB)/diff", Method::kIpl, 0, 18 * 1024, false},
+      {"ipl64k-diff", "", "IPL(64KB)/diff", Method::kIpl, 0, 64 * 1024, false},
+  };
+  return methods;
+}
+
+std::vector<MethodPreset> paper_methods() {
+  std::vector<MethodPreset> v;
+  for (const MethodPreset& m : method_catalogue())
+    if (m.paper()) v.push_back(m);
+  return v;
+}
+
+namespace {
+
+bool named(const MethodPreset& m, std::string_view key) {
+  return m.key == key || (!m.short_key.empty() && m.short_key == key);
+}
+
+}  // namespace
+
+const MethodPreset* find_method(std::string_view key) {
+  for (const MethodPreset& m : method_catalogue())
+    if (named(m, key)) return &m;
+  return nullptr;
+}
+
+std::string method_keys(bool short_keys) {
+  std::string s;
+  for (const MethodPreset& m : short_keys ? paper_methods() : method_catalogue())
+    s += (s.empty() ? "" : ", ") + (short_keys ? m.tpcc_key() : m.key);
+  return s;
+}
+
+bool parse_methods(const std::string& list, const std::vector<MethodPreset>& among,
+                   const std::string& known, std::vector<MethodPreset>* out, std::string* err) {
+  std::vector<MethodPreset> v;
+  for (const std::string& key : split_list(list)) {
+    auto it = std::find_if(among.begin(), among.end(),
+                           [&](const MethodPreset& m) { return named(m, key); });
+    if (it == among.end()) {
+      *err = "unknown method '" + key + "' (known: " + known + ")";
+      return false;
+    }
+    if (std::none_of(v.begin(), v.end(), [&](const MethodPreset& m) { return m.key == it->key; }))
+      v.push_back(*it);
+  }
+  if (v.empty()) {
+    *err = "no method given";
+    return false;
+  }
+  *out = std::move(v);
+  return true;
+}
+
+std::string obsolete_label(Method m, ObsoleteMode mode) {
+  return has_obsolete_marks(m) ? obsolete_name(mode) : "none";
+}
+
+std::string method_label(const StoreParams& p, uint32_t page_size) {
+  auto size = [](uint32_t bytes) {
+    if (bytes % 1024 == 0) return std::to_string(bytes / 1024) + "KB";
+    return std::to_string(bytes) + "B";
+  };
+  switch (p.method) {
+    case Method::kOpu: return "OPU";
+    case Method::kIpu: return "IPU";
+    case Method::kIpl: return "IPL(" + size(p.log_region) + ")";
+    case Method::kPdl: break;
+  }
+  return "PDL(" + size(p.max_differential == 0 ? page_size : p.max_differential) + ")";
+}
+
+}  // namespace pdl

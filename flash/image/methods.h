@@ -1,0 +1,74 @@
+// methods.h — the catalogue of page-update method configurations the programs compare
+// ([PDL] §5.1, Fig. 8 legends): one table of presets, each with its keys, the label figures and
+// tables print, and the StoreParams it stands for. pdl-bench and pdl-tpcc (and their tests)
+// name methods through it only.
+//
+//   key          short key  label           preset
+//   pdl256       pdl        PDL(256B)       method=pdl, Max_Differential_Size = 256 bytes
+//   pdl2k                   PDL(2KB)        method=pdl, Max_Differential_Size = a page
+//   opu                     OPU             out-place update with page-level mapping
+//   ipu                     IPU             in-place update (a block rewritten per page write)
+//   ipl18k       ipl        IPL(18KB)       in-page logging, 18 KiB (9 of 64 pages) for logs
+//   ipl64k                  IPL(64KB)       64 KiB (32 of 64 pages) for logs
+//   ipl18k-diff             IPL(18KB)/diff  IPL without the update-log hook — the store derives
+//   ipl64k-diff             IPL(64KB)/diff  its log records by comparing with the previous
+//                                           version (the DBMS-independent path)
+// The plain IPL entries get every changed run through PageStore::note_update, as the paper's
+// in-DBMS IPL did; through the VFS (pdl-tpcc) IPL always compares, since SQLite does not say
+// what it changed, and only the six paper entries run.
+//
+// Keys: pdl-bench names an entry by its key, pdl-tpcc by its short key (the key when it has
+// none); a lookup accepts either. Traits (obsolete marks, in-page, atomic commit) are those of
+// the entry's Method (flash/store/store_params.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flash/store/store_params.h"
+
+namespace pdl {
+
+struct MethodPreset {
+  std::string key;        // "pdl256"
+  std::string short_key;  // "pdl"; "" = the key
+  std::string label;      // "PDL(256B)", "IPL(18KB)/diff"
+  Method method = Method::kPdl;
+  uint32_t max_differential = 0;  // PDL: bytes, 0 = a page
+  uint32_t log_region = 0;        // IPL: bytes
+  bool note_updates = true;       // false: the /diff variant
+  // One of [PDL] §5.2's six (not a /diff variant): the set pdl-tpcc runs.
+  bool paper() const { return note_updates; }
+  const std::string& tpcc_key() const { return short_key.empty() ? key : short_key; }
+  bool has_obsolete_modes() const { return has_obsolete_marks(method); }
+  // StoreParams for this preset with `logical_pages` and obsolete mode `mode`.
+  StoreParams params(uint32_t logical_pages, ObsoleteMode mode) const;
+  // As pdl VFS URI parameters for flash pages of `page` bytes: "method=pdl&max_diff=256",
+  // "method=ipl&log_region=18K" (without page size and chip size).
+  std::string uri_params(uint32_t page) const;
+};
+
+// Every entry, in the order of the paper's Fig. 8 legends.
+const std::vector<MethodPreset>& method_catalogue();
+// The six of [PDL] §5.2: pdl256, pdl2k, opu, ipu, ipl18k, ipl64k.
+std::vector<MethodPreset> paper_methods();
+// The entry a key or short key names; nullptr if none.
+const MethodPreset* find_method(std::string_view key);
+// "pdl256, pdl2k, ..." (every key) or, with `short_keys`, "pdl, pdl2k, ..." (the paper six by
+// short key), for usage text and error messages.
+std::string method_keys(bool short_keys = false);
+// Parses "pdl256,opu,..." (keys or short keys of entries of `among`) into those entries, in
+// the order given, duplicates dropped; false with *err = "unknown method 'x' (known: <known>)"
+// or "no method given".
+bool parse_methods(const std::string& list, const std::vector<MethodPreset>& among,
+                   const std::string& known, std::vector<MethodPreset>* out, std::string* err);
+
+// "spare" / "memory" for methods with obsolete marks, "none" for IPU and IPL.
+std::string obsolete_label(Method m, ObsoleteMode mode);
+// Display name of any configuration, resolved: "PDL(256B)", "PDL(2KB)", "OPU", "IPU",
+// "IPL(18KB)" — the catalogue's labels for its presets on 2 KiB pages.
+std::string method_label(const StoreParams& p, uint32_t page_size);
+
+}  // namespace pdl

@@ -1,0 +1,100 @@
+// test_method_catalogue.cc — the one method catalogue (flash/image/methods.h): both programs'
+// keys name the same entries, labels print as the figures print them, presets become the
+// store parameters and VFS URI parameters they stand for, and traits come from the Method.
+#include <catch2/catch.hpp>
+
+#include "flash/image/methods.h"
+
+using namespace pdl;
+
+TEST_CASE("the catalogue lists the paper's configurations in Fig. 8 order", "[methods]") {
+  std::vector<std::string> keys, labels;
+  for (const MethodPreset& m : method_catalogue()) {
+    keys.push_back(m.key);
+    labels.push_back(m.label);
+  }
+  CHECK(keys == std::vector<std::string>{"pdl256", "pdl2k", "opu", "ipu", "ipl18k", "ipl64k",
+                                         "ipl18k-diff", "ipl64k-diff"});
+  CHECK(labels == std::vector<std::string>{"PDL(256B)", "PDL(2KB)", "OPU", "IPU", "IPL(18KB)",
+                                           "IPL(64KB)", "IPL(18KB)/diff", "IPL(64KB)/diff"});
+  CHECK(method_keys() == "pdl256, pdl2k, opu, ipu, ipl18k, ipl64k, ipl18k-diff, ipl64k-diff");
+  CHECK(method_keys(true) == "pdl, pdl2k, opu, ipu, ipl, ipl64k");
+  CHECK(paper_methods().size() == 6);
+}
+
+TEST_CASE("a key and its short key name the same entry", "[methods]") {
+  for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+           {"pdl", "pdl256"}, {"ipl", "ipl18k"}, {"opu", "opu"}, {"pdl2k", "pdl2k"}}) {
+    INFO(a << " / " << b);
+    REQUIRE(find_method(a) != nullptr);
+    CHECK(find_method(a) == find_method(b));
+  }
+  CHECK(find_method("pdl256")->tpcc_key() == "pdl");
+  CHECK(find_method("ipl64k")->tpcc_key() == "ipl64k");
+  CHECK(find_method("PDL") == nullptr);
+  CHECK(find_method("") == nullptr);
+}
+
+TEST_CASE("a method list keeps its order, drops repeats and names an unknown key",
+          "[methods]") {
+  std::vector<MethodPreset> out;
+  std::string err;
+  REQUIRE(parse_methods("ipl,pdl256,pdl,ipl18k", method_catalogue(), "K", &out, &err));
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].key == "ipl18k");
+  CHECK(out[1].key == "pdl256");
+  CHECK_FALSE(parse_methods("pdl,ipl18k-diff", paper_methods(), "K", &out, &err));
+  CHECK(err == "unknown method 'ipl18k-diff' (known: K)");
+  CHECK_FALSE(parse_methods(",", method_catalogue(), "K", &out, &err));
+  CHECK(err == "no method given");
+}
+
+TEST_CASE("a preset becomes its store parameters and VFS URI parameters", "[methods]") {
+  const StoreParams p = find_method("pdl256")->params(100, ObsoleteMode::kMemory);
+  CHECK(p.method == Method::kPdl);
+  CHECK(p.max_differential == 256);
+  CHECK(p.log_region == 0);
+  CHECK(p.logical_pages == 100);
+  CHECK(p.obsolete == ObsoleteMode::kMemory);
+  CHECK(find_method("ipl64k")->params(7, ObsoleteMode::kSpare).log_region == 64 * 1024);
+  CHECK(find_method("pdl")->uri_params(2048) == "method=pdl&max_diff=256");
+  CHECK(find_method("pdl2k")->uri_params(2048) == "method=pdl&max_diff=2048");
+  CHECK(find_method("pdl2k")->uri_params(4096) == "method=pdl&max_diff=4096");  // a page
+  CHECK(find_method("opu")->uri_params(2048) == "method=opu");
+  CHECK(find_method("ipu")->uri_params(2048) == "method=ipu");
+  CHECK(find_method("ipl")->uri_params(2048) == "method=ipl&log_region=18K");
+  CHECK(find_method("ipl64k")->uri_params(2048) == "method=ipl&log_region=64K");
+}
+
+TEST_CASE("a resolved preset on 2 KiB pages is labelled as the catalogue labels it",
+          "[methods]") {
+  Geometry g;
+  g.blocks = 256;
+  g = g.resolved();
+  for (const MethodPreset& m : paper_methods()) {
+    StoreParams p = m.params(1000, ObsoleteMode::kSpare);
+    REQUIRE(p.resolve(g).is_ok());
+    CHECK(method_label(p, g.page_data) == m.label);
+  }
+}
+
+TEST_CASE("traits come from the method", "[methods]") {
+  CHECK(has_obsolete_marks(Method::kPdl));
+  CHECK(has_obsolete_marks(Method::kOpu));
+  CHECK_FALSE(has_obsolete_marks(Method::kIpu));
+  CHECK_FALSE(has_obsolete_marks(Method::kIpl));
+  CHECK(in_page(Method::kIpu));
+  CHECK(in_page(Method::kIpl));
+  CHECK_FALSE(in_page(Method::kPdl));
+  CHECK_FALSE(in_page(Method::kOpu));
+  CHECK(writes_differentials(Method::kPdl));
+  CHECK_FALSE(writes_differentials(Method::kOpu));
+  CHECK(has_log_region(Method::kIpl));
+  CHECK_FALSE(has_log_region(Method::kIpu));
+  CHECK_FALSE(has_atomic_commit(Method::kIpu));
+  CHECK(has_atomic_commit(Method::kIpl));
+  CHECK(obsolete_label(Method::kOpu, ObsoleteMode::kMemory) == "memory");
+  CHECK(obsolete_label(Method::kIpl, ObsoleteMode::kMemory) == "none");
+  for (const MethodPreset& m : method_catalogue())
+    CHECK(m.has_obsolete_modes() == (m.key.rfind("pdl", 0) == 0 || m.key == "opu"));
+}
