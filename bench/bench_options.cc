@@ -3,14 +3,7 @@
 #include "bench/bench_options.h"
 
 #include "cli/app.h"
-
 #include "flash/common/output_file.h"
-
-#include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 namespace pdl::bench {
 
@@ -123,9 +116,12 @@ int parse_args(int argc, char** argv, Options* o) {
       ->excludes(quick)->group(kScale);
   app.add_option("--blocks", o->blocks,
                  "chip blocks for exp 1 and mount (and exp 2-6 unless --sweep-blocks)")
-      ->type_name("N")->check(cli::integer(16, 65536))->default_str("2048")->group(kScale);
+      ->type_name("N")->check(cli::integer(16, 65536))
+      ->default_str("2048; --quick 256; --paper-scale 16384")->group(kScale);
   app.add_option("--sweep-blocks", o->sweep_blocks, "chip blocks for exp 2-6")
-      ->type_name("N")->check(cli::integer(16, 65536))->default_str("512")->group(kScale);
+      ->type_name("N")->check(cli::integer(16, 65536))
+      ->default_str("--blocks if given, else 512; --quick 256; --paper-scale 16384")
+      ->group(kScale);
   app.add_option("--data-pct", o->data_pct,
                  "logical pages as % of the data pages (49: fits IPL(64KB))")
       ->type_name("PCT")->check(cli::number(0, 90, true))->capture_default_str()->group(kScale);

@@ -45,14 +45,14 @@ std::string description(const Command& cmd) {
 
 // One command's command line on CLI11: its options as strings (flags as ""), --mtd, and the
 // positional arguments, which the command checks by count.
-struct CommandLine {
+struct CommandParser {
   cli::CommandLine cl;
   std::vector<std::string> values;  // one per cmd.options entry
   std::vector<CLI::Option*> options;
   std::string mtd;
   std::vector<std::string> pos;
 
-  explicit CommandLine(const Command& cmd)
+  explicit CommandParser(const Command& cmd)
       : cl({std::string("pdl ") + cmd.name, {cmd.args}, description(cmd), kExitStatus}),
         values(cmd.options.size()) {
     CLI::App& app = cl.app();
@@ -73,7 +73,7 @@ struct CommandLine {
 
 int parse_args(const Command& cmd, int argc, char** argv, Args* out, bool* help) {
   *help = false;
-  CommandLine line(cmd);
+  CommandParser line(cmd);
   const int rc = line.cl.parse(std::vector<std::string>(argv, argv + argc));
   if (rc == kExitOk) *help = true;  // printed
   if (rc >= 0) return rc == kExitOk ? kExitOk : kExitUsage;
@@ -100,7 +100,7 @@ int parse_args(const Command& cmd, int argc, char** argv, Args* out, bool* help)
 }
 
 void print_help(const Command& cmd, FILE* out) {
-  std::fputs(CommandLine(cmd).cl.help().c_str(), out);
+  std::fputs(CommandParser(cmd).cl.help().c_str(), out);
 }
 
 bool parse_u64(const std::string& s, uint64_t* v) {
