@@ -63,10 +63,9 @@ struct Options {
   std::vector<MethodPreset> sweep_methods() const;
 };
 
-extern const char kUsage[];
-
-// Returns false (with *err) on bad arguments; *help set for --help.
-bool parse_args(int argc, char** argv, Options* o, std::string* err, bool* help);
+// Parses argv into *o. -1: go on; otherwise the exit code, after printing the help (0) or why
+// the arguments are refused (2).
+int parse_args(int argc, char** argv, Options* o);
 
 // A Table 1 chip of `blocks` blocks; timings (us) replace Table 1's where non-zero.
 Geometry chip(uint32_t blocks, uint32_t t_read = 0, uint32_t t_program = 0, uint32_t t_erase = 0);

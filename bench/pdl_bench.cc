@@ -32,16 +32,7 @@ namespace {
 
 int main_impl(int argc, char** argv) {
   Options o;
-  std::string err;
-  bool help = false;
-  if (!parse_args(argc, argv, &o, &err, &help)) {
-    std::fprintf(stderr, "pdl-bench: %s\n%s", err.c_str(), kUsage);
-    return 2;
-  }
-  if (help) {
-    std::printf("%s", kUsage);
-    return 0;
-  }
+  if (const int rc = parse_args(argc, argv, &o); rc >= 0) return rc;
   const auto t0 = Clock::now();
   std::vector<std::string> json;
   int failed = 0;

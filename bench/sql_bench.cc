@@ -23,10 +23,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
-#include <set>
 #include <string>
 #include <vector>
 
+#include "cli/app.h"
 #include "flash/common/c_edge.h"
 #include "flash/common/split.h"
 #include "flash/common/json.h"
@@ -40,21 +40,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const char kUsage[] =
-    "usage: pdl-sqlbench [options]\n"
-    "  --rows N          transactions per phase (default 10000)\n"
-    "  --methods LIST    page-update methods, comma-separated (default pdl,opu)\n"
-    "  --journal LIST    journal modes, comma-separated (default delete,wal)\n"
-    "  --commit LIST     journal (on flash) and/or atomic (in memory) (default journal,atomic)\n"
-    "  --obsolete LIST   PDL/OPU obsolete marks: spare and/or memory (default memory, the\n"
-    "                    images' own; spare is the paper's and pdl's before atomic commit)\n"
-    "  --row-bytes N     bytes of text per row (default 100)\n"
-    "  --dir DIR         where images and the unix database go (default /dev/shm, else /tmp)\n"
-    "  --size SIZE       chip size for new images (default 256M)\n"
-    "  --uri-extra S     extra URI parameters for pdl images, e.g. '&max_diff=2048'\n"
-    "  --json FILE       also write the results as JSON\n"
-    "  --seed N          update row choice (default 1)\n"
-    "  --help\n";
+const char kDescription[] =
+    "SQLite single-row transactions (insert, then update) on the pdl VFS, per page-update\n"
+    "method, journal mode, commit mode and obsolete mode, against the unix VFS in the same run.";
+const char kExitStatus[] =
+    "exit status: 0 ok, 1 SQLite or engine error (message printed), 2 usage error.";
 
 struct Options {
   int rows = 10000;
@@ -162,66 +152,46 @@ pdl::Status run(const Options& o, const std::string& uri, const std::string& vfs
 
 static int run(int argc, char** argv) {
   Options o;
-  std::set<std::string> seen;  // an option given twice is refused, not silently overridden
-  for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    auto val = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "pdl-sqlbench: %s needs a value\n%s", a.c_str(), kUsage);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a.rfind("--", 0) == 0 && !seen.insert(a).second) {
-      std::fprintf(stderr, "pdl-sqlbench: %s given twice\n", a.c_str());
-      return 2;
-    }
-    if (a == "--rows") o.rows = std::atoi(val().c_str());
-    else if (a == "--methods") o.methods = pdl::split_list(val());
-    else if (a == "--journal") o.journals = pdl::split_list(val());
-    else if (a == "--commit") o.commits = pdl::split_list(val());
-    else if (a == "--obsolete") o.obsoletes = pdl::split_list(val());
-    else if (a == "--row-bytes") o.row_bytes = std::atoi(val().c_str());
-    else if (a == "--dir") o.dir = val();
-    else if (a == "--size") o.size = val();
-    else if (a == "--uri-extra") o.extra = val();
-    else if (a == "--json") o.json = val();
-    else if (a == "--seed") o.seed = std::strtoull(val().c_str(), nullptr, 10);
-    else if (a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else {
-      std::fprintf(stderr, "pdl-sqlbench: unknown option %s\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
-  if (o.rows <= 0 || o.row_bytes < 1 || o.row_bytes > 100000) {
-    std::fprintf(stderr, "pdl-sqlbench: --rows must be positive, --row-bytes 1 .. 100000\n");
-    return 2;
-  }
-  for (const std::string& c : o.commits)
-    if (c != "journal" && c != "atomic") {
-      std::fprintf(stderr, "pdl-sqlbench: --commit: journal or atomic, not '%s'\n", c.c_str());
-      return 2;
-    }
-  for (const std::string& b : o.obsoletes)
-    if (b != "spare" && b != "memory") {
-      std::fprintf(stderr, "pdl-sqlbench: --obsolete: spare or memory, not '%s'\n", b.c_str());
-      return 2;
-    }
+  pdl::cli::CommandLine cl({"pdl-sqlbench", {"[options]"}, kDescription, kExitStatus});
+  CLI::App& app = cl.app();
+  std::string methods, journals, commits, obsoletes;
+  app.add_option("--rows", o.rows, "transactions per phase")
+      ->type_name("N")->check(pdl::cli::integer(1, INT32_MAX))->capture_default_str();
+  app.add_option("--methods", methods, "page-update methods, comma-separated")
+      ->type_name("LIST")->default_str("pdl,opu");
+  app.add_option("--journal", journals, "journal modes, comma-separated")
+      ->type_name("LIST")->default_str("delete,wal");
+  app.add_option("--commit", commits, "journal (on flash) and/or atomic (in memory)")
+      ->type_name("LIST")->check(pdl::cli::list_of({"journal", "atomic"}, "commit mode"))
+      ->default_str("journal,atomic");
+  app.add_option("--obsolete", obsoletes,
+                 "PDL/OPU obsolete marks: spare and/or memory (memory is the\n"
+                 "images' own; spare is the paper's and pdl's before atomic commit)")
+      ->type_name("LIST")->check(pdl::cli::list_of({"spare", "memory"}, "obsolete mode"))
+      ->default_str("memory");
+  app.add_option("--row-bytes", o.row_bytes, "bytes of text per row")
+      ->type_name("N")->check(pdl::cli::integer(1, 100000))->capture_default_str();
+  app.add_option("--dir", o.dir, "where images and the unix database go")
+      ->type_name("DIR")->default_str("/dev/shm, else /tmp");
+  app.add_option("--size", o.size, "chip size for new images")
+      ->type_name("SIZE")->capture_default_str();
+  app.add_option("--uri-extra", o.extra, "extra URI parameters for pdl images, e.g. '&max_diff=2048'")
+      ->type_name("S");
+  app.add_option("--json", o.json, "also write the results as JSON")->type_name("FILE");
+  app.add_option("--seed", o.seed, "update row choice")
+      ->type_name("N")->check(pdl::cli::integer(0, UINT64_MAX))->capture_default_str();
+  if (const int rc = cl.parse(argc, argv); rc >= 0) return rc;
+  if (!methods.empty()) o.methods = pdl::split_list(methods);
+  if (!journals.empty()) o.journals = pdl::split_list(journals);
+  if (!commits.empty()) o.commits = pdl::split_list(commits);
+  if (!obsoletes.empty()) o.obsoletes = pdl::split_list(obsoletes);
   {  // the chip size and the results file, before any run
     pdl::ImageParams p;
     pdl::Status st = p.set("size", o.size);
     if (st.is_ok()) st = p.geometry().validate();
-    if (!st.is_ok()) {
-      std::fprintf(stderr, "pdl-sqlbench: --size: %s\n", std::string(st.message()).c_str());
-      return 2;
-    }
+    if (!st.is_ok()) return cl.error("--size: " + std::string(st.message()));
     if (!o.json.empty()) st = pdl::check_output_file(o.json);
-    if (!st.is_ok()) {
-      std::fprintf(stderr, "pdl-sqlbench: --json %s\n", std::string(st.message()).c_str());
-      return 2;
-    }
+    if (!st.is_ok()) return cl.error("--json " + std::string(st.message()));
   }
   if (o.dir.empty()) o.dir = pdl::default_scratch_root();
   std::string work;

@@ -1,4 +1,6 @@
-// options.cc — pdl-fuse's command line (see options.h).
+// options.cc — pdl-fuse's command line (see options.h): libfuse's fuse_opt, because most of it
+// is libfuse's own (-o OPT, -d, the mount point); help and errors in the common layout of
+// cli/usage.h.
 #include "fuse/options.h"
 
 #include <cstdio>
@@ -7,6 +9,8 @@
 #include <exception>
 #include <string>
 #include <vector>
+
+#include "cli/usage.h"
 
 namespace pdl::fuse {
 
@@ -149,42 +153,45 @@ bool parse_options(int argc, char** argv, MountOptions* out, std::string* error)
 }
 
 void print_usage(FILE* out) {
-  std::fprintf(out,
-      "usage: pdl-fuse [options] IMAGE MOUNTPOINT\n"
-      "       pdl-fuse [options] --mtd DEV MOUNTPOINT\n"
-      "       pdl-fuse --help | --version\n\n"
+  cli::HelpText h;
+  h.program = "pdl-fuse";
+  h.usage = {"[options] IMAGE MOUNTPOINT", "[options] --mtd DEV MOUNTPOINT", "--help | --version"};
+  h.description =
       "Mount a pdl image (an emulated NAND chip holding a page-differential-logging store)\n"
       "so that any program can use its files. IMAGE is created if it does not exist.\n"
       "Unmount with 'fusermount3 -u MOUNTPOINT'; pdl-fuse then writes everything to the\n"
       "image and exits ('flock IMAGE true' waits for that).\n\n"
-      "options:\n"
-      "  --mtd DEV             instead of IMAGE: raw NAND through Linux MTD (/dev/mtdN;\n"
-      "                        formatted if blank, refused if it holds anything else)\n"
-      "  -h, --help            this text, then libfuse's options\n"
-      "  -V, --version         versions of pdl-fuse and libfuse\n"
-      "  -f                    stay in the foreground\n"
-      "  -d, -o debug          print every FUSE request (implies -f)\n"
-      "  -s                    one thread (default: libfuse's multi-threaded loop)\n"
-      "  -o ro                 read-only: the image is not modified (it must exist)\n"
-      "  -o method=M           new image: pdl, opu, ipu or ipl (default pdl)\n"
-      "  -o max_diff=N         new image, pdl: Max_Differential_Size in bytes (default 256)\n"
-      "  -o obsolete=spare|memory   new image, pdl/opu: where obsolete marks live\n"
-      "  -o log_region=N       new image, ipl: log region per erase block, bytes\n"
-      "  -o page=N             new image: flash page data bytes (default 2048)\n"
-      "  -o pages_per_block=N  new image: pages per erase block (default 64)\n"
-      "  -o size=S             new image: chip size, 1M .. 256G (default 256M; at least 8\n"
-      "                        erase blocks)\n"
-      "  -o nop=N              new image: partial programs per page (default 4)\n"
-      "  -o erase_limit=N      new image: erases a block endures (emulated wear-out)\n"
-      "  -o max_files=N        new image: directory slots\n"
-      "  -o cache_chunks=N     write-back cache of the volume, chunks (any mount)\n"
-      "  -o clock=logical      mtimes from a counter: repeatable flash figures (any mount)\n\n"
       "The mount is one flat directory of regular files; /.pdl/ holds read-only views\n"
       "of the store: stats.json, config, blocks, map. '*-shm' files (SQLite's WAL-index)\n"
-      "are kept in memory, never on flash. fsync makes the whole store durable.\n\n"
+      "are kept in memory, never on flash. fsync makes the whole store durable.";
+  h.groups = {
+      {"options",
+       {{"--mtd DEV", "instead of IMAGE: raw NAND through Linux MTD (/dev/mtdN;\n"
+                      "formatted if blank, refused if it holds anything else)"},
+        {"-h, --help", "this help, then libfuse's options"},
+        {"-V, --version", "versions of pdl-fuse and libfuse"},
+        {"-f", "stay in the foreground"},
+        {"-d, -o debug", "print every FUSE request (implies -f)"},
+        {"-s", "one thread (default: libfuse's multi-threaded loop)"},
+        {"-o ro", "read-only: the image is not modified (it must exist)"}}},
+      {"image parameters (-o, comma-separated; new image only unless said)",
+       {{"-o method=M", "pdl, opu, ipu or ipl (default: pdl)"},
+        {"-o max_diff=N", "pdl: Max_Differential_Size in bytes (default: 256)"},
+        {"-o obsolete=spare|memory", "pdl/opu: where obsolete marks live"},
+        {"-o log_region=N", "ipl: log region per erase block, bytes"},
+        {"-o page=N", "flash page data bytes (default: 2048)"},
+        {"-o pages_per_block=N", "pages per erase block (default: 64)"},
+        {"-o size=S", "chip size, 1M .. 256G, at least 8 erase blocks (default: 256M)"},
+        {"-o nop=N", "partial programs per page (default: 4)"},
+        {"-o erase_limit=N", "erases a block endures (emulated wear-out)"},
+        {"-o max_files=N", "directory slots"},
+        {"-o cache_chunks=N", "write-back cache of the volume, chunks (any mount)"},
+        {"-o clock=logical", "mtimes from a counter: repeatable flash figures (any mount)"}}}};
+  h.footer =
       "exit status: 0 ok, 1 mount failed or the image could not be written at unmount,\n"
       "2 usage error, 3 image error (not a pdl image, corrupt, missing), 4 image in use by\n"
-      "another process.\n");
+      "another process.";
+  std::fputs(cli::render_help(h).c_str(), out);
 }
 
 }  // namespace pdl::fuse

@@ -31,6 +31,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/usage.h"
 #include "flash/common/c_edge.h"
 #include "fuse/fs.h"
 #include "fuse/ops.h"
@@ -43,7 +44,13 @@
 namespace pdl::fuse {
 namespace {
 
-enum Exit : int { kOk = 0, kMountFailed = 1, kUsage = 2, kImage = 3, kBusy = 4 };
+enum Exit : int {  // cli/usage.h's
+  kOk = cli::kExitOk,
+  kMountFailed = cli::kExitFailed,
+  kUsage = cli::kExitUsage,
+  kImage = cli::kExitImage,
+  kBusy = cli::kExitBusy,
+};
 
 bool g_detached = false;  // stderr is /dev/null: report to syslog
 
@@ -197,8 +204,7 @@ int run(int argc, char** argv) {
   MountOptions o;
   std::string error;
   if (!parse_options(argc, argv, &o, &error)) {
-    std::fprintf(stderr, "pdl-fuse: %s; see 'pdl-fuse --help'\n", error.c_str());
-    return kUsage;
+    return cli::usage_error("pdl-fuse", error);
   }
   if (o.help) {
     print_usage(stdout);

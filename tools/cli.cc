@@ -1,5 +1,8 @@
-// cli.cc — error reporting, option parsing and small formatting helpers of the pdl tool.
+// cli.cc — error reporting, option parsing (CLI11, in the house layout of cli/app.h) and small
+// formatting helpers of the pdl tool.
 #include "tools/cli.h"
+
+#include "cli/app.h"
 
 #include <cstdarg>
 #include <ctime>
@@ -15,7 +18,7 @@ int fail(const Command& cmd, int code, const std::string& msg) {
 }
 
 int usage_error(const Command& cmd, const std::string& msg) {
-  return fail(cmd, kExitUsage, msg + " (see 'pdl " + cmd.name + " --help')");
+  return cli::usage_error(std::string("pdl ") + cmd.name, msg);
 }
 
 int fail_status(const Command& cmd, const Status& st) {
@@ -24,86 +27,69 @@ int fail_status(const Command& cmd, const Status& st) {
   return fail(cmd, st.is(Errc::kBusy) ? kExitBusy : kExitImage, msg);
 }
 
+const char kExitStatus[] =
+    "exit status: 0 ok, 1 problem found (fsck), 2 usage error, 3 image error (missing, not an\n"
+    "image, corrupt, unreadable), 4 image in use by another process.";
+
 namespace {
-const Option* find_long(const Command& cmd, const std::string& name) {
-  for (const Option& o : cmd.options)
-    if (name == o.name) return &o;
-  return nullptr;
+
+// The summary, then the details.
+std::string description(const Command& cmd) {
+  std::string d = cmd.summary;
+  if (cmd.details && *cmd.details) {
+    d += std::string("\n\n") + cmd.details;
+    if (d.back() == '\n') d.pop_back();
+  }
+  return d;
 }
-const Option* find_short(const Command& cmd, char c) {
-  for (const Option& o : cmd.options)
-    if (o.alias && o.alias == c) return &o;
-  return nullptr;
-}
+
+// One command's command line on CLI11: its options as strings (flags as ""), --mtd, and the
+// positional arguments, which the command checks by count.
+struct CommandParser {
+  cli::CommandLine cl;
+  std::vector<std::string> values;  // one per cmd.options entry
+  std::vector<CLI::Option*> options;
+  std::string mtd;
+  std::vector<std::string> pos;
+
+  explicit CommandParser(const Command& cmd)
+      : cl({std::string("pdl ") + cmd.name, {cmd.args}, description(cmd), kExitStatus}),
+        values(cmd.options.size()) {
+    CLI::App& app = cl.app();
+    app.add_option("--mtd", mtd, "instead of IMAGE: raw NAND through Linux MTD (/dev/mtdN)")
+        ->type_name("DEV")->check(cli::non_empty("device name"));
+    for (size_t i = 0; i < cmd.options.size(); i++) {
+      const Option& o = cmd.options[i];
+      std::string names = std::string("--") + o.name;
+      if (o.alias) names = std::string("-") + o.alias + "," + names;
+      options.push_back(o.value ? app.add_option(names, values[i], o.help)->type_name(o.value)
+                                : app.add_flag(names, o.help));
+    }
+    app.add_option("ARGS", pos)->group("");
+  }
+};
+
 }  // namespace
 
 int parse_args(const Command& cmd, int argc, char** argv, Args* out, bool* help) {
   *help = false;
-  bool options_done = false;
-  std::string mtd;
-  for (int i = 0; i < argc; i++) {
-    const std::string a = argv[i];
-    if (options_done || a.size() < 2 || a[0] != '-') {
-      out->pos.push_back(a);
-      continue;
-    }
-    if (a == "--") {
-      options_done = true;
-      continue;
-    }
-    if (a == "--help" || a == "-h") {
-      *help = true;
-      continue;
-    }
-    const Option* o = nullptr;
-    std::string value;
-    bool inline_value = false;
-    if (a[1] == '-') {
-      std::string name = a.substr(2);
-      const size_t eq = name.find('=');
-      if (eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name.resize(eq);
-        inline_value = true;
-      }
-      if (name == "mtd") {  // every command's IMAGE, given as an MTD device
-        if (!inline_value) {
-          if (i + 1 >= argc) return usage_error(cmd, "--mtd needs a value (DEV)");
-          value = argv[++i];
-        }
-        if (!mtd.empty()) return usage_error(cmd, "--mtd given twice");
-        if (value.empty()) return usage_error(cmd, "--mtd needs a value (DEV)");
-        mtd = value;
-        continue;
-      }
-      o = find_long(cmd, name);
-      if (!o) return usage_error(cmd, "unknown option --" + name);
-    } else {
-      if (a.size() != 2) return usage_error(cmd, "unknown option " + a);
-      o = find_short(cmd, a[1]);
-      if (!o) return usage_error(cmd, "unknown option " + a);
-    }
-    const std::string shown = std::string("--") + o->name;
-    if (o->value && !inline_value) {
-      if (i + 1 >= argc) return usage_error(cmd, shown + " needs a value (" + o->value + ")");
-      value = argv[++i];
-    } else if (!o->value && inline_value) {
-      return usage_error(cmd, shown + " takes no value");
-    }
-    if (out->opt.count(o->name)) return usage_error(cmd, shown + " given twice");
-    out->opt[o->name] = value;
-  }
-  if (*help) return kExitOk;
-  if (!mtd.empty()) {
+  CommandParser line(cmd);
+  const int rc = line.cl.parse(std::vector<std::string>(argv, argv + argc));
+  if (rc == kExitOk) *help = true;  // printed
+  if (rc >= 0) return rc == kExitOk ? kExitOk : kExitUsage;
+  for (size_t i = 0; i < cmd.options.size(); i++)
+    if (line.options[i]->count()) out->opt[cmd.options[i].name] = line.values[i];
+  out->pos = line.pos;
+  if (!line.mtd.empty()) {
     // Refused here unless it is one: a plain path would be taken for an image file.
-    if (!MtdNand::is_mtd_path(mtd)) {
+    if (!MtdNand::is_mtd_path(line.mtd)) {
       std::unique_ptr<MtdNand> probe;
-      const Status st = MtdNand::open(mtd, MtdOptions{.read_only = true}, &probe);
+      const Status st = MtdNand::open(line.mtd, MtdOptions{.read_only = true}, &probe);
       return fail_status(cmd, st.is_ok() ? Status::error(Errc::kInvalidArgument,
-                                                         mtd + " is not an MTD device")
+                                                         line.mtd + " is not an MTD device")
                                          : st);
     }
-    out->pos.insert(out->pos.begin(), mtd);
+    out->pos.insert(out->pos.begin(), line.mtd);
   }
   if (out->pos.size() < cmd.min_pos)
     return usage_error(cmd, std::string("missing argument; usage: pdl ") + cmd.name + " " +
@@ -114,23 +100,7 @@ int parse_args(const Command& cmd, int argc, char** argv, Args* out, bool* help)
 }
 
 void print_help(const Command& cmd, FILE* out) {
-  std::fprintf(out, "usage: pdl %s %s\n\n%s\n", cmd.name, cmd.args, cmd.summary);
-  if (cmd.details && *cmd.details) std::fprintf(out, "\n%s", cmd.details);
-  std::fprintf(out, "\noptions:\n");
-  std::fprintf(out, "%-26s %s\n", "  --mtd DEV",
-               "instead of IMAGE: raw NAND through Linux MTD (/dev/mtdN)");
-  for (const Option& o : cmd.options) {
-    std::string left = "  ";
-    if (o.alias) left += std::string("-") + o.alias + ", ";
-    left += std::string("--") + o.name;
-    if (o.value) left += std::string(" ") + o.value;
-    std::fprintf(out, "%-26s %s\n", left.c_str(), o.help);
-  }
-  std::fprintf(out, "%-26s %s\n", "  -h, --help", "this help");
-  std::fprintf(out,
-               "\nexit status: 0 ok, 1 problem found (fsck), 2 usage error, 3 image error "
-               "(missing, not an\nimage, corrupt, unreadable), 4 image in use by another "
-               "process.\n");
+  std::fputs(CommandParser(cmd).cl.help().c_str(), out);
 }
 
 bool parse_u64(const std::string& s, uint64_t* v) {

@@ -6,7 +6,8 @@
 // `--help`, the same error format and the same exit codes:
 //   0 ok · 1 problem found (fsck) · 2 usage error · 3 image error (missing, not an image,
 //   corrupt, unreadable; also a failed write to stdout) · 4 image in use by another process.
-// Errors go to stderr as "pdl: <command>: <message>"; results go to stdout.
+// Errors go to stderr as "pdl: <command>: <message>" (a usage error adds the line
+// "try 'pdl <command> --help'", cli/usage.h); results go to stdout.
 //
 // Invariants: run() returns one of the exit codes above and has printed the reason for any
 // nonzero one; it never lets an exception out (main catches all the same, as a last resort).
@@ -18,12 +19,20 @@
 #include <string>
 #include <vector>
 
+#include "cli/usage.h"
 #include "flash/common/status.h"
 #include "flash/device/geometry.h"
 
 namespace pdl::tool {
 
-enum Exit : int { kExitOk = 0, kExitProblem = 1, kExitUsage = 2, kExitImage = 3, kExitBusy = 4 };
+enum Exit : int {  // cli/usage.h's, the same in every program
+  kExitOk = cli::kExitOk,
+  kExitProblem = cli::kExitFailed,
+  kExitUsage = cli::kExitUsage,
+  kExitImage = cli::kExitImage,
+  kExitBusy = cli::kExitBusy,
+};
+extern const char kExitStatus[];  // the exit status paragraph of every --help
 
 struct Option {
   const char* name;   // long name without dashes: "json" for --json
@@ -52,14 +61,15 @@ struct Command {
 
 // Print "pdl: <cmd>: <msg>" to stderr and return `code`.
 int fail(const Command& cmd, int code, const std::string& msg);
-// A usage error: the message plus a pointer to `pdl CMD --help`; returns kExitUsage.
+// A usage error: the message, then "try 'pdl CMD --help'"; returns kExitUsage.
 int usage_error(const Command& cmd, const std::string& msg);
 // Report a Status from opening or reading an image: kBusy -> 4, anything else -> 3.
 int fail_status(const Command& cmd, const Status& st);
 
-// Parse argv (the words after the command name). "--opt value", "--opt=value", "-l", and "--"
-// (end of options) are understood; options may come before or after positionals. Sets *help on
-// --help / -h. Returns kExitOk, or kExitUsage after printing the reason.
+// Parse argv (the words after the command name) with CLI11. "--opt value", "--opt=value",
+// "-l", and "--" (end of options) are understood; options may come before or after
+// positionals; an option given twice is refused. On --help / -h prints the help and sets
+// *help. Returns kExitOk, or kExitUsage after printing the reason.
 int parse_args(const Command& cmd, int argc, char** argv, Args* out, bool* help);
 void print_help(const Command& cmd, FILE* out);
 

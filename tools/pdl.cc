@@ -24,19 +24,19 @@ const Command* const kCommands[] = {&kFormatCommand, &kInfoCommand, &kLsCommand,
                                     &kCatCommand,    &kFsckCommand, &kDumpCommand};
 
 void print_main_help(FILE* out) {
-  std::fprintf(out,
-               "usage: pdl COMMAND [ARGS]\n"
-               "       pdl COMMAND --help | pdl --help | pdl --version\n\n"
-               "Format, inspect and check pdl images (an emulated NAND chip in a file, holding a\n"
-               "page-differential-logging store and the files of a SQLite database).\n\n"
-               "commands:\n");
-  for (const Command* c : kCommands) std::fprintf(out, "  %-8s %s\n", c->name, c->summary);
-  std::fprintf(out,
-               "\nEvery command but format opens the image read-only and never modifies it; an\n"
-               "image in use by another process is refused, naming that process.\n\n"
-               "exit status: 0 ok, 1 problem found (fsck), 2 usage error, 3 image error "
-               "(missing, not an\nimage, corrupt, unreadable), 4 image in use by another "
-               "process.\n");
+  cli::HelpText h;
+  h.program = "pdl";
+  h.usage = {"COMMAND [ARGS]", "COMMAND --help | pdl --help | pdl --version"};
+  h.description =
+      "Format, inspect and check pdl images (an emulated NAND chip in a file, holding a\n"
+      "page-differential-logging store and the files of a SQLite database).\n\n"
+      "Every command but format opens the image read-only and never modifies it; an\n"
+      "image in use by another process is refused, naming that process.";
+  cli::HelpGroup commands{"commands", {}};
+  for (const Command* c : kCommands) commands.items.push_back({c->name, c->summary});
+  h.groups = {commands, {"options", {{"-h, --help", "this help"}, {"-V, --version", "the version"}}}};
+  h.footer = kExitStatus;
+  std::fputs(cli::render_help(h).c_str(), out);
 }
 
 int finish(const char* what, int code) {
@@ -50,8 +50,7 @@ int finish(const char* what, int code) {
 
 int run(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "pdl: no command given; usage: pdl COMMAND [ARGS] (see 'pdl --help')\n");
-    return kExitUsage;
+    return cli::usage_error("pdl", "no command given; usage: pdl COMMAND [ARGS]");
   }
   const std::string word = argv[1];
   if (word == "--help" || word == "-h" || word == "help") {
@@ -75,14 +74,10 @@ int run(int argc, char** argv) {
     bool help = false;
     const int rc = parse_args(*c, argc - 2, argv + 2, &args, &help);
     if (rc != kExitOk) return rc;
-    if (help) {
-      print_help(*c, stdout);
-      return finish(c->name, kExitOk);
-    }
+    if (help) return finish(c->name, kExitOk);  // printed
     return finish(c->name, c->run(*c, args));
   }
-  std::fprintf(stderr, "pdl: unknown command '%s' (see 'pdl --help')\n", word.c_str());
-  return kExitUsage;
+  return cli::usage_error("pdl", "unknown command '" + word + "'");
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/app.h"
 #include "flash/image/open_store.h"
 #include "flash/common/c_edge.h"
 #include "flash/common/scratch_dir.h"
@@ -66,98 +67,58 @@ struct Options {
   bool keep = false;
 };
 
-int usage(const char* why) {
-  if (why) std::fprintf(stderr, "pdl-crash: %s\n\n", why);
-  std::fprintf(why ? stderr : stdout,
-               "usage: pdl-crash [--cuts N] [--methods pdl,opu,ipu,ipl] [--commit atomic,journal]\n"
-               "                 [--journals delete,wal,memory] [--txns N] [--seed S]\n"
-               "                 [--factor F] [--chip SIZE] [--dir DIR] [--trial I] [--keep]\n\n"
-               "Random power cuts over TPC-C-like runs on SQLite through the pdl VFS; after\n"
-               "each cut (and, every other trial, a second cut during the recovery) the\n"
-               "database must hold every acknowledged commit and nothing half-done.\n"
-               "  --cuts N       cuts in all, over the configurations (default 200)\n"
-               "  --methods L    page-update methods (default pdl,opu,ipu,ipl)\n"
-               "  --commit L     commit=atomic (PDL, OPU, IPL; IPU keeps its journal on flash)\n"
-               "                 and/or commit=journal (default atomic,journal)\n"
-               "  --journals L   delete, truncate, persist, wal; memory and off with\n"
-               "                 commit=atomic only (default delete,wal,memory)\n"
-               "  --txns N       transactions per trial (default 20)\n"
-               "  --factor F     TPC-C scale factor of the 1-warehouse database (default 0.01)\n"
-               "  --chip SIZE    emulated chip size (default 4M)\n"
-               "  --seed S       seed of the workload, the cut points and the tears (default 1)\n"
-               "  --trial I      run only trial I of each configuration (reproduce a failure)\n"
-               "  --keep         keep the scratch directory\n"
-               "exit status: 0 every trial passed, 1 a failure or an error, 2 bad arguments\n");
-  return why ? 2 : 0;
-}
+const char kDescription[] =
+    "Random power cuts over TPC-C-like runs on SQLite through the pdl VFS; after each cut\n"
+    "(and, every other trial, a second cut during the recovery) the database must hold every\n"
+    "acknowledged commit and nothing half-done.";
+const char kExitStatus[] =
+    "An option given twice: the last one counts.\n"
+    "exit status: 0 every trial passed, 1 a failure or an error, 2 usage error.";
 
-bool parse(int argc, char** argv, Options* o, int* rc) {
-  for (int i = 1; i < argc; i++) {
-    const std::string a = argv[i];
-    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    auto number = [&](uint64_t* out) {
-      const char* v = value();
-      char* end = nullptr;
-      if (!v || !*v) return false;
-      *out = std::strtoull(v, &end, 10);
-      return *end == 0;
-    };
-    uint64_t n = 0;
-    if (a == "--help" || a == "-h") {
-      *rc = usage(nullptr);
-      return false;
-    } else if (a == "--cuts" && number(&n) && n > 0) {
-      o->cuts = n;
-    } else if (a == "--txns" && number(&n) && n > 0) {
-      o->txns = n;
-    } else if (a == "--seed" && number(&n)) {
-      o->seed = n;
-    } else if (a == "--trial" && number(&n)) {
-      o->only_trial = int64_t(n);
-    } else if (a == "--methods" && i + 1 < argc) {
-      o->methods = split_list(value());
-      for (const auto& m : o->methods)
-        if (m != "pdl" && m != "opu" && m != "ipu" && m != "ipl") {
-          *rc = usage(("unknown method " + m).c_str());
-          return false;
-        }
-    } else if (a == "--commit" && i + 1 < argc) {
-      o->commits = split_list(value());
-      for (const auto& c : o->commits)
-        if (c != "atomic" && c != "journal") {
-          *rc = usage(("unknown commit mode " + c).c_str());
-          return false;
-        }
-    } else if (a == "--journals" && i + 1 < argc) {
-      o->journals = split_list(value());
-      for (const auto& j : o->journals)
-        if (j != "delete" && j != "wal" && j != "truncate" && j != "persist" && j != "memory" &&
-            j != "off") {
-          *rc = usage(("unknown journal mode " + j).c_str());
-          return false;
-        }
-    } else if (a == "--factor" && i + 1 < argc) {
-      o->factor = std::atof(value());
-      if (!(o->factor > 0 && o->factor <= 1)) {
-        *rc = usage("--factor must be in (0, 1]");
-        return false;
-      }
-    } else if (a == "--chip" && i + 1 < argc) {
-      o->chip = value();
-    } else if (a == "--dir" && i + 1 < argc) {
-      o->dir = value();
-    } else if (a == "--keep") {
-      o->keep = true;
-    } else {
-      *rc = usage(("bad argument " + a).c_str());
-      return false;
-    }
-  }
-  if (o->methods.empty() || o->journals.empty() || o->commits.empty()) {
-    *rc = usage("no method, commit mode or journal mode");
-    return false;
-  }
-  return true;
+// -1: go on; otherwise the exit code (help printed, or why the arguments are refused).
+int parse(int argc, char** argv, Options* o) {
+  cli::CommandLine cl({"pdl-crash",
+                       {"[--cuts N] [--methods pdl,opu,ipu,ipl] [--commit atomic,journal]\n"
+                        "                 [--journals delete,wal,memory] [--txns N] [--seed S]\n"
+                        "                 [--factor F] [--chip SIZE] [--dir DIR] [--trial I] [--keep]"},
+                       kDescription, kExitStatus, cli::Repeats::kLastWins});
+  CLI::App& app = cl.app();
+  std::string methods, commits, journals;
+  app.add_option("--cuts", o->cuts, "cuts in all, over the configurations")
+      ->type_name("N")->check(cli::integer(1, UINT64_MAX))->capture_default_str();
+  app.add_option("--methods", methods, "page-update methods")
+      ->type_name("L")->check(cli::list_of({"pdl", "opu", "ipu", "ipl"}, "method"))
+      ->default_str("pdl,opu,ipu,ipl");
+  app.add_option("--commit", commits,
+                 "commit=atomic (PDL, OPU, IPL; IPU keeps its journal on flash)\n"
+                 "and/or commit=journal")
+      ->type_name("L")->check(cli::list_of({"atomic", "journal"}, "commit mode"))
+      ->default_str("atomic,journal");
+  app.add_option("--journals", journals,
+                 "delete, truncate, persist, wal; memory and off with\ncommit=atomic only")
+      ->type_name("L")
+      ->check(cli::list_of({"delete", "wal", "truncate", "persist", "memory", "off"},
+                           "journal mode"))
+      ->default_str("delete,wal,memory");
+  app.add_option("--txns", o->txns, "transactions per trial")
+      ->type_name("N")->check(cli::integer(1, UINT64_MAX))->capture_default_str();
+  app.add_option("--factor", o->factor, "TPC-C scale factor of the 1-warehouse database")
+      ->type_name("F")->check(cli::number(0, 1, true))->default_str("0.01");
+  app.add_option("--chip", o->chip, "emulated chip size")->type_name("SIZE")
+      ->capture_default_str();
+  app.add_option("--seed", o->seed, "seed of the workload, the cut points and the tears")
+      ->type_name("S")->check(cli::integer(0, UINT64_MAX))->capture_default_str();
+  app.add_option("--trial", o->only_trial,
+                 "run only trial I of each configuration (reproduce a failure)")
+      ->type_name("I")->check(cli::integer(0, INT64_MAX));
+  app.add_option("--dir", o->dir, "scratch root")->type_name("DIR")
+      ->default_str("/dev/shm, else /tmp");
+  app.add_flag("--keep", o->keep, "keep the scratch directory");
+  if (const int rc = cl.parse(argc, argv); rc >= 0) return rc;
+  if (!methods.empty()) o->methods = split_list(methods);
+  if (!commits.empty()) o->commits = split_list(commits);
+  if (!journals.empty()) o->journals = split_list(journals);
+  return -1;
 }
 
 // Whether `method` has an atomic commit (the others keep SQLite's journal on flash).
@@ -407,8 +368,7 @@ Status run_config(const Options& o, const Config& c, uint64_t trials, const std:
 
 static int run(int argc, char** argv) {
   Options o;
-  int rc = 0;
-  if (!parse(argc, argv, &o, &rc)) return rc;
+  if (const int rc = parse(argc, argv, &o); rc >= 0) return rc;
   if (vfs::register_vfs() != SQLITE_OK) {
     std::fprintf(stderr, "pdl-crash: cannot register the pdl VFS\n");
     return 1;
@@ -422,9 +382,8 @@ static int run(int argc, char** argv) {
   }
   const std::vector<Config> configs = configurations(o);
   if (configs.empty()) {
-    std::fprintf(stderr, "pdl-crash: journal modes memory and off: each promises nothing "
-                         "across a crash with commit=journal (add --commit atomic)\n");
-    return 2;
+    return cli::usage_error("pdl-crash", "journal modes memory and off: each promises nothing "
+                                         "across a crash with commit=journal (add --commit atomic)");
   }
   const uint64_t per = std::max<uint64_t>(1, (o.cuts + configs.size() - 1) / configs.size());
   std::printf("pdl-crash: %llu cuts (%llu per configuration), %llu TPC-C transactions "

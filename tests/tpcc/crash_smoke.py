@@ -60,12 +60,12 @@ def main():
         if p.returncode != 0 or "pdl-crash: 1 cuts" not in p.stdout:
             errors.append(f"--trial 1 {args}: exit {p.returncode} {p.stdout} {p.stderr[-500:]}")
 
-    for args, word in ((["--methods", "nope"], "unknown method nope"),
+    for args, word in ((["--methods", "nope"], "unknown method 'nope'"),
                        (["--journals", "memory", "--commit", "journal"], "promises nothing"),
-                       (["--journals", "fast"], "unknown journal mode fast"),
-                       (["--commit", "lazy"], "unknown commit mode lazy"),
-                       (["--cuts", "0"], "bad argument --cuts"),
-                       (["--factor", "2"], "--factor")):
+                       (["--journals", "fast"], "unknown journal mode 'fast'"),
+                       (["--commit", "lazy"], "unknown commit mode 'lazy'"),
+                       (["--cuts", "0"], "--cuts: expected an integer"),
+                       (["--factor", "2"], "--factor: expected a number in (0, 1], got '2'")):
         p = run([crash] + args)
         if p.returncode != 2 or word not in p.stderr:
             errors.append(f"{args}: exit {p.returncode}, stderr {p.stderr[:200]!r}")

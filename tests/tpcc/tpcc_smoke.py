@@ -151,8 +151,9 @@ def main():
         # 3. Errors.
         for args, code, words in [(["--methods", "pdl,xyz"], 2, "unknown method 'xyz'"),
                                   (["--journal-mode", "fast"], 2, "unknown mode 'fast'"),
-                                  (["--scale", "0"], 2, "--scale 0"),
-                                  (["--transactions", "-3"], 2, "--transactions -3"),
+                                  (["--scale", "0"], 2, "--scale: expected a number in [1e-06, 1], got '0'"),
+                                  (["--transactions", "-3"], 2,
+                                   "--transactions: expected an integer in [1, 1099511627776], got '-3'"),
                                   (["--chip-size", "1M", "--scale", "0.002", "--methods", "pdl",
                                     "--journal-mode", "delete", "--quiet"], 1, "too small")]:
             e = run([tpcc, "--work-dir", tmp] + args, env=dict(os.environ, PDL_VFS_QUIET="1"))
