@@ -191,7 +191,7 @@ Status UpdateBench::create(const Geometry& geometry, const StoreParams& params,
   PDL_TRY(g.validate());
   res.geo = g;
   res.params = params;
-  PDL_TRY(res.params.resolve(g));
+  PDL_TRY(resolve_store_params(&res.params, g));
   res.method = method_label(res.params, g.page_data);
   res.data_blocks = g.blocks - kSuperblockBlocks;
   Progress prog(cfg.progress, cfg.label.empty() ? res.method : cfg.label);

@@ -19,8 +19,7 @@
 // The Volume is opened read-only and mount writes nothing, so the image is never modified.
 // Exit 0 only if every check passed; 1 (each problem on stderr) otherwise, a mount that fails
 // on corrupt data included; 3 if IMAGE is missing or not an image; 4 if it is in use.
-#include "flash/ipl/ipl_sector.h"
-#include "flash/pdl/record.h"
+#include "flash/image/open_store.h"
 #include "flash/store/superblock.h"
 #include "tools/commands.h"
 #include "tools/image_open.h"
@@ -101,24 +100,19 @@ void check_pages(PageStore& store, Report* rep) {
   const bool in_page =
       store.params().method == Method::kIpu || store.params().method == Method::kIpl;
   const PageType base_type = in_page ? PageType::kIplData : PageType::kBase;
-  const uint32_t dpb = store.params().data_pages_per_block(g);
+  const std::unique_ptr<PageInspector> inspector = page_inspector(store.params(), g);
   std::vector<uint8_t> log_data(g.page_data);
   uint64_t live_logs = 0;
   for (Ppa p = Ppa(kSuperblockBlocks) * g.pages_per_block; p < pages; p++) {
-    if (in_page && p % g.pages_per_block >= dpb) {
+    if (inspector->is_log_page(p)) {
       if (Status st = nand.read(p, log_data, {}); !st.is_ok()) {
         problem(p, std::string(st.message()));
         continue;
       }
       uint32_t valid = 0, bad = 0;
-      for (uint32_t i = 0; i < g.page_data / kLogSector; i++) {
-        SectorHeader h;
-        std::span<const uint8_t> payload;
-        const SectorState ss = sector_decode(
-            std::span<const uint8_t>(log_data).subspan(size_t(i) * kLogSector, kLogSector), &h,
-            &payload);
-        valid += ss == SectorState::kValid;
-        bad += ss == SectorState::kCorrupt;
+      for (const LogSectorInfo& s : inspector->log_sectors(log_data)) {
+        valid += s.kind == LogSectorInfo::kLog || s.kind == LogSectorInfo::kUnmap;
+        bad += s.kind == LogSectorInfo::kTorn;
       }
       if (valid + bad == 0) {
         erased++;
@@ -170,13 +164,9 @@ void check_pages(PageStore& store, Report* rep) {
       problem(p, "live " + std::string(page_type_name(v.hdr.type)) +
                      " page fails its data CRC (stored bytes changed)");
     } else if (v.hdr.type == PageType::kDifferential) {
-      RecordReader rr(std::span<const uint8_t>(v.data).first(std::min<size_t>(v.hdr.aux,
-                                                                               v.data.size())));
-      RecordView r;
-      while (rr.next(&r)) {
-      }
-      if (!rr.status().is_ok())
-        problem(p, "differential records malformed: " + std::string(rr.status().message()));
+      std::vector<RecordInfo> records;
+      if (Status rs = inspector->differential_records(v.data, v.hdr, &records); !rs.is_ok())
+        problem(p, "differential records malformed: " + std::string(rs.message()));
       else
         live_ok++;
     } else {
@@ -263,7 +253,7 @@ int run_fsck(const Command& cmd, const Args& a) {
   {
     auto guard = vol.lock();
     PageStore& store = vol.store();
-    Nand& nand = store.nand();
+    Nand& nand = *img->nand;
     const MountReport& m = img->mount;
     rep.ok("image file", nand.geometry().describe());
     const std::string scan =
