@@ -139,7 +139,11 @@ Status Volume::reload_committed() {
 // mounted again on the same chip, it holds exactly that commit — what a rollback wants — and
 // takes changes again, once the host has room, without reopening the image.
 Status Volume::remount_store() {
-  if (!opts_.remount) return store_->halted();
+  if (!opts_.remount) {  // nothing to mount it with: the store stays halted
+    const Status halted = store_->halted();
+    return halted.is_ok() ? Status::error(Errc::kHostFull, "the store halted: no room on the host")
+                          : halted;
+  }
   std::unique_ptr<PageStore> fresh;
   PDL_TRY(opts_.remount(atomic_ ? CommitMode::kGroup : CommitMode::kPerPage, &fresh));
   fresh->set_wear_level(store_->params().wear_level);  // a run-time choice, not on flash
