@@ -69,7 +69,7 @@ Flash read_flash(pdl::Image& img) {
   const pdl::VolumeStats vs = img.volume->stats();
   auto lock = img.volume->lock();
   pdl::PageStore& st = img.volume->store();
-  const pdl::NandCounters& c = st.nand().counters();
+  const pdl::NandCounters& c = img.nand->counters();
   f.sim_us = double(c.sim_us);
   f.programs = double(c.programs);
   f.reads = double(c.page_reads + c.spare_reads);

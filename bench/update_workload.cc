@@ -86,8 +86,10 @@ Status load_store(PageStore& store, std::mt19937_64& rng) {
   return store.sync();
 }
 
-OpRunner::OpRunner(PageStore& store, const WorkloadConfig& cfg, std::mt19937_64& rng)
+OpRunner::OpRunner(PageStore& store, Nand& nand, const WorkloadConfig& cfg,
+                   std::mt19937_64& rng)
     : store_(store),
+      nand_(nand),
       cfg_(cfg),
       rng_(rng),
       changer_(store.page_size(), cfg.changed_pct, cfg.change_run),
@@ -100,7 +102,7 @@ void OpRunner::set_update_pct(double pct) {
 }
 
 Status OpRunner::run_one(OpCost* cost) {
-  Nand& nand = store_.nand();
+  Nand& nand = nand_;
   const Lpn lpn = pick_(rng_);
   const bool update = is_update_(rng_);
   const NandCounters c0 = nand.counters();
@@ -178,7 +180,7 @@ Status UpdateBench::create(const Geometry& geometry, const StoreParams& params,
   PDL_TRY(g.validate());
   res.geo = g;
   res.params = params;
-  PDL_TRY(res.params.resolve(g));
+  PDL_TRY(resolve_store_params(&res.params, g));
   res.method = method_label(res.params, g.page_data);
   res.data_blocks = g.blocks - kSuperblockBlocks;
   Progress prog(cfg.progress, cfg.label.empty() ? res.method : cfg.label);
@@ -192,7 +194,7 @@ Status UpdateBench::create(const Geometry& geometry, const StoreParams& params,
   res.params = store.params();
   res.logical_pages = store.logical_pages();
   b->rng_.seed(cfg.seed);
-  b->runner_ = std::make_unique<OpRunner>(store, b->cfg_, b->rng_);
+  b->runner_ = std::make_unique<OpRunner>(store, nand, b->cfg_, b->rng_);
   OpRunner& runner = *b->runner_;
   runner.set_update_pct(100);
   res.bytes_per_change =

@@ -112,14 +112,16 @@ struct OpCost {
 };
 
 // One operation (update with probability update_pct/100, else read-only) on a random lpn.
+// `nand` is the chip under `store`, whose counters give each operation's cost.
 class OpRunner {
  public:
-  OpRunner(PageStore& store, const WorkloadConfig& cfg, std::mt19937_64& rng);
+  OpRunner(PageStore& store, Nand& nand, const WorkloadConfig& cfg, std::mt19937_64& rng);
   Status run_one(OpCost* cost);
   void set_update_pct(double pct);
 
  private:
   PageStore& store_;
+  Nand& nand_;
   const WorkloadConfig& cfg_;
   std::mt19937_64& rng_;
   PageChanger changer_;

@@ -27,7 +27,7 @@ std::string config_text(Image& img, bool read_only) {
   const VolumeLayout L = vol.layout();
   auto guard = vol.lock();
   PageStore& store = vol.store();
-  const Geometry& g = store.nand().geometry();
+  const Geometry& g = img.nand->geometry();
   const StoreParams& sp = store.params();
   std::string s;
   line(&s, "method", method_name(sp.method));
@@ -59,7 +59,7 @@ std::string blocks_text(Image& img) {
   Volume& vol = *img.volume;
   auto guard = vol.lock();
   PageStore& store = vol.store();
-  const uint32_t blocks = store.nand().geometry().blocks;
+  const uint32_t blocks = img.nand->geometry().blocks;
   std::string s = "# block state valid_pages erase_count\n";
   s.reserve(s.size() + size_t(blocks) * 20);
   for (uint32_t b = 0; b < blocks; b++) {

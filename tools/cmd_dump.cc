@@ -10,8 +10,7 @@
 // erased pages are shown as one line. Reads the image only (image_open.h).
 #include <map>
 
-#include "flash/pdl/record.h"
-#include "flash/ipl/ipl_sector.h"
+#include "flash/image/open_store.h"
 #include "tools/commands.h"
 #include "tools/image_open.h"
 #include "tools/page_view.h"
@@ -41,7 +40,7 @@ int dump_lpn(const Command& cmd, Image& img, Lpn lpn) {
   const std::string role = role_of(vol, names, lpn);
   auto guard = vol.lock();
   PageStore& store = vol.store();
-  Nand& nand = store.nand();
+  Nand& nand = *img.nand;
   const uint32_t ppb = nand.geometry().pages_per_block;
   const LpnLocation loc = store.locate(lpn);
   std::printf("lpn %u: %s\n", lpn, role.c_str());
@@ -71,29 +70,28 @@ int dump_lpn(const Command& cmd, Image& img, Lpn lpn) {
               loc.diff_in_buffer ? " (superseded by the buffered one)" : "");
   std::printf("    spare        %s\n", describe_page(v).c_str());
   if (v.state != SpareState::kValid || v.hdr.type != PageType::kDifferential) return kExitOk;
-  RecordReader rr(std::span<const uint8_t>(v.data).first(std::min<size_t>(v.hdr.aux,
-                                                                           v.data.size())));
-  RecordView r;
+  std::vector<RecordInfo> records;
+  const Status decoded =
+      page_inspector(store.params(), nand.geometry())->differential_records(v.data, v.hdr,
+                                                                            &records);
   bool found = false;
-  while (rr.next(&r)) {
+  for (const RecordInfo& r : records) {
     if (r.lpn != lpn) continue;
-    size_t runs = 0;
-    for (size_t at = 0; at + kRunHeaderBytes <= r.runs.size(); runs++)
-      at += kRunHeaderBytes + (size_t(r.runs[at + 2]) | size_t(r.runs[at + 3]) << 8);
     std::printf("    record       seq %llu, %zu bytes (%zu header + %zu of runs), %s\n",
-                (unsigned long long)r.seq, r.size(), kRecordHeader, r.runs.size(),
-                r.tombstone ? "tombstone" : strf("%zu run%s", runs, runs == 1 ? "" : "s").c_str());
+                (unsigned long long)r.seq, r.bytes, r.header_bytes, r.bytes - r.header_bytes,
+                r.tombstone ? "tombstone"
+                            : strf("%zu run%s", r.runs, r.runs == 1 ? "" : "s").c_str());
     found = true;
   }
-  if (!rr.status().is_ok())
-    std::printf("    records      malformed: %s\n", std::string(rr.status().message()).c_str());
+  if (!decoded.is_ok())
+    std::printf("    records      malformed: %s\n", std::string(decoded.message()).c_str());
   else if (!found)
     std::printf("    record       NOT FOUND in the page\n");
   return kExitOk;
 }
 
-// One line per 512-byte log sector of an IPL log page (flash/ipl/ipl_sector.h).
-Status dump_log_page(Nand& nand, Ppa ppa, uint32_t p, uint32_t dpb) {
+// One line per log sector of a log page (IPL: PageInspector::log_sectors).
+Status dump_log_page(Nand& nand, const PageInspector& inspector, Ppa ppa, uint32_t p) {
   std::vector<uint8_t> data(nand.geometry().page_data);
   PDL_TRY(nand.read(ppa, data, {}));
   if (all_ff(data)) {
@@ -101,29 +99,26 @@ Status dump_log_page(Nand& nand, Ppa ppa, uint32_t p, uint32_t dpb) {
     return Status::ok();
   }
   std::printf("  %4u %8u  log page\n", p, ppa);
-  for (uint32_t i = 0; i < data.size() / kLogSector; i++) {
-    SectorHeader h;
-    std::span<const uint8_t> payload;
-    const auto sector = std::span<const uint8_t>(data).subspan(size_t(i) * kLogSector, kLogSector);
-    switch (sector_decode(sector, &h, &payload)) {
-      case SectorState::kErased:
+  const std::vector<LogSectorInfo> sectors = inspector.log_sectors(data);
+  for (uint32_t i = 0; i < sectors.size(); i++) {
+    const LogSectorInfo& s = sectors[i];
+    switch (s.kind) {
+      case LogSectorInfo::kErased:
         std::printf("         sector %u: erased\n", i);
         break;
-      case SectorState::kCorrupt:
+      case LogSectorInfo::kTorn:
         std::printf("         sector %u: torn (fails its CRC, magic or bounds)\n", i);
         break;
-      case SectorState::kValid:
-        if (h.flags & kSectorUnmap) {
-          std::printf("         sector %u: unmap (trims), logical block %u, seq %llu, %u/%u,"
-                      " slots", i, h.lbn, (unsigned long long)h.seq, h.idx + 1, h.count);
-          for (uint32_t sl = 0; sl < dpb; sl++)
-            if (unmap_has(payload, sl)) std::printf(" %u", sl);
-          std::printf("\n");
-        } else {
-          std::printf("         sector %u: log of lpn %u (slot %u), seq %llu, %u/%u, %u bytes%s\n",
-                      i, h.lbn * dpb + h.slot, h.slot, (unsigned long long)h.seq, h.idx + 1,
-                      h.count, h.len, h.flags & kSectorReset ? ", reset" : "");
-        }
+      case LogSectorInfo::kUnmap:
+        std::printf("         sector %u: unmap (trims), logical block %u, seq %llu, %u/%u,"
+                    " slots", i, s.lbn, (unsigned long long)s.seq, s.index + 1, s.count);
+        for (uint32_t sl : s.unmapped_slots) std::printf(" %u", sl);
+        std::printf("\n");
+        break;
+      case LogSectorInfo::kLog:
+        std::printf("         sector %u: log of lpn %u (slot %u), seq %llu, %u/%u, %u bytes%s\n",
+                    i, s.lpn, s.slot, (unsigned long long)s.seq, s.index + 1, s.count,
+                    s.payload_bytes, s.reset ? ", reset" : "");
         break;
     }
   }
@@ -133,7 +128,7 @@ Status dump_log_page(Nand& nand, Ppa ppa, uint32_t p, uint32_t dpb) {
 int dump_block(const Command& cmd, Image& img, uint32_t block) {
   auto guard = img.volume->lock();
   PageStore& store = img.volume->store();
-  Nand& nand = store.nand();
+  Nand& nand = *img.nand;
   const Geometry& g = nand.geometry();
   const uint32_t ppb = g.pages_per_block;
   const BlockInfo bi = store.block_info(block);
@@ -152,11 +147,10 @@ int dump_block(const Command& cmd, Image& img, uint32_t block) {
   std::printf("  %4s %8s  %-12s %10s %10s  %-8s %-9s %s\n", "page", "ppa", "type", "lpn/recs",
               "seq", "data crc", "obsolete", "store");
   PageView v;
-  const bool ipl = store.params().method == Method::kIpl && block >= kSuperblockBlocks;
-  const uint32_t dpb = store.params().data_pages_per_block(g);
+  const std::unique_ptr<PageInspector> inspector = page_inspector(store.params(), g);
   for (uint32_t p = 0; p < ppb; p++) {
-    if (ipl && p >= dpb) {  // an IPL log page: its sectors, not its (erased) spare
-      if (Status st = dump_log_page(nand, first + p, p, dpb); !st.is_ok())
+    if (inspector->is_log_page(first + p)) {  // its sectors, not its (erased) spare
+      if (Status st = dump_log_page(nand, *inspector, first + p, p); !st.is_ok())
         return fail_status(cmd, st);
       continue;
     }
@@ -214,7 +208,7 @@ int dump_file(const Command& cmd, Image& img, const std::string& name) {
   if (st = vol.chunk_lpns(name, &lpns); !st.is_ok()) return fail_status(cmd, st);
   auto guard = vol.lock();
   PageStore& store = vol.store();
-  const uint32_t ppb = store.nand().geometry().pages_per_block;
+  const uint32_t ppb = img.nand->geometry().pages_per_block;
   std::printf("file \"%s\" (id %u): %llu bytes, %s, %u of %zu chunks mapped\n", name.c_str(),
               fi.id, (unsigned long long)fi.size, kind_name(fi.kind), fi.chunks_mapped,
               lpns.size());
@@ -254,7 +248,7 @@ int run_dump(const Command& cmd, const Args& a) {
   {
     auto guard = img->volume->lock();
     PageStore& store = img->volume->store();
-    limit = by_lpn ? store.logical_pages() : store.nand().geometry().blocks;
+    limit = by_lpn ? store.logical_pages() : img->nand->geometry().blocks;
   }
   if (n >= limit)
     return usage_error(cmd, strf("%s %llu out of range: the image has %llu %s",

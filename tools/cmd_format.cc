@@ -9,6 +9,7 @@
 #include "flash/device/emulated_nand.h"
 #include "flash/device/mtd_nand.h"
 #include "flash/image/image.h"
+#include "flash/image/open_store.h"
 #include "flash/volume/volume_format.h"
 #include "tools/commands.h"
 
@@ -51,7 +52,8 @@ int run_format(const Command& cmd, const Args& a) {
   const Geometry g = params.geometry();
   if (Status st = g.validate(); !st.is_ok()) return usage_error(cmd, std::string(st.message()));
   StoreParams sp = params.store_params();
-  if (Status st = sp.resolve(g); !st.is_ok()) return usage_error(cmd, std::string(st.message()));
+  if (Status st = resolve_store_params(&sp, g); !st.is_ok())
+    return usage_error(cmd, std::string(st.message()));
   VolumeLayout layout;
   if (Status st = VolumeLayout::plan(sp.logical_pages, g.page_data, params.max_files.value_or(0),
                                      &layout);

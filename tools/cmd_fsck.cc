@@ -19,8 +19,7 @@
 // The Volume is opened read-only and mount writes nothing, so the image is never modified.
 // Exit 0 only if every check passed; 1 (each problem on stderr) otherwise, a mount that fails
 // on corrupt data included; 3 if IMAGE is missing or not an image; 4 if it is in use.
-#include "flash/ipl/ipl_sector.h"
-#include "flash/pdl/record.h"
+#include "flash/image/open_store.h"
 #include "flash/store/superblock.h"
 #include "tools/commands.h"
 #include "tools/image_open.h"
@@ -79,11 +78,11 @@ void check_superblocks(Nand& nand, const StoreParams& sp, Report* rep) {
 //   report      one line: the counts, and the first problem.
 class PageCheck {
  public:
-  explicit PageCheck(PageStore& store)
-      : store_(store), nand_(store.nand()), g_(nand_.geometry()), pages_(g_.total_pages()),
+  PageCheck(PageStore& store, Nand& nand)
+      : store_(store), nand_(nand), g_(nand_.geometry()), pages_(g_.total_pages()),
         in_page_(pdl::in_page(store.params().method)),
         base_type_(in_page_ ? PageType::kIplData : PageType::kBase),
-        dpb_(store.params().data_pages_per_block(g_)), log_data_(g_.page_data) {}
+        inspector_(page_inspector(store.params(), g_)), log_data_(g_.page_data) {}
 
   void find_live() {
     base_of_.assign(pages_, kNoPpa);
@@ -101,7 +100,7 @@ class PageCheck {
 
   void check_all() {
     for (Ppa p = Ppa(kSuperblockBlocks) * g_.pages_per_block; p < pages_; p++) {
-      if (in_page_ && p % g_.pages_per_block >= dpb_) check_log_page(p);
+      if (inspector_->is_log_page(p)) check_log_page(p);
       else check_page(p);
     }
   }
@@ -138,14 +137,9 @@ class PageCheck {
       return;
     }
     uint32_t valid = 0, bad = 0;
-    for (uint32_t i = 0; i < g_.page_data / kLogSector; i++) {
-      SectorHeader h;
-      std::span<const uint8_t> payload;
-      const SectorState ss = sector_decode(
-          std::span<const uint8_t>(log_data_).subspan(size_t(i) * kLogSector, kLogSector), &h,
-          &payload);
-      valid += ss == SectorState::kValid;
-      bad += ss == SectorState::kCorrupt;
+    for (const LogSectorInfo& s : inspector_->log_sectors(log_data_)) {
+      valid += s.kind == LogSectorInfo::kLog || s.kind == LogSectorInfo::kUnmap;
+      bad += s.kind == LogSectorInfo::kTorn;
     }
     if (valid + bad == 0) {
       erased_++;
@@ -198,13 +192,9 @@ class PageCheck {
       problem(p, "live " + std::string(page_type_name(v_.hdr.type)) +
                      " page fails its data CRC (stored bytes changed)");
     } else if (v_.hdr.type == PageType::kDifferential) {
-      RecordReader rr(std::span<const uint8_t>(v_.data).first(std::min<size_t>(v_.hdr.aux,
-                                                                                v_.data.size())));
-      RecordView r;
-      while (rr.next(&r)) {
-      }
-      if (!rr.status().is_ok())
-        problem(p, "differential records malformed: " + std::string(rr.status().message()));
+      std::vector<RecordInfo> records;
+      if (Status rs = inspector_->differential_records(v_.data, v_.hdr, &records); !rs.is_ok())
+        problem(p, "differential records malformed: " + std::string(rs.message()));
       else
         live_ok_++;
     } else {
@@ -218,7 +208,7 @@ class PageCheck {
   const uint64_t pages_;
   const bool in_page_;
   const PageType base_type_;
-  const uint32_t dpb_;
+  const std::unique_ptr<PageInspector> inspector_;
   std::vector<uint8_t> log_data_;
   PageView v_;
   // find_live: per page, the lpn whose current base page it is (kNoPpa: none), and whether
@@ -233,8 +223,8 @@ class PageCheck {
   uint64_t problems_ = 0;
 };
 
-void check_pages(PageStore& store, Report* rep) {
-  PageCheck check(store);
+void check_pages(PageStore& store, Nand& nand, Report* rep) {
+  PageCheck check(store, nand);
   check.find_live();
   check.check_all();
   check.report(rep);
@@ -243,8 +233,7 @@ void check_pages(PageStore& store, Report* rep) {
 // Blocks marked bad are skipped by mount. One holding a valid page newer than what its lpn
 // maps to (or than the lpn's differential) had data in service when it was marked — a marker
 // that changed on the media, not a retired block (whose live pages GC moved, keeping their seq).
-void check_bad_blocks(PageStore& store, Report* rep) {
-  Nand& nand = store.nand();
+void check_bad_blocks(PageStore& store, Nand& nand, Report* rep) {
   const Geometry& g = nand.geometry();
   const bool in_page = pdl::in_page(store.params().method);
   const PageType base_type = in_page ? PageType::kIplData : PageType::kBase;
@@ -302,7 +291,7 @@ int run_fsck(const Command& cmd, const Args& a) {
   {
     auto guard = vol.lock();
     PageStore& store = vol.store();
-    Nand& nand = store.nand();
+    Nand& nand = *img->nand;
     const MountReport& m = img->mount;
     rep.ok("image file", nand.geometry().describe());
     const std::string scan =
@@ -334,8 +323,8 @@ int run_fsck(const Command& cmd, const Args& a) {
                                   nand.geometry().blocks - kSuperblockBlocks));
     else
       rep.problem("store tables", std::string(st.message()));
-    check_pages(store, &rep);
-    check_bad_blocks(store, &rep);
+    check_pages(store, nand, &rep);
+    check_bad_blocks(store, nand, &rep);
   }
   uint64_t chunks = 0;
   for (const FileInfo& f : files) chunks += f.chunks_mapped;

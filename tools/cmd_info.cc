@@ -10,6 +10,7 @@
 
 #include "flash/common/json.h"
 #include "flash/store/superblock.h"
+#include "flash/image/open_store.h"
 #include "flash/image/stats_json.h"
 #include "tools/commands.h"
 #include "tools/image_open.h"
@@ -57,12 +58,12 @@ Status gather(Image& img, InfoData* d) {
   d->free_lpns = vol.stats().free_lpns;
   auto guard = vol.lock();
   PageStore& store = vol.store();
-  Nand& nand = store.nand();
+  Nand& nand = *img.nand;
   d->geo = nand.geometry();
   d->sp = store.params();
   d->free_blocks = store.free_blocks();
   nand.set_counting(false);  // the superblock read is ours, not the image's work
-  const Status st = read_superblock(nand, &d->sb);
+  const Status st = read_superblock(nand, resolve_store_params, &d->sb);
   nand.set_counting(true);
   PDL_TRY(st);
   for (Lpn l = 0; l < store.logical_pages(); l++) d->mapped += store.is_mapped(l);
@@ -100,7 +101,7 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
   std::printf("image        %s\n", path.c_str());
   std::printf("geometry     %s, NOP %u%s\n", g.describe().c_str(), g.partial_programs,
               g.erase_limit ? strf(", erase limit %u", g.erase_limit).c_str() : "");
-  const std::string device = img.volume->store().nand().device();
+  const std::string device = img.nand->device();
   std::printf("device       %s\n", device.c_str());
   if (device == "emulated")
     std::printf("timing       read %u us, program %u us, erase %u us (simulated)\n", g.read_us,

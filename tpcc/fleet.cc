@@ -13,6 +13,7 @@
 
 #include "flash/device/emulated_nand.h"
 #include "flash/image/image_params.h"
+#include "flash/image/open_store.h"
 #include "vfs/pdl_vfs.h"
 
 namespace pdl::tpcc {
@@ -36,11 +37,11 @@ struct Fleet::Member {
   }
   uint64_t sim_us() const {
     auto lock = image->volume->lock();
-    return image->volume->store().nand().counters().sim_us;
+    return image->nand->counters().sim_us;
   }
   uint64_t erases() const {
     auto lock = image->volume->lock();
-    return image->volume->store().nand().counters().erases;
+    return image->nand->counters().erases;
   }
 };
 
@@ -108,7 +109,7 @@ uint64_t auto_chip_bytes(uint64_t db_bytes, uint64_t growth_bytes, uint32_t page
       p.page = page;
       p.size = chip;
       StoreParams sp = p.store_params();
-      if (!sp.resolve(p.geometry()).is_ok() ||
+      if (!resolve_store_params(&sp, p.geometry()).is_ok() ||
           double(sp.logical_pages) * page * 0.85 < double(need)) {
         fits = false;
         break;

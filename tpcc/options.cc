@@ -10,6 +10,7 @@
 #include "flash/common/output_file.h"
 #include "flash/common/split.h"
 #include "flash/image/image_params.h"
+#include "flash/image/open_store.h"
 #include "flash/volume/volume_format.h"
 
 namespace pdl::tpcc {
@@ -42,7 +43,7 @@ std::string check_chip(const Options& o) {
     const Geometry g = p.geometry();
     if (st.is_ok()) st = g.validate();
     StoreParams sp = p.store_params();
-    if (st.is_ok()) st = sp.resolve(g);
+    if (st.is_ok()) st = resolve_store_params(&sp, g);
     VolumeLayout layout;
     if (st.is_ok()) st = VolumeLayout::plan(sp.logical_pages, g.page_data, 0, &layout);
     if (!st.is_ok()) return shown + " (" + m.key + "): " + std::string(st.message());

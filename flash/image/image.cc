@@ -103,9 +103,12 @@ CommitMode commit_mode(const ImageParams& p) {
   return p.atomic_commit.value_or(true) ? CommitMode::kGroup : CommitMode::kPerPage;
 }
 
-VolumeOptions volume_options(const ImageParams& p, bool read_only) {
+VolumeOptions volume_options(const ImageParams& p, Nand& nand, bool read_only) {
   VolumeOptions o;
   o.read_only = read_only;
+  o.remount = [&nand](CommitMode mode, std::unique_ptr<PageStore>* out) {
+    return mount_store(nand, out, nullptr, mode);
+  };
   if (p.cache_chunks) o.cache_chunks = *p.cache_chunks;
   if (p.logical_clock) o.logical_clock = *p.logical_clock;
   return o;
@@ -116,7 +119,8 @@ static Status create_new(const std::string& path, const ImageParams& params,
   const Geometry g = params.geometry();
   PDL_TRY(g.validate());
   StoreParams sp = params.store_params();
-  PDL_TRY(sp.resolve(g));  // before creating the file: a bad parameter leaves no file behind
+  // Before creating the file: a bad parameter leaves no file behind.
+  PDL_TRY(resolve_store_params(&sp, g));
   auto img = std::make_unique<Image>();
   img->path = path;
   img->created = true;
@@ -198,7 +202,7 @@ Status mount_image(Image& img, const ImageParams& params, bool read_only) {
   if (params.wear_level) store->set_wear_level(*params.wear_level);
   Status s = read_only ? Status::ok() : upgrade_store(nand, *store);
   if (s.is_ok() && !store->legacy_format()) s = store->set_commit_mode(commit_mode(params));
-  if (s.is_ok()) s = Volume::open(std::move(store), volume_options(params, read_only), &vol);
+  if (s.is_ok()) s = Volume::open(std::move(store), volume_options(params, nand, read_only), &vol);
   if ((s.is(Errc::kFull) || s.is(Errc::kHostFull)) && !read_only) {
     // No room for the mount's clean-up (a chip at the end of its life, or one filled up to a
     // write that failed): mounted again, from what is on flash as after a crash, without the
@@ -206,7 +210,7 @@ Status mount_image(Image& img, const ImageParams& params, bool read_only) {
     PDL_TRY(mount_store(nand, &store, &img.mount));
     if (params.wear_level) store->set_wear_level(*params.wear_level);
     if (!store->legacy_format()) PDL_TRY(store->set_commit_mode(commit_mode(params)));
-    VolumeOptions o = volume_options(params, true);
+    VolumeOptions o = volume_options(params, nand, true);
     o.read_only_why = (s.is(Errc::kFull) ? "the chip is full (" : "no room on the host (") +
                       std::string(s.message()) + ")";
     s = Volume::open(std::move(store), o, &vol);
@@ -221,7 +225,7 @@ Status format_volume(Image& img, const ImageParams& params, const std::string& m
   std::unique_ptr<PageStore> store;
   PDL_TRY(format_store(*img.nand, params.store_params(), &store, commit_mode(params)));
   return Volume::format(std::move(store), params.max_files.value_or(0), main_name,
-                        volume_options(params, false), &img.volume);
+                        volume_options(params, *img.nand, false), &img.volume);
 }
 
 // kExists naming what the pdl image at `path` holds (files, method, size) if it holds any

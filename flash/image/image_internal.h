@@ -11,7 +11,7 @@ namespace pdl {
 
 // kBusy "image PATH is in use by pid N (comm)".
 Status busy(const std::string& path);
-VolumeOptions volume_options(const ImageParams& p, bool read_only);
+VolumeOptions volume_options(const ImageParams& p, Nand& nand, bool read_only);
 // How the image's store commits: atomic groups unless commit=journal (ImageParams).
 CommitMode commit_mode(const ImageParams& p);
 // Mount img.nand's store and open its Volume into img (read-only if asked, or if the mount's

@@ -1,15 +1,19 @@
-// open_store.cc — format_store / mount_store: the superblock decides which method runs.
+// open_store.cc — resolve_store_params / format_store / mount_store: the method decides which
+// engine runs (for a mount, the superblock's).
 //
 // Format order makes a cut format harmless: the old superblock copies are erased first (the
 // chip is then "not formatted"), then every data block, and the new superblock is programmed
 // last. A chip is a store only once its superblock is complete.
+// page_inspector picks the engine's PageInspector the same way.
 // upgrade_store brings a PDL, OPU or IPL store of superblock format 1 (no commit records) to
 // format 2 (an IPL store without room for a commit log stays format 1).
 #include <ctime>
 #include <random>
 
 #include "flash/image/open_store.h"
+#include "flash/ipl/ipl_page_inspector.h"
 #include "flash/ipl/ipl_store.h"
+#include "flash/pdl/pdl_page_inspector.h"
 #include "flash/pdl/pdl_store.h"
 #include "flash/store/page_store.h"
 #include "flash/store/superblock.h"
@@ -17,11 +21,18 @@
 
 namespace pdl {
 
+Status resolve_store_params(StoreParams* params, const Geometry& g) {
+  PDL_TRY(params->check_method());
+  if (params->method == Method::kIpu || params->method == Method::kIpl)
+    return IplStore::resolve_params(params, g);
+  return PdlStore::resolve_params(params, g);
+}
+
 Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
                     CommitMode mode) {
   Superblock sb;
   sb.params = params;
-  PDL_TRY(sb.params.resolve(nand.geometry()));
+  PDL_TRY(resolve_store_params(&sb.params, nand.geometry()));
   sb.version = superblock_version_for(sb.params.method);
   std::random_device rd;
   for (auto& b : sb.uuid) b = uint8_t(rd());
@@ -47,7 +58,7 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
 Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report,
                    CommitMode mode) {
   Superblock sb;
-  PDL_TRY(read_superblock(nand, &sb));
+  PDL_TRY(read_superblock(nand, resolve_store_params, &sb));
   switch (sb.params.method) {
     case Method::kPdl:
     case Method::kOpu:
@@ -70,6 +81,12 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
   return Status::error(Errc::kUnsupported, "unknown page-update method in superblock");
 }
 
+std::unique_ptr<PageInspector> page_inspector(const StoreParams& params, const Geometry& g) {
+  if (params.method == Method::kIpu || params.method == Method::kIpl)
+    return std::make_unique<IplPageInspector>(params, g);
+  return std::make_unique<PdlPageInspector>();
+}
+
 Status upgrade_store(Nand& nand, PageStore& store) {
   if (!store.legacy_format()) return Status::ok();
   // First a commit record covering every page on flash (format 1 counted them all), then the
@@ -77,7 +94,7 @@ Status upgrade_store(Nand& nand, PageStore& store) {
   PDL_TRY(store.upgrade_format());
   if (store.legacy_format()) return Status::ok();  // IPU, or an IPL store with no room
   Superblock sb;
-  PDL_TRY(read_superblock(nand, &sb));
+  PDL_TRY(read_superblock(nand, resolve_store_params, &sb));
   sb.version = kSuperblockAtomic;
   return rewrite_superblock(nand, sb);
 }

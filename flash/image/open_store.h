@@ -6,9 +6,15 @@
 #include <memory>
 
 #include "flash/device/nand.h"
+#include "flash/store/page_inspector.h"
 #include "flash/store/page_store.h"
 
 namespace pdl {
+
+// Fill the defaults of `params` for `g` and check their ranges: the checks every method shares,
+// then its engine's (PdlStore::resolve_params, IplStore::resolve_params). Messages name the
+// parameter ("max_diff: ..."). A ParamsResolver (store_params.h).
+Status resolve_store_params(StoreParams* params, const Geometry& g);
 
 // Write a superblock for `params` and return an empty store. Destroys what the chip held.
 Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
@@ -18,6 +24,10 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
 // set_commit_mode(kGroup).
 Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report = nullptr,
                    CommitMode mode = CommitMode::kPerPage);
+// The inspector of the engine that runs `params` (resolved for `g`): decodes its pages' data
+// areas for tools (page_inspector.h).
+std::unique_ptr<PageInspector> page_inspector(const StoreParams& params, const Geometry& g);
+
 // A store mounted from an older format (legacy_format()) brought up to date, superblock
 // included; nothing for a current one. For writable opens only.
 Status upgrade_store(Nand& nand, PageStore& store);

@@ -87,6 +87,9 @@ namespace pdl {
 
 class IplStore final : public StoreBase {
  public:
+  // Fill the defaults of IPU or IPL parameters for `g` and check their ranges (ipl_params.cc).
+  // REQUIRES: params->check_method() passed, method ipu or ipl.
+  static Status resolve_params(StoreParams* params, const Geometry& g);
   // REQUIRES: params resolved for nand's geometry, method ipu or ipl.
   static Status format(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out);
   // `legacy`: superblock format 1 (no commit records: every page counts).

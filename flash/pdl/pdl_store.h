@@ -82,6 +82,9 @@ namespace pdl {
 
 class PdlStore final : public StoreBase {
  public:
+  // Fill the defaults of PDL or OPU parameters for `g` and check their ranges (pdl_params.cc).
+  // REQUIRES: params->check_method() passed, method pdl or opu.
+  static Status resolve_params(StoreParams* params, const Geometry& g);
   // REQUIRES: params resolved for nand's geometry; the superblock is handled by the caller.
   static Status format(Nand& nand, const StoreParams& params, CommitMode mode,
                        std::unique_ptr<PageStore>* out);

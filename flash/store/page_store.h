@@ -231,6 +231,11 @@ class PageStore {
   // Install the lpn -> class map used by costs(); default: every lpn is class 0.
   virtual void set_classifier(LpnClassifier classifier) = 0;
   virtual void reset_stats() = 0;
+  // Restart every count: the Nand's counters (operations, simulated time), then reset_stats().
+  void reset_counters() {
+    nand().reset_counters();
+    reset_stats();
+  }
   // Read lpn like read(), but invisibly: no store stats, no Nand counters, no simulated time.
   // For instrumentation only (the Volume's "bytes actually changed" figure).
   virtual Status peek(Lpn lpn, std::span<uint8_t> page) = 0;

@@ -55,13 +55,15 @@ struct StoreParams {
   uint32_t wear_level = kWearLevelDefault;
   static constexpr uint32_t kWearLevelDefault = 1024;
 
-  // Fill defaults for `g` and check ranges; messages name the parameter.
-  Status resolve(const Geometry& g);
+  // The checks every method shares: a known method and obsolete mode. The engine of the
+  // method fills the other defaults for a geometry and checks their ranges
+  // (PdlStore::resolve_params, IplStore::resolve_params); resolve_store_params
+  // (flash/image/open_store.h) runs both. Messages name the parameter.
+  Status check_method() const;
   std::string describe() const;  // "pdl max_diff=256 obsolete=spare"
-  Status resolve_in_page(const Geometry& g, uint32_t data_blocks);  // IPU, IPL part of resolve
 
-  // Derived, for IPU/IPL (valid after resolve()): pages of each erase block holding log
-  // sectors, and data pages per block (the logical pages one block serves).
+  // Derived, for IPU/IPL (valid after resolve_store_params): pages of each erase block
+  // holding log sectors, and data pages per block (the logical pages one block serves).
   uint32_t log_pages(const Geometry& g) const {
     return (log_region + g.page_data - 1) / g.page_data;
   }
@@ -78,6 +80,11 @@ const char* obsolete_name(ObsoleteMode m);
 // Parse "pdl"/"opu"/"ipu"/"ipl" and "spare"/"memory"; false if unknown.
 bool parse_method(const std::string& s, Method* m);
 bool parse_obsolete(const std::string& s, ObsoleteMode* m);
+
+// Fills the defaults of `params` for geometry `g` and checks their ranges (every method's rules:
+// resolve_store_params in the image layer, which knows the engines). Handed to the store layer
+// where it checks parameters read from flash (read_superblock).
+using ParamsResolver = Status (*)(StoreParams* params, const Geometry& g);
 
 // Blocks at the start of the chip that hold the two superblock copies.
 inline constexpr uint32_t kSuperblockBlocks = 2;

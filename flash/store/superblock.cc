@@ -46,7 +46,8 @@ Status bad_field(const char* name, uint64_t value, const std::string& why) {
 
 // Every field is checked against the device's geometry and the method's rules (resolve), so a
 // superblock whose CRC holds but whose values do not is refused naming the first bad field.
-Status decode(std::span<const uint8_t> d, const Geometry& g, Superblock* sb) {
+Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver resolve,
+              Superblock* sb) {
   const uint8_t* p = d.data();
   if (std::memcmp(p, kMagic, 8) != 0)
     return Status::error(Errc::kCorrupt, "no pdl superblock (not a formatted pdl store)");
@@ -90,18 +91,18 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, Superblock* sb) {
   sb->params.log_region = le::get32(p + 68);
   std::memcpy(sb->uuid.data(), p + 44, 16);
   sb->format_time = le::get64(p + 60);
-  // resolve() fills defaults for zero fields and checks ranges; a stored field is final, so
+  // resolve fills defaults for zero fields and checks ranges; a stored field is final, so
   // one it would refuse or change is invalid.
   const struct {
     const char* name;
-    const char* prefix;  // how resolve()'s messages name it
+    const char* prefix;  // how resolve's messages name it
     uint32_t StoreParams::*field;
   } fields[] = {{"max_differential", "max_diff:", &StoreParams::max_differential},
                 {"logical_pages", "logical_pages:", &StoreParams::logical_pages},
                 {"gc_reserve_blocks", "gc_reserve:", &StoreParams::gc_reserve_blocks},
                 {"log_region", "log_region:", &StoreParams::log_region}};
   StoreParams check = sb->params;
-  const Status st = check.resolve(g);
+  const Status st = resolve(&check, g);
   if (!st.is_ok()) {
     const std::string why(st.message());
     for (const auto& f : fields)
@@ -213,7 +214,7 @@ Status peek_superblock_blocks(Nand& nand, uint32_t* blocks) {
   return Status::ok();
 }
 
-Status read_superblock(Nand& nand, Superblock* sb) {
+Status read_superblock(Nand& nand, ParamsResolver resolve, Superblock* sb) {
   const Geometry& g = nand.geometry();
   std::vector<uint8_t> data(g.page_data), spare(g.page_spare);
   Status last = Status::error(Errc::kCorrupt, "no pdl superblock (not a formatted pdl store)");
@@ -229,7 +230,7 @@ Status read_superblock(Nand& nand, Superblock* sb) {
         },
         &passed));
     if (!passed) continue;
-    last = decode(data, g, sb);
+    last = decode(data, g, resolve, sb);
     if (last.is_ok()) return last;
   }
   return last;

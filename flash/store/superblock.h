@@ -39,8 +39,10 @@ struct Superblock {
 Status write_superblock(Nand& nand, const Superblock& sb);
 // Read the newest valid copy; Errc::kCorrupt with a clear message if neither copy is valid or
 // the geometry it records differs from the device's; kUnsupported for a version this build
-// does not know (an image made by a newer pdl), naming it.
-Status read_superblock(Nand& nand, Superblock* sb);
+// does not know (an image made by a newer pdl), naming it. `resolve` checks the stored
+// parameters (resolve_store_params, flash/image/open_store.h): one it would refuse or change
+// is kCorrupt, naming the field.
+Status read_superblock(Nand& nand, ParamsResolver resolve, Superblock* sb);
 // Replace both copies by `sb` (an upgrade): each block in turn is erased and programmed, so a
 // cut leaves at least one valid copy, of the old or the new content.
 Status rewrite_superblock(Nand& nand, const Superblock& sb);

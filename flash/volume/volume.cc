@@ -1,5 +1,4 @@
 // volume.cc — file operations, the partial-chunk write-back cache, and sync.
-#include "flash/image/open_store.h"
 #include "flash/volume/volume.h"
 
 #include <algorithm>
@@ -140,9 +139,13 @@ Status Volume::reload_committed() {
 // mounted again on the same chip, it holds exactly that commit — what a rollback wants — and
 // takes changes again, once the host has room, without reopening the image.
 Status Volume::remount_store() {
+  if (!opts_.remount) {  // nothing to mount it with: the store stays halted
+    const Status halted = store_->halted();
+    return halted.is_ok() ? Status::error(Errc::kHostFull, "the store halted: no room on the host")
+                          : halted;
+  }
   std::unique_ptr<PageStore> fresh;
-  PDL_TRY(mount_store(store_->nand(), &fresh, nullptr,
-                      atomic_ ? CommitMode::kGroup : CommitMode::kPerPage));
+  PDL_TRY(opts_.remount(atomic_ ? CommitMode::kGroup : CommitMode::kPerPage, &fresh));
   fresh->set_wear_level(store_->params().wear_level);  // a run-time choice, not on flash
   store_->set_classifier(nullptr);
   store_ = std::move(fresh);
@@ -978,8 +981,7 @@ VolumeStats Volume::stats() {
 void Volume::reset_stats() {
   std::lock_guard<std::mutex> g(mu_);
   stats_ = VolumeStats{};
-  store_->nand().reset_counters();
-  store_->reset_stats();
+  store_->reset_counters();
 }
 
 Owner Volume::owner_of(uint32_t lpn) {

@@ -45,6 +45,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -94,6 +95,10 @@ struct FileInfo {
   FileKind kind = FileKind::kDatabase;
 };
 
+// Mounts the store on its chip again (the image layer passes its mount_store): how a Volume
+// whose store halted on a full host file system gets a fresh one (page_store.h).
+using StoreOpener = std::function<Status(CommitMode mode, std::unique_ptr<PageStore>* out)>;
+
 struct VolumeOptions {
   bool read_only = false;     // no writes; mount does no clean-up
   std::string read_only_why;  // said by writes refused on a read-only volume
@@ -106,6 +111,9 @@ struct VolumeOptions {
   // Atomic stores: commit by itself once the open group has programmed this many pages
   // (0 = only when a write would otherwise fail with kFull), unless commits are held.
   uint32_t auto_commit_pages = 0;
+  // How to mount the store again after it halted on a full host file system; empty: the
+  // Volume then returns the store's kHostFull and takes no more changes.
+  StoreOpener remount;
 };
 
 class Volume {

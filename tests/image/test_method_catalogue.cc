@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "flash/image/methods.h"
+#include "flash/image/open_store.h"
 
 using namespace pdl;
 
@@ -73,7 +74,7 @@ TEST_CASE("a resolved preset on 2 KiB pages is labelled as the catalogue labels 
   g = g.resolved();
   for (const MethodPreset& m : paper_methods()) {
     StoreParams p = m.params(1000, ObsoleteMode::kSpare);
-    REQUIRE(p.resolve(g).is_ok());
+    REQUIRE(resolve_store_params(&p, g).is_ok());
     CHECK(method_label(p, g.page_data) == m.label);
   }
 }

@@ -577,7 +577,7 @@ LegacyStore make_legacy(const Geometry& g, uint64_t seed) {
   p.max_differential = 128;
   p.obsolete = ObsoleteMode::kMemory;
   p.logical_pages = 24;
-  REQUIRE(p.resolve(g).is_ok());
+  REQUIRE(resolve_store_params(&p, g).is_ok());
   Superblock sb;
   sb.version = kSuperblockLegacy;
   sb.params = p;
@@ -651,7 +651,7 @@ TEST_CASE("a store of format 1 is upgraded in place, and a cut during the upgrad
     REQUIRE(upgrade_store(*ls.nand, *s).is_ok());
     ops = ls.nand->mutating_ops() - before;
     Superblock sb;
-    REQUIRE(read_superblock(*ls.nand, &sb).is_ok());
+    REQUIRE(read_superblock(*ls.nand, resolve_store_params, &sb).is_ok());
     CHECK(sb.version == kSuperblockAtomic);
     auto m = mount_group(*ls.nand);
     CHECK_FALSE(m->legacy_format());
@@ -858,7 +858,7 @@ TEST_CASE("an IPL store of format 1 is upgraded with a commit log, or stays form
     std::unique_ptr<PageStore> s;
     REQUIRE(format_store(*nand, rig.p, &s).is_ok());
     Superblock sb;
-    REQUIRE(read_superblock(*nand, &sb).is_ok());
+    REQUIRE(read_superblock(*nand, resolve_store_params, &sb).is_ok());
     sb.version = kSuperblockLegacy;
     REQUIRE(rewrite_superblock(*nand, sb).is_ok());
     s.reset();
@@ -885,7 +885,7 @@ TEST_CASE("an IPL store of format 1 is upgraded with a commit log, or stays form
   REQUIRE(upgrade_store(*nand, *s).is_ok());
   const uint64_t ops = nand->mutating_ops() - before;
   Superblock sb;
-  REQUIRE(read_superblock(*nand, &sb).is_ok());
+  REQUIRE(read_superblock(*nand, resolve_store_params, &sb).is_ok());
   CHECK(sb.version == (room ? kSuperblockAtomic : kSuperblockLegacy));
   s.reset();
   if (!room) {  // per page, as before: the journal stays on flash above it

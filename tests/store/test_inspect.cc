@@ -190,3 +190,73 @@ TEST_CASE("locate reports buffered differentials and pending trims", "[inspect]"
   CHECK(store->block_info(0).state == BlockInfo::kReserved);
   CHECK(store->block_info(1).state == BlockInfo::kReserved);
 }
+
+TEST_CASE("each engine's page inspector decodes the data areas it wrote", "[inspect]") {
+  const Geometry g = test::geometry(2048, 64, 8, 24);
+  std::vector<uint8_t> data(g.page_data), spare(g.page_spare);
+  SECTION("pdl: the records of a differential page; malformed records are corrupt") {
+    auto nand = test::make_ram_nand(g);
+    StoreParams p;
+    p.method = Method::kPdl;
+    p.logical_pages = 16;
+    std::unique_ptr<PageStore> store;
+    REQUIRE(format_store(*nand, p, &store).is_ok());
+    std::vector<uint8_t> pg(2048, 0x11);
+    REQUIRE(store->write(3, pg).is_ok());
+    pg[100] = 0x22;  // one changed byte: a 16 + 4 + 1 byte record
+    REQUIRE(store->write(3, pg).is_ok());
+    REQUIRE(store->sync().is_ok());
+    const LpnLocation loc = store->locate(3);
+    REQUIRE(loc.diff != kNoPpa);
+    const auto inspector = page_inspector(store->params(), g);
+    for (Ppa q = 0; q < g.total_pages(); q++) CHECK_FALSE(inspector->is_log_page(q));
+    REQUIRE(nand->read(loc.diff, data, spare).is_ok());
+    SpareHeader h;
+    REQUIRE(spare_decode(spare, &h) == SpareState::kValid);
+    std::vector<RecordInfo> records;
+    REQUIRE(inspector->differential_records(data, h, &records).is_ok());
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].lpn == 3);
+    CHECK(records[0].bytes == 21);
+    CHECK(records[0].header_bytes == 16);
+    CHECK(records[0].runs == 1);
+    CHECK_FALSE(records[0].tombstone);
+    data[6] = 0x80;  // an unknown record flag
+    CHECK(inspector->differential_records(data, h, &records).is(Errc::kCorrupt));
+    CHECK(records.empty());
+  }
+  SECTION("ipl: log pages and their sectors") {
+    auto nand = test::make_ram_nand(g);
+    StoreParams p;
+    p.method = Method::kIpl;
+    std::unique_ptr<PageStore> store;
+    REQUIRE(format_store(*nand, p, &store).is_ok());
+    const uint32_t dpb = store->params().data_pages_per_block(g);
+    REQUIRE(dpb < g.pages_per_block);
+    std::vector<uint8_t> pg(2048, 0x11);
+    const Lpn l = dpb + 2;  // slot 2 of logical block 1
+    REQUIRE(store->write(l, pg).is_ok());
+    pg[100] = 0x22;
+    REQUIRE(store->write(l, pg).is_ok());
+    REQUIRE(store->sync().is_ok());
+    const LpnLocation loc = store->locate(l);
+    REQUIRE(loc.base != kNoPpa);
+    REQUIRE(loc.diff != kNoPpa);
+    const auto inspector = page_inspector(store->params(), g);
+    CHECK(inspector->is_log_page(loc.diff));
+    CHECK_FALSE(inspector->is_log_page(loc.base));
+    CHECK_FALSE(inspector->is_log_page(g.pages_per_block - 1));  // a superblock block
+    REQUIRE(nand->read(loc.diff, data, {}).is_ok());
+    const std::vector<LogSectorInfo> sectors = inspector->log_sectors(data);
+    REQUIRE(sectors.size() == g.page_data / kLogSector);
+    CHECK(sectors[0].kind == LogSectorInfo::kLog);
+    CHECK(sectors[0].lbn == 1);
+    CHECK(sectors[0].slot == 2);
+    CHECK(sectors[0].lpn == l);
+    CHECK(sectors[0].index == 0);
+    CHECK(sectors[0].count == 1);
+    CHECK(sectors.back().kind == LogSectorInfo::kErased);
+    data[8] ^= 1;  // a flipped bit in the header: the sector fails its CRC
+    CHECK(inspector->log_sectors(data)[0].kind == LogSectorInfo::kTorn);
+  }
+}

@@ -102,12 +102,12 @@ TEST_CASE("mount refuses a superblock field outside the geometry and names it", 
   std::unique_ptr<PageStore> store;
   REQUIRE(format_store(*nand, StoreParams(), &store).is_ok());
   Superblock sb;
-  REQUIRE(read_superblock(*nand, &sb).is_ok());
+  REQUIRE(read_superblock(*nand, resolve_store_params, &sb).is_ok());
   store.reset();
   bad.apply(&sb.params);
   REQUIRE(rewrite_superblock(*nand, sb).is_ok());  // encodes without checking, CRCs valid
   Superblock got;
-  const Status st = read_superblock(*nand, &got);
+  const Status st = read_superblock(*nand, resolve_store_params, &got);
   INFO(st.to_string());
   CHECK(st.is(Errc::kCorrupt));
   CHECK(std::string(st.message()).find(std::string("superblock field ") + bad.field +

@@ -1,0 +1,25 @@
+// ipl_page_inspector.h — IPU's and IPL's PageInspector: the last log-region pages of each data
+// block are log pages, whose 512-byte sectors (ipl_sector.h) it decodes. IPU has no log region.
+#pragma once
+
+#include "flash/device/geometry.h"
+#include "flash/store/page_inspector.h"
+#include "flash/store/store_params.h"
+
+namespace pdl {
+
+class IplPageInspector final : public PageInspector {
+ public:
+  // REQUIRES: params resolved for `g`, method ipu or ipl.
+  IplPageInspector(const StoreParams& params, const Geometry& g)
+      : pages_per_block_(g.pages_per_block), data_pages_(params.data_pages_per_block(g)) {}
+
+  bool is_log_page(Ppa ppa) const override;
+  std::vector<LogSectorInfo> log_sectors(std::span<const uint8_t> data) const override;
+
+ private:
+  uint32_t pages_per_block_;
+  uint32_t data_pages_;  // data pages per block: the slots of a logical block
+};
+
+}  // namespace pdl

@@ -1,0 +1,60 @@
+// ipl_params.cc — IplStore::resolve_params: defaults and ranges of the IPU and IPL parameters
+// (the log region, the merge reserve, the logical size). The method and obsolete mode are
+// already checked (StoreParams::check_method); messages name the parameter.
+//
+// IPU and IPL map logical pages statically: logical block lpn / data_pages_per_block lives in
+// one physical erase block at a time, at page lpn % data_pages_per_block. So the size is bounded
+// by the blocks left after the merge reserve, and there is no thin provisioning.
+#include <algorithm>
+#include <string>
+
+#include "flash/ipl/ipl_store.h"
+
+namespace pdl {
+
+Status IplStore::resolve_params(StoreParams* p, const Geometry& g) {
+  auto bad = [](const std::string& m) { return Status::error(Errc::kInvalidArgument, m); };
+  const uint32_t data_blocks = g.blocks - kSuperblockBlocks;
+  p->max_differential = 0;
+  if (p->method == Method::kIpu) {
+    if (p->log_region != 0) return bad("log_region: ipu has no log region (use method=ipl)");
+  } else {
+    if (p->log_region == 0)
+      p->log_region = std::max<uint32_t>(1, (g.pages_per_block * 9 + 32) / 64) * g.page_data;
+    const uint32_t lp = p->log_pages(g);
+    if (lp >= g.pages_per_block)
+      return bad("log_region: " + std::to_string(p->log_region) +
+                 " bytes leave no data page in a " + std::to_string(g.pages_per_block) +
+                 "-page erase block of " + std::to_string(g.page_data) + "-byte pages");
+    p->log_region = lp * g.page_data;  // whole pages
+    const uint32_t sectors = g.page_data / kLogSector;
+    if (sectors > g.partial_programs)
+      return bad("log_region: a " + std::to_string(g.page_data) + "-byte page holds " +
+                 std::to_string(sectors) + " log sectors of " + std::to_string(kLogSector) +
+                 " bytes, each programmed on its own, but the chip allows " +
+                 std::to_string(g.partial_programs) + " programs per page (nop=" +
+                 std::to_string(g.partial_programs) + "): raise nop to " +
+                 std::to_string(sectors) + " or use smaller pages");
+  }
+  // The reserve: one block for a merge's new copy. IPL keeps two more for atomic commit
+  // ([IPL] §5): its commit log's, and one that lets a transaction keep a committed version
+  // while it rewrites more of an erase block than the log region carries (a shadow merge), so
+  // a store filled to its size still commits such transactions.
+  if (p->gc_reserve_blocks == 0) p->gc_reserve_blocks = p->method == Method::kIpl ? 3 : 1;
+  if (uint64_t(p->gc_reserve_blocks) + 1 > data_blocks)
+    return bad("gc_reserve: " + std::to_string(p->gc_reserve_blocks) + " blocks: must be 1 .. " +
+               std::to_string(data_blocks - 1) + " (leave a block for data)");
+  const uint64_t capacity =
+      uint64_t(data_blocks - p->gc_reserve_blocks) * p->data_pages_per_block(g);
+  if (p->logical_pages == 0)
+    p->logical_pages = uint32_t(std::min<uint64_t>(capacity, 0xFFFFFFEFu));
+  if (p->logical_pages > capacity)
+    return bad("logical_pages: " + std::string(method_name(p->method)) + " offers at most " +
+               std::to_string(capacity) + " logical pages on this chip (" +
+               std::to_string(data_blocks - p->gc_reserve_blocks) + " blocks of " +
+               std::to_string(p->data_pages_per_block(g)) + " data pages), asked for " +
+               std::to_string(p->logical_pages));
+  return Status::ok();
+}
+
+}  // namespace pdl
