@@ -1,7 +1,7 @@
 // pdl_bench.cc — pdl-bench: the paper's synthetic experiments straight on PageStores.
 //
 //   --exp 1..6   [PDL] Experiments 1-6 (Table 2, Figures 8-13; experiments.h): update
-//                operations on a loaded, warmed-up chip, per method (bench_methods.h), at the
+//                operations on a loaded, warmed-up chip, per method (flash/image/methods.h), at the
 //                scale of bench_options.h. The runs all experiments need are collected in one
 //                RunPlan, deduplicated and run on --jobs threads (run_plan.h).
 //   --exp codec  diff_encode / diff_apply throughput (codec_bench.h).
