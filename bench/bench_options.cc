@@ -92,7 +92,7 @@ int parse_args(int argc, char** argv, Options* o) {
   const char* const kWhat = "what to run";
   app.add_option("--exp", exps, kExperiments)
       ->type_name("LIST")->required()->check(exp_list)->group(kWhat);
-  app.add_option("--methods", methods,
+  CLI::Option* methods_opt = app.add_option("--methods", methods,
                  "comma-separated method keys: pdl256, pdl2k, opu, ipu, ipl18k,\n"
                  "ipl64k, ipl18k-diff, ipl64k-diff")
       ->type_name("LIST")->default_str("exp 1 all of them, the sweeps the paper's six")
@@ -161,7 +161,8 @@ int parse_args(int argc, char** argv, Options* o) {
   if (const int rc = cl.parse(argc, argv); rc >= 0) return rc;
   std::string err;
   (void)parse_exps(exps, o, &err);  // checked by exp_list
-  if (!methods.empty() && !parse_methods(methods, method_catalogue(), method_keys(), &o->methods, &err))
+  if (methods_opt->count() > 0 &&
+      !parse_methods(methods, method_catalogue(), method_keys(), &o->methods, &err))
     return cl.error("--methods: " + err);
   if (!obsolete.empty()) {
     (void)parse_modes(obsolete, &o->exp1_modes);

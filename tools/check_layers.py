@@ -17,7 +17,7 @@ below it:
     vfs, fuse, tools, tpcc, bench   the programs, over the image layer (tpcc and bench
                    also use the VFS and sql; all but vfs use cli)
 
-Run by every build (a default target of flash/meson.build, writing a stamp and a depfile so
+Run by every build (a default target of the top-level meson.build, writing a stamp and a depfile so
 that it reruns when a scanned file or folder changes) and by `meson test` (suite layers).
 A back or sideways edge fails with one line per offending include, as the compiler would:
     flash/store/x.cc:6: flash/store may not include flash/pdl ("flash/pdl/record.h")

@@ -182,7 +182,9 @@ Status recover(const Config& c, const std::string& path, int64_t cut, Tear tear,
   // As the VFS mounts an image of commit=atomic: the store in its group mode before the
   // Volume's clean-up writes anything.
   if (st.is_ok() && c.commit == "atomic") st = store->set_commit_mode(CommitMode::kGroup);
-  if (st.is_ok()) st = Volume::open(std::move(store), {}, &vol);
+  VolumeOptions vo;
+  vo.remount = remount_opener(*nand);  // as an image's Volume: a halted store is mounted again
+  if (st.is_ok()) st = Volume::open(std::move(store), vo, &vol);
   if (st.is_ok()) st = vol->close();
   *ops = nand->mutating_ops();
   if (cut >= 0 && st.is(Errc::kPowerCut)) return Status::ok();

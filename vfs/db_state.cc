@@ -21,7 +21,8 @@ namespace {
 // Lock order (the process's locks, outermost first): g_registry_mu -> DbState::mu ->
 // Volume::mu_. This one guards the registry maps below; while holding it, a DbState's mu or
 // its Volume's mu_ may be taken (share_open checks an open image under Volume::mu_), never the
-// other way round. (A pdl::Mutex: clang's -Wthread-safety checks the PDL_REQUIRES below.)
+// other way round. (A pdl::Mutex: a clang build, where meson adds -Wthread-safety,
+// checks the PDL_REQUIRES below.)
 Mutex g_registry_mu;
 std::map<std::string, std::shared_ptr<DbState>>& registry_all() PDL_REQUIRES(g_registry_mu) {
   static auto* r = new std::map<std::string, std::shared_ptr<DbState>>();  // never destroyed:

@@ -9,10 +9,11 @@
 //     worn-out block), whose programs and erases fail (block_fails, fail_rng);
 //   * I/O errors: a window of operations that fail touching nothing (io_error_now);
 //   * bit flips on reads: transient flips per ECC sector and weak blocks (read_flips);
-//   * a full host file system (host_full_now; host_full_fault.h).
+//   * a full host file system (host_full().fails_now(); host_full_fault.h).
 // Each is off by default. Invariant: every query that counts an operation (io_error_now,
-// admit_mutation, host_full_now) is made once per operation of its kind, before the operation
-// touches the media; the emulator skips the I/O-error and host-full queries while frozen.
+// admit_mutation, host_full().fails_now()) is made once per operation of its kind, before the
+// operation touches the media; the emulator skips the I/O-error and host-full queries while
+// frozen.
 // Thread-safety: none.
 #pragma once
 

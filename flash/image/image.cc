@@ -106,9 +106,7 @@ CommitMode commit_mode(const ImageParams& p) {
 VolumeOptions volume_options(const ImageParams& p, Nand& nand, bool read_only) {
   VolumeOptions o;
   o.read_only = read_only;
-  o.remount = [&nand](CommitMode mode, std::unique_ptr<PageStore>* out) {
-    return mount_store(nand, out, nullptr, mode);
-  };
+  o.remount = remount_opener(nand);
   if (p.cache_chunks) o.cache_chunks = *p.cache_chunks;
   if (p.logical_clock) o.logical_clock = *p.logical_clock;
   return o;

@@ -99,4 +99,10 @@ Status upgrade_store(Nand& nand, PageStore& store) {
   return rewrite_superblock(nand, sb);
 }
 
+StoreOpener remount_opener(Nand& nand) {
+  return [&nand](CommitMode mode, std::unique_ptr<PageStore>* out) {
+    return mount_store(nand, out, nullptr, mode);
+  };
+}
+
 }  // namespace pdl

@@ -8,6 +8,7 @@
 #include "flash/device/nand.h"
 #include "flash/store/page_inspector.h"
 #include "flash/store/page_store.h"
+#include "flash/volume/volume.h"
 
 namespace pdl {
 
@@ -31,5 +32,9 @@ std::unique_ptr<PageInspector> page_inspector(const StoreParams& params, const G
 // A store mounted from an older format (legacy_format()) brought up to date, superblock
 // included; nothing for a current one. For writable opens only.
 Status upgrade_store(Nand& nand, PageStore& store);
+
+// What a Volume on `nand` is handed to mount its store again after the store halted (a full
+// host file system): mount_store on the same chip. `nand` must outlive the Volume.
+StoreOpener remount_opener(Nand& nand);
 
 }  // namespace pdl

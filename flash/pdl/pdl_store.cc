@@ -363,8 +363,9 @@ Status PdlStore::put_record(const RecordView& r) {
 
 // PDL_Writing (Fig. 4). For OPU every write is a new base page.
 Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
+  PDL_TRY(check_lpn(lpn));
+  if (!halted_.is_ok()) return halted_;  // (a halted store refuses before the size is looked at)
   PDL_TRY(check_page(lpn, page.size()));
-  if (!halted_.is_ok()) return halted_;
   CostLedger::Scope cost(ledger_, bucket_of(lpn));
   stats_.writes++;
   // The pages this write may program, plus what a sync needs afterwards (kPerPage: the buffer's
