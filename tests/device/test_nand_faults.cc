@@ -13,6 +13,7 @@
 
 #include "flash/device/emulated_nand.h"
 #include "tests/support/cut_at_nand.h"
+#include "tests/support/require_status.h"
 #include "tests/support/test_util.h"
 
 using pdl::EmulatedNand;
@@ -26,20 +27,6 @@ using pdl::test::small_geometry;
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-
-#define REQUIRE_OK(expr)              \
-  do {                                \
-    const ::pdl::Status st_ = (expr); \
-    INFO(st_.to_string());            \
-    REQUIRE(st_.is_ok());             \
-  } while (0)
-
-#define REQUIRE_ERR(expr, errc)       \
-  do {                                \
-    const ::pdl::Status st_ = (expr); \
-    INFO(st_.to_string());            \
-    REQUIRE(st_.is(errc));            \
-  } while (0)
 
 struct Page {
   Bytes data, spare;
