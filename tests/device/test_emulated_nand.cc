@@ -21,6 +21,7 @@
 #include "flash/common/crc32c.h"
 #include "flash/common/le.h"
 #include "flash/device/emulated_nand.h"
+#include "tests/support/nand_page.h"
 #include "tests/support/require_status.h"
 #include "tests/support/test_util.h"
 
@@ -36,11 +37,7 @@ using pdl::test::small_geometry;
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-
-struct Page {
-  Bytes data, spare;
-  bool operator==(const Page&) const = default;
-};
+using Page = pdl::test::NandPage;
 
 Page read_page(EmulatedNand& nand, Ppa ppa) {
   const Geometry& g = nand.geometry();
