@@ -181,20 +181,26 @@ Status write_superblock(Nand& nand, const Superblock& sb) {
   return put_superblock(nand, sb, false);
 }
 
+// Reads the copy in block `b` into `data` and `spare` (rereading as read_with_retries does);
+// `*passed`: its spare is a valid superblock header whose data CRC matches.
+static Status read_copy(Nand& nand, uint32_t b, std::span<uint8_t> data, std::span<uint8_t> spare,
+                        bool* passed) {
+  SpareHeader h;
+  return read_with_retries(
+      nand, b * nand.geometry().pages_per_block, data, spare,
+      [&] {
+        return spare_decode(spare, &h) == SpareState::kValid &&
+               h.type == PageType::kSuperblock && h.data_crc == crc32c(data.data(), data.size());
+      },
+      passed);
+}
+
 // The first copy whose spare, CRC, magic and checksum hold, into `data`; kCorrupt if none.
 static Status find_copy(Nand& nand, std::span<uint8_t> data, std::span<uint8_t> spare) {
-  const Geometry& g = nand.geometry();
   for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
     if (nand.is_bad(b)) continue;
-    SpareHeader h;
     bool passed;
-    PDL_TRY(read_with_retries(
-        nand, b * g.pages_per_block, data, spare,
-        [&] {
-          return spare_decode(spare, &h) == SpareState::kValid &&
-                 h.type == PageType::kSuperblock && h.data_crc == crc32c(data.data(), data.size());
-        },
-        &passed));
+    PDL_TRY(read_copy(nand, b, data, spare, &passed));
     if (passed && std::memcmp(data.data(), kMagic, 8) == 0 &&
         le::get32(data.data() + kCrcAt) == crc32c(data.data(), kCrcAt))
       return Status::ok();
@@ -220,15 +226,8 @@ Status read_superblock(Nand& nand, ParamsResolver resolve, Superblock* sb) {
   Status last = Status::error(Errc::kCorrupt, "no pdl superblock (not a formatted pdl store)");
   for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
     if (nand.is_bad(b)) continue;
-    SpareHeader h;
     bool passed;
-    PDL_TRY(read_with_retries(
-        nand, b * g.pages_per_block, data, spare,
-        [&] {
-          return spare_decode(spare, &h) == SpareState::kValid &&
-                 h.type == PageType::kSuperblock && h.data_crc == crc32c(data.data(), data.size());
-        },
-        &passed));
+    PDL_TRY(read_copy(nand, b, data, spare, &passed));
     if (!passed) continue;
     last = decode(data, g, resolve, sb);
     if (last.is_ok()) return last;

@@ -21,6 +21,8 @@
 #include "flash/common/crc32c.h"
 #include "flash/common/le.h"
 #include "flash/device/emulated_nand.h"
+#include "tests/support/nand_page.h"
+#include "tests/support/require_status.h"
 #include "tests/support/test_util.h"
 
 using pdl::EmulatedNand;
@@ -35,25 +37,7 @@ using pdl::test::small_geometry;
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-
-struct Page {
-  Bytes data, spare;
-  bool operator==(const Page&) const = default;
-};
-
-#define REQUIRE_OK(expr)                 \
-  do {                                   \
-    const ::pdl::Status st_ = (expr);    \
-    INFO(st_.to_string());               \
-    REQUIRE(st_.is_ok());                \
-  } while (0)
-
-#define REQUIRE_ERR(expr, errc)          \
-  do {                                   \
-    const ::pdl::Status st_ = (expr);    \
-    INFO(st_.to_string());               \
-    REQUIRE(st_.is(errc));               \
-  } while (0)
+using Page = pdl::test::NandPage;
 
 Page read_page(EmulatedNand& nand, Ppa ppa) {
   const Geometry& g = nand.geometry();

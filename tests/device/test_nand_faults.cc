@@ -13,6 +13,8 @@
 
 #include "flash/device/emulated_nand.h"
 #include "tests/support/cut_at_nand.h"
+#include "tests/support/nand_page.h"
+#include "tests/support/require_status.h"
 #include "tests/support/test_util.h"
 
 using pdl::EmulatedNand;
@@ -26,25 +28,7 @@ using pdl::test::small_geometry;
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-
-#define REQUIRE_OK(expr)              \
-  do {                                \
-    const ::pdl::Status st_ = (expr); \
-    INFO(st_.to_string());            \
-    REQUIRE(st_.is_ok());             \
-  } while (0)
-
-#define REQUIRE_ERR(expr, errc)       \
-  do {                                \
-    const ::pdl::Status st_ = (expr); \
-    INFO(st_.to_string());            \
-    REQUIRE(st_.is(errc));            \
-  } while (0)
-
-struct Page {
-  Bytes data, spare;
-  bool operator==(const Page&) const = default;
-};
+using Page = pdl::test::NandPage;
 
 Page random_page(std::mt19937_64& rng, const Geometry& g) {
   return {pdl::test::random_page(rng, g.page_data), pdl::test::random_page(rng, g.page_spare)};

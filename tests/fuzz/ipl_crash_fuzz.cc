@@ -140,14 +140,21 @@ uint32_t draw_wear_level(uint64_t seed) {
   return w == 0 ? 0 : w == 1 ? 1 + uint32_t(wl() % 4) : StoreParams::kWearLevelDefault;
 }
 
-void run_seed(uint64_t seed, int cycles, uint64_t* cuts) {
-  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 11);
+// The chip of a seed, the first draws of its stream (in this order): page size, pages per
+// block, blocks.
+Geometry draw_geometry(std::mt19937_64& rng) {
   Geometry g;
   g.page_data = 512u << (rng() % 5);
   g.page_spare = std::max<uint32_t>(32, g.page_data / 32);
   g.pages_per_block = 2 + uint32_t(rng() % 15);
   g.blocks = 8 + uint32_t(rng() % 33);
   g.partial_programs = std::max<uint32_t>(4, g.page_data / 512);
+  return g;
+}
+
+void run_seed(uint64_t seed, int cycles, uint64_t* cuts) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 11);
+  const Geometry g = draw_geometry(rng);
   StoreParams p;
   p.method = rng() % 3 == 0 ? Method::kIpu : Method::kIpl;
   if (p.method == Method::kIpl)
@@ -482,12 +489,7 @@ std::string diff_summary(const std::vector<Value>& got, const std::vector<Value>
 void run_seed_atomic(uint64_t seed, int cycles, uint64_t* cuts) {
   g_ops.clear();
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 11);
-  Geometry g;
-  g.page_data = 512u << (rng() % 5);
-  g.page_spare = std::max<uint32_t>(32, g.page_data / 32);
-  g.pages_per_block = 2 + uint32_t(rng() % 15);
-  g.blocks = 8 + uint32_t(rng() % 33);
-  g.partial_programs = std::max<uint32_t>(4, g.page_data / 512);
+  Geometry g = draw_geometry(rng);
   StoreParams p;
   (void)rng();  // the per-page mode's IPU/IPL draw: always IPL here
   p.method = Method::kIpl;

@@ -345,6 +345,24 @@ static Bytes rand_bytes(std::mt19937_64& rng, size_t n) {
   return b;
 }
 
+// A write on a file of `size` bytes (drawn in this order): whole pages, a short patch, an
+// append, or anywhere, kept within the first 10 pages; then its data.
+struct WriteDraw {
+  uint64_t off, len;
+  Bytes data;
+};
+static WriteDraw draw_write(std::mt19937_64& rng, const Cfg& c, uint64_t size) {
+  uint64_t off, len;
+  const int kind = int(rng() % 4);
+  if (kind == 0) { off = (rng() % (size / c.page + 3)) * c.page; len = c.page * (1 + rng() % 3); }
+  else if (kind == 1) { off = rng() % (size + 1); len = 1 + rng() % 40; }
+  else if (kind == 2) { off = size; len = 1 + rng() % (2 * c.page); }
+  else { off = rng() % (size + 2 * c.page); len = 1 + rng() % (3 * c.page); }
+  if (off + len > 10 * c.page) { off = off % (6 * c.page); if (off + len > 10 * c.page) len = 1 + rng() % c.page; }
+  Bytes data = rand_bytes(rng, len);
+  return {off, len, std::move(data)};
+}
+
 static Status step(Rig& r, Model& m, std::mt19937_64& rng, const Cfg& c) {
   Volume& v = *r.vol;
   const std::string n = kNames[rng() % kNames.size()];
@@ -388,15 +406,7 @@ static Status step(Rig& r, Model& m, std::mt19937_64& rng, const Cfg& c) {
   Volume::FileId fid;
   if (!v.lookup(n, &fid).is_ok()) fail("model has " + n + " but volume does not");
   if (op < 55) {
-    uint64_t size = d.cur.size();
-    uint64_t off, len;
-    int kind = rng() % 4;
-    if (kind == 0) { off = (rng() % (size / c.page + 3)) * c.page; len = c.page * (1 + rng() % 3); }
-    else if (kind == 1) { off = rng() % (size + 1); len = 1 + rng() % 40; }
-    else if (kind == 2) { off = size; len = 1 + rng() % (2 * c.page); }
-    else { off = rng() % (size + 2 * c.page); len = 1 + rng() % (3 * c.page); }
-    if (off + len > 10 * c.page) { off = off % (6 * c.page); if (off + len > 10 * c.page) len = 1 + rng() % c.page; }
-    Bytes data = rand_bytes(rng, len);
+    auto [off, len, data] = draw_write(rng, c, d.cur.size());
     LOG("write %s off=%llu len=%llu", n.c_str(), (unsigned long long)off, (unsigned long long)len);
     Bytes pre = d.cur;
     Bytes post = pre;
@@ -705,15 +715,7 @@ static Status step_atomic(Rig& r, Files& cur, Files& committed, std::mt19937_64&
   if (!v.lookup(n, &fid).is_ok()) fail("model has " + n + " but the volume does not");
   Bytes& d = cur[n];
   if (op < 55) {
-    const uint64_t size = d.size();
-    uint64_t off, len;
-    const int kind = int(rng() % 4);
-    if (kind == 0) { off = (rng() % (size / c.page + 3)) * c.page; len = c.page * (1 + rng() % 3); }
-    else if (kind == 1) { off = rng() % (size + 1); len = 1 + rng() % 40; }
-    else if (kind == 2) { off = size; len = 1 + rng() % (2 * c.page); }
-    else { off = rng() % (size + 2 * c.page); len = 1 + rng() % (3 * c.page); }
-    if (off + len > 10 * c.page) { off = off % (6 * c.page); if (off + len > 10 * c.page) len = 1 + rng() % c.page; }
-    Bytes data = rand_bytes(rng, len);
+    auto [off, len, data] = draw_write(rng, c, d.size());
     LOG("write %s off=%llu len=%llu", n.c_str(), (unsigned long long)off, (unsigned long long)len);
     Status st = v.write(fid, off, data);
     if (st.is_ok()) {

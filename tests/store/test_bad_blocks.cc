@@ -22,6 +22,7 @@
 #include "flash/device/emulated_nand.h"
 #include "flash/store/page_store.h"
 #include "tests/support/store_matrix.h"
+#include "tests/support/store_rig.h"
 #include "tests/support/test_util.h"
 
 using namespace pdl;
@@ -31,17 +32,7 @@ namespace {
 
 using Page = std::vector<uint8_t>;
 
-struct Rig {
-  std::unique_ptr<EmulatedNand> nand;
-  std::unique_ptr<PageStore> store;
-  std::vector<std::optional<Page>> model;
-  std::mt19937_64 rng;
-};
-
-Page next_version(Rig& r, Lpn lpn) {
-  return test::next_version(r.rng, r.model[lpn] ? &*r.model[lpn] : nullptr,
-                            r.store->page_size());
-}
+using Rig = test::StoreRig;
 
 // Every page as the model says; `either` (if set) may also hold `alt` (a write not synced).
 void verify(Rig& r, std::optional<Lpn> either = std::nullopt, const Page& alt = {}) {

@@ -27,6 +27,7 @@
 #include "flash/device/emulated_nand.h"
 #include "flash/store/page_store.h"
 #include "tests/support/store_matrix.h"
+#include "tests/support/store_rig.h"
 #include "tests/support/test_util.h"
 
 using namespace pdl;
@@ -36,19 +37,11 @@ namespace {
 
 using Page = std::vector<uint8_t>;
 
-struct Rig {
-  std::unique_ptr<EmulatedNand> nand;
-  std::unique_ptr<PageStore> store;
+// The shared rig (its model: what reads return now), with the commit mode and the last commit.
+struct Rig : test::StoreRig {
   CommitMode mode = CommitMode::kPerPage;
-  std::vector<std::optional<Page>> model;      // what reads return now
   std::vector<std::optional<Page>> committed;  // atomic stores: what the last commit holds
-  std::mt19937_64 rng;
 };
-
-Page next_version(Rig& r, Lpn lpn) {
-  return test::next_version(r.rng, r.model[lpn] ? &*r.model[lpn] : nullptr,
-                            r.store->page_size());
-}
 
 // Every page as the model says; lpn `either` may also hold `alt` (nullopt: unmapped).
 void verify(Rig& r, std::optional<Lpn> either = std::nullopt,

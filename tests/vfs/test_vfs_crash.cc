@@ -307,6 +307,22 @@ int env_int(const char* name, int dflt) {
 
 int trials_per_config() { return env_int("PDL_CRASH_TRIALS", 100); }
 
+// One random power cut: after operation k of `total_ops`, with a tear pattern and its seed
+// (drawn in that order: k, the tear, its seed).
+struct RandomCut {
+  uint64_t k;
+  pdl::Tear tear;
+  uint64_t tear_seed;
+};
+
+RandomCut draw_cut(std::mt19937_64& rng, uint64_t total_ops) {
+  RandomCut cut{};
+  cut.k = rng() % total_ops;
+  cut.tear = static_cast<pdl::Tear>(rng() % 3);
+  cut.tear_seed = rng();
+  return cut;
+}
+
 }  // namespace
 
 TEST_CASE("a power cut loses no acknowledged commit and never leaves half a transaction",
@@ -330,9 +346,7 @@ TEST_CASE("a power cut loses no acknowledged commit and never leaves half a tran
   auto rng = seeded_rng(0xC0A5 + std::hash<std::string>()(method + journal + wl.chip));
   int cuts = 0, in_flight_durable = 0, full_after_recovery = 0;
   for (int trial = 0; trial < trials; trial++) {
-    const uint64_t k = rng() % total_ops;
-    const auto tear = static_cast<pdl::Tear>(rng() % 3);
-    const uint64_t tear_seed = rng();
+    const auto [k, tear, tear_seed] = draw_cut(rng, total_ops);
     if (only_trial() >= 0 && trial != only_trial()) continue;
     INFO("trial " << trial << ": cut after " << k << " of " << total_ops << " ops, tear "
                   << int(tear) << ", tear seed " << tear_seed);
@@ -476,9 +490,7 @@ int two_image_trials(const std::string& journal, bool cut_main, const std::strin
   int cuts = 0, recovery_failures = 0;
   bool failed = false;
   for (int trial = 0; trial < trials; trial++) {
-    const uint64_t k = rng() % total_ops;
-    const auto tear = static_cast<pdl::Tear>(rng() % 3);
-    const uint64_t tear_seed = rng();
+    const auto [k, tear, tear_seed] = draw_cut(rng, total_ops);
     if (only_trial() >= 0 && trial != only_trial()) continue;
     INFO("trial " << trial << ": cut after " << k << " of " << total_ops << " ops, tear "
                   << int(tear) << ", tear seed " << tear_seed);
@@ -584,6 +596,45 @@ uint64_t recover(const std::string& path, int64_t cut, pdl::Tear tear, uint64_t 
   return nand->mutating_ops();
 }
 
+// The short workload's template at `tmpl`: an image holding transactions 1..first-1. Returns
+// the device operations (`all` of them, or only the mutating ones) that transactions
+// first..last take on a copy of it (template_dry_run()).
+uint64_t prepare_template(const Workload& wl, const std::string& tmpl, bool all, int64_t first,
+                          int64_t last) {
+  {
+    Conn w, r;
+    prepare(wl, tmpl, w, r);
+    int64_t attempted = 0;
+    REQUIRE(run_sequence(wl, w, r, &attempted, 1, first - 1) == first - 1);
+  }
+  const uint64_t total_ops = template_dry_run(wl, tmpl, all, [&](Conn& w, Conn& r) {
+    int64_t attempted = 0;
+    REQUIRE(run_sequence(wl, w, r, &attempted, first, last) == last);
+  });
+  REQUIRE(total_ops > 0);
+  return total_ops;
+}
+
+// Reopen the image at `path` into `c` (after every connection closed) and check it: intact,
+// holding the state after the `acked` transactions or after the one in flight (`attempted`,
+// if it is at most `last`). Returns whether it holds exactly the `acked` ones.
+bool reopen_and_check(const Workload& wl, const std::string& path, int64_t acked,
+                      int64_t attempted, int64_t last, Conn& c) {
+  const int orc = c.open(wl.uri(path));
+  INFO("reopen: rc " << orc << " " << pdl::vfs::last_error());
+  REQUIRE(orc == SQLITE_OK);
+  REQUIRE(c.text("PRAGMA integrity_check") == "ok");
+  REQUIRE(c.text("PRAGMA pdl_check") == "ok");
+  const State got = read_state(c);
+  const bool exact = got == state_after(acked);
+  const bool next =
+      !exact && attempted > acked && attempted <= last && got == state_after(acked + 1);
+  INFO("acknowledged " << acked << ", attempted " << attempted << ":"
+                       << diff(got, state_after(acked)));
+  REQUIRE((exact || next));
+  return exact;
+}
+
 }  // namespace
 
 // The CI campaign of docs/reliability.md's power-cut rows: every mutating flash operation of a short workload cut in
@@ -607,17 +658,7 @@ TEST_CASE("a power cut at every flash operation of a short workload, each tear, 
   static uint64_t total_cuts = 0, total_recovery_cuts = 0, configs = 0;
 
   const std::string tmpl = temp_path("template.db");
-  {
-    Conn w, r;
-    prepare(wl, tmpl, w, r);
-    int64_t attempted = 0;
-    REQUIRE(run_sequence(wl, w, r, &attempted, 1, kFirst - 1) == kFirst - 1);
-  }
-  const uint64_t total_ops = template_dry_run(wl, tmpl, false, [&](Conn& w, Conn& r) {
-    int64_t attempted = 0;
-    REQUIRE(run_sequence(wl, w, r, &attempted, kFirst, kLast) == kLast);
-  });
-  REQUIRE(total_ops > 0);
+  const uint64_t total_ops = prepare_template(wl, tmpl, false, kFirst, kLast);
   uint64_t cuts = 0, recovery_cuts = 0;
   const uint64_t stride = uint64_t(env_int("PDL_EXHAUSTIVE_STRIDE", 1));
   for (uint64_t k = configs % stride; k < total_ops; k += stride) {
@@ -652,18 +693,7 @@ TEST_CASE("a power cut at every flash operation of a short workload, each tear, 
         recovery_cuts++;
       }
       Conn c;
-      const int orc = c.open(wl.uri(path));
-      INFO("reopen: rc " << orc << " " << pdl::vfs::last_error());
-      REQUIRE(orc == SQLITE_OK);
-      REQUIRE(c.text("PRAGMA integrity_check") == "ok");
-      REQUIRE(c.text("PRAGMA pdl_check") == "ok");
-      const State got = read_state(c);
-      const bool exact = got == state_after(acked);
-      const bool next = !exact && attempted > acked && attempted <= kLast &&
-                        got == state_after(acked + 1);
-      INFO("acknowledged " << acked << ", attempted " << attempted << ":"
-                           << diff(got, state_after(acked)));
-      REQUIRE((exact || next));
+      reopen_and_check(wl, path, acked, attempted, kLast, c);
     }
   }
   total_cuts += cuts;
@@ -705,34 +735,13 @@ TEST_CASE("an I/O error at any device operation of a short workload fails cleanl
                   configs = 0;
 
   const std::string tmpl = temp_path("template.db");
-  {
-    Conn w, r;
-    prepare(wl, tmpl, w, r);
-    int64_t attempted = 0;
-    REQUIRE(run_sequence(wl, w, r, &attempted, 1, kFirst - 1) == kFirst - 1);
-  }
   // Every device operation, reads included, is a place for an error.
-  const uint64_t total_ops = template_dry_run(wl, tmpl, true, [&](Conn& w, Conn& r) {
-    int64_t attempted = 0;
-    REQUIRE(run_sequence(wl, w, r, &attempted, kFirst, kLast) == kLast);
-  });
-  REQUIRE(total_ops > 0);
+  const uint64_t total_ops = prepare_template(wl, tmpl, true, kFirst, kLast);
   // Reopen the image (after every connection closed): intact, holding `acked` (or the one in
   // flight), and it commits the rest of the workload.
   auto check_reopened = [&](const std::string& path, int64_t acked, int64_t attempted) {
     Conn c;
-    const int orc = c.open(wl.uri(path));
-    INFO("reopen: rc " << orc << " " << pdl::vfs::last_error());
-    REQUIRE(orc == SQLITE_OK);
-    REQUIRE(c.text("PRAGMA integrity_check") == "ok");
-    REQUIRE(c.text("PRAGMA pdl_check") == "ok");
-    const State got = read_state(c);
-    const bool exact = got == state_after(acked);
-    const bool next = !exact && attempted > acked && attempted <= kLast &&
-                      got == state_after(acked + 1);
-    INFO("acknowledged " << acked << ", attempted " << attempted << ":"
-                         << diff(got, state_after(acked)));
-    REQUIRE((exact || next));
+    const bool exact = reopen_and_check(wl, path, acked, attempted, kLast, c);
     set_journal_mode(c, wl.journal);
     Conn r2;
     r2.must_open(wl.uri(path));
@@ -855,9 +864,7 @@ TEST_CASE("with synchronous=OFF a power cut never leaves half a transaction", "[
   auto rng = seeded_rng(0x0FF + std::hash<std::string>()(method + journal));
   const int trials = std::max(1, trials_per_config() / 2);
   for (int trial = 0; trial < trials; trial++) {
-    const uint64_t k = rng() % total_ops;
-    const auto tear = static_cast<pdl::Tear>(rng() % 3);
-    const uint64_t tear_seed = rng();
+    const auto [k, tear, tear_seed] = draw_cut(rng, total_ops);
     if (only_trial() >= 0 && trial != only_trial()) continue;
     INFO("trial " << trial << ": cut after " << k << " of " << total_ops << " ops, tear "
                   << int(tear));

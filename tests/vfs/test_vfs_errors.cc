@@ -310,6 +310,13 @@ void check_rows_rescued(const std::string& image, const std::set<int64_t>& ids, 
 // blocks. max_files=8: the default 256-slot directory would take half of such a chip.
 constexpr const char* kTinyChip = "size=256K&page=512&pages_per_block=16&max_files=8";
 
+// The table insert_row() fills, in a database of 1 KiB pages in journal mode `journal`.
+void create_rows_table(Conn& c, const std::string& journal) {
+  c.must("PRAGMA page_size=1024");
+  set_journal_mode(c, journal);
+  c.must("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
+}
+
 // Insert rows from `*next` on until one fails; the failing code. Committed ids join `committed`.
 int fill(Conn& c, int64_t* next, size_t n, std::set<int64_t>* committed) {
   int rc = SQLITE_OK;
@@ -337,9 +344,7 @@ TEST_CASE("a full chip refuses inserts with SQLITE_FULL and loses no committed r
   int64_t next = 1;
   {
     Conn c(uri);
-    c.must("PRAGMA page_size=1024");
-    set_journal_mode(c, journal);
-    c.must("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
+    create_rows_table(c, journal);
     const int rc = fill(c, &next, n, &committed);
     INFO("stopped at row " << next << ": " << c.errmsg());
     REQUIRE(rc == SQLITE_FULL);
@@ -430,9 +435,7 @@ TEST_CASE("pdl_check stays ok right after a write fails with SQLITE_FULL",
   const std::string journal = GENERATE(as<std::string>(), "WAL", "DELETE");
   const std::string path = temp_path("full.db");
   Conn c(pdl_uri(path, kTinyChip));
-  c.must("PRAGMA page_size=1024");
-  set_journal_mode(c, journal);
-  c.must("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
+  create_rows_table(c, journal);
   std::set<int64_t> committed;
   int64_t next = 1;
   REQUIRE(fill(c, &next, 1500, &committed) == SQLITE_FULL);
@@ -546,9 +549,7 @@ TEST_CASE("after VACUUM shrinks a full database the next insert succeeds",
   INFO("journal_mode " << journal);
   const std::string path = temp_path("full.db");
   Conn c(pdl_uri(path, std::string(kTinyChip) + "&commit=journal"));
-  c.must("PRAGMA page_size=1024");
-  set_journal_mode(c, journal);
-  c.must("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
+  create_rows_table(c, journal);
   std::set<int64_t> committed;
   int64_t next = 1;
   REQUIRE(fill(c, &next, 300, &committed) == SQLITE_FULL);
@@ -899,9 +900,7 @@ TEST_CASE("a full host file system ends inserts in SQLITE_FULL naming the image,
   int64_t next = 1;
   {
     Conn c(uri);
-    c.must("PRAGMA page_size=1024");
-    set_journal_mode(c, journal);
-    c.must("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
+    create_rows_table(c, journal);
     for (int i = 0; i < 20; i++, next++) {
       REQUIRE(insert_row(c, next, n) == SQLITE_OK);
       committed.insert(next);
