@@ -25,6 +25,7 @@
 #include "flash/store/page_store.h"
 #include "flash/store/spare.h"
 #include "tests/support/store_matrix.h"
+#include "tests/support/store_rig.h"
 #include "tests/support/test_util.h"
 
 using namespace pdl;
@@ -44,12 +45,7 @@ struct Totals {
 };
 Totals g_within, g_reported, g_miscorrected;
 
-struct Rig {
-  std::unique_ptr<EmulatedNand> nand;
-  std::unique_ptr<PageStore> store;
-  std::vector<std::optional<Page>> model;
-  std::mt19937_64 rng;
-};
+using Rig = test::StoreRig;
 
 // Change a few runs of a page (differentials, log records) or replace it whole.
 void update(Rig& r, Lpn lpn) {
