@@ -53,6 +53,15 @@ std::vector<StoreConfig> group_matrix() {
   return out;
 }
 
+// The row of group_matrix() this run of the test case takes (GENERATE runs the case once per
+// row), as `cfg`, its index as `which`. A macro because GENERATE and INFO must sit in the test
+// case itself.
+#define GROUP_MATRIX_ROW(cfg, which)                                  \
+  static const std::vector<StoreConfig> group_rows = group_matrix(); \
+  const size_t which = GENERATE(range(size_t(0), group_rows.size())); \
+  const StoreConfig& cfg = group_rows[which];                         \
+  INFO("config " << cfg.name)
+
 std::unique_ptr<PageStore> format_group(Nand& nand, const StoreParams& p) {
   std::unique_ptr<PageStore> s;
   REQUIRE(format_store(nand, p, &s, CommitMode::kGroup).is_ok());
@@ -260,10 +269,7 @@ TEST_CASE("a power cut at a random flash operation of atomic groups recovers exa
 
 TEST_CASE("abort brings back the committed state, after flushes and GC inside the group too",
           "[store][atomic]") {
-  const auto matrix = group_matrix();
-  const size_t which = GENERATE_COPY(range(size_t(0), matrix.size()));
-  const StoreConfig& cfg = matrix[which];
-  INFO("config " << cfg.name);
+  GROUP_MATRIX_ROW(cfg, which);
   auto nand = pdl::test::make_ram_nand(cfg.geo);
   auto s = format_group(*nand, cfg.params);
   auto rng = pdl::test::seeded_rng(0xAB0 + which);
@@ -319,10 +325,7 @@ TEST_CASE("abort brings back the committed state, after flushes and GC inside th
 
 TEST_CASE("a crashed group's pages are ignored and erased before a later commit covers them",
           "[store][atomic]") {
-  const auto matrix = group_matrix();
-  const size_t which = GENERATE_COPY(range(size_t(0), matrix.size()));
-  const StoreConfig& cfg = matrix[which];
-  INFO("config " << cfg.name);
+  GROUP_MATRIX_ROW(cfg, which);
   auto nand = pdl::test::make_ram_nand(cfg.geo);
   auto rng = pdl::test::seeded_rng(0xC4A + which);
   State committed;
@@ -510,10 +513,7 @@ TEST_CASE("the newest commit record outlives the garbage collection of its block
 
 TEST_CASE("a group that outgrows the free space is refused and changes nothing",
           "[store][atomic][full]") {
-  const auto matrix = group_matrix();
-  const size_t which = GENERATE_COPY(range(size_t(0), matrix.size()));
-  const StoreConfig& cfg = matrix[which];
-  INFO("config " << cfg.name);
+  GROUP_MATRIX_ROW(cfg, which);
   auto nand = pdl::test::make_ram_nand(cfg.geo);
   auto s = format_group(*nand, cfg.params);
   auto rng = pdl::test::seeded_rng(0xF0 + which);

@@ -86,6 +86,18 @@ void check_healthy(Conn& c) {
   CHECK(c.text("PRAGMA pdl_check") == "ok");
 }
 
+// The pdl VFS registered, and the row of the configuration matrix (matrix(full)) this run of
+// the test case takes: GENERATE runs the case once per row, and a row outside the sample
+// (in_matrix_sample) returns at once. A macro because GENERATE, INFO and the return must sit in
+// the test case itself.
+#define SQL_MATRIX_ROW(cfg, full)                                      \
+  use_pdl_vfs();                                                       \
+  static const std::vector<Config> all_rows = matrix(full);            \
+  const size_t row = GENERATE(range(size_t(0), all_rows.size()));      \
+  if (!in_matrix_sample(row)) return;                                  \
+  const Config& cfg = all_rows[row];                                   \
+  INFO(cfg.name())
+
 // ---- the reference model ----
 
 struct Row {
@@ -216,13 +228,8 @@ uint64_t volume_file_size(Conn& c, const std::string& name) {
 
 TEST_CASE("SQL statements agree with an in-memory model before and after reopen",
           "[vfs][sql]") {
-  use_pdl_vfs();
-  static const std::vector<Config> all = matrix(true);
-  const size_t which = GENERATE(range(size_t(0), all.size()));
-  if (!in_matrix_sample(which)) return;
-  const Config& cfg = all[which];
-  INFO(cfg.name());
-  auto rng = seeded_rng(0x5A1 + which);
+  SQL_MATRIX_ROW(cfg, true);
+  auto rng = seeded_rng(0x5A1 + row);
   const std::string path = temp_path("model.db");
   Model m;
   {
@@ -305,12 +312,7 @@ TEST_CASE("a larger table stays exact through bulk updates, deletes and reopen",
 }
 
 TEST_CASE("a committed row survives close and reopen", "[vfs][sql]") {
-  use_pdl_vfs();
-  static const std::vector<Config> all = matrix(false);
-  const size_t which = GENERATE(range(size_t(0), all.size()));
-  if (!in_matrix_sample(which)) return;
-  const Config& cfg = all[which];
-  INFO(cfg.name());
+  SQL_MATRIX_ROW(cfg, false);
   const std::string path = temp_path("persist.db");
   {
     Conn c(cfg.uri(path));
@@ -334,15 +336,10 @@ TEST_CASE("a committed row survives close and reopen", "[vfs][sql]") {
 
 TEST_CASE("a blob larger than a flash block round-trips, also after partial overwrites",
           "[vfs][sql][blob]") {
-  use_pdl_vfs();
-  static const std::vector<Config> all = matrix(false);
-  const size_t which = GENERATE(range(size_t(0), all.size()));
-  if (!in_matrix_sample(which)) return;
-  const Config& cfg = all[which];
-  INFO(cfg.name());
+  SQL_MATRIX_ROW(cfg, false);
   const size_t block = size_t(cfg.flash_page) * 64;  // the default 64 pages per block
   const size_t size = std::max<size_t>(300 << 10, block * 3 / 2);
-  auto rng = seeded_rng(0xB10B + which);
+  auto rng = seeded_rng(0xB10B + row);
   std::vector<uint8_t> blob = random_page(rng, size);
   const std::string path = temp_path("blob.db");
   auto read_back = [&](Conn& c) {
@@ -390,12 +387,7 @@ TEST_CASE("a blob larger than a flash block round-trips, also after partial over
 }
 
 TEST_CASE("VACUUM shrinks the database and keeps every row", "[vfs][sql][vacuum]") {
-  use_pdl_vfs();
-  static const std::vector<Config> all = matrix(false);
-  const size_t which = GENERATE(range(size_t(0), all.size()));
-  if (!in_matrix_sample(which)) return;
-  const Config& cfg = all[which];
-  INFO(cfg.name());
+  SQL_MATRIX_ROW(cfg, false);
   const std::string path = temp_path("vac.db");
   const std::string db_name = "vac.db";
   auto rows_ok = [](Conn& c) {
