@@ -231,8 +231,16 @@ Status PdlRecovery::take_differential_page(Ppa r, const SpareHeader& h) {
 // loses: that block is never appended to, and with no valid page GC erases it without
 // moving anything — repeated cuts during GC would otherwise strand a block each, reserve
 // and all, until GC had no room left to move their copies.
+// A block whose erase or last program was cut: torn (it ends in a torn page) or with an erased
+// page before a programmed one (NAND programs a block's pages in order, so only an erase cut
+// part-way leaves that; and an erase cut in the middle of a page — a host process killed in the
+// emulator's write of the block, a real chip's erase interrupted — can leave that page's data
+// part-erased under an intact header). Everything in such a block was stale or moved before
+// the erase began, so its copy loses a tie.
+bool PdlRecovery::cut_block(uint32_t b) const { return block_[b].torn || !block_[b].gap_free; }
+
 bool PdlRecovery::better_copy(Ppa cur, Ppa ppa) const {
-  return cur != kNoPpa && block_[cur / ppb_].torn && !block_[ppa / ppb_].torn;
+  return cur != kNoPpa && cut_block(cur / ppb_) && !cut_block(ppa / ppb_);
 }
 
 void PdlRecovery::apply(const Item& it) {
