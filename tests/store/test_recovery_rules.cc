@@ -38,20 +38,23 @@ struct Chip {
   }
   Ppa first_page(uint32_t block) const { return block * g.pages_per_block; }
 
-  // A whole page with its header (a commit record of its own, as kPerPage programs them).
-  void program(Ppa ppa, const Page& data, SpareHeader h) {
+  // A whole page with its header (a commit record of its own, as kPerPage programs them);
+  // `stored`, if given, is what reaches the chip instead of `data` (the header still describes
+  // `data`: a page damaged after its program).
+  void program(Ppa ppa, const Page& data, SpareHeader h, const Page* stored = nullptr) {
     h.data_crc = crc32c(data.data(), data.size());
     h.commit = true;
     Page spare(g.page_spare);
     spare_encode(h, spare);
-    REQUIRE(emu->program(ppa, data, spare).is_ok());
+    REQUIRE(emu->program(ppa, stored ? *stored : data, spare).is_ok());
   }
-  void base_page(Ppa ppa, const Page& data, uint64_t seq) {
+  void base_page(Ppa ppa, const Page& data, uint64_t seq, Lpn lpn = kLpn,
+                 const Page* stored = nullptr) {
     SpareHeader h;
     h.type = PageType::kBase;
-    h.set_logical_page(kLpn);
+    h.set_logical_page(lpn);
     h.seq = seq;
-    program(ppa, data, h);
+    program(ppa, data, h, stored);
   }
   // A differential page holding one record: `page` against `base`.
   void differential_page(Ppa ppa, const Page& base, const Page& page, uint64_t seq) {
@@ -141,24 +144,12 @@ TEST_CASE("of two base pages with equal sequence numbers, the one in a block who
   const Page x = pdl::test::random_page(rng, c.g.page_data);
   const uint32_t cut = cut_first ? 3 : 5, whole = cut_first ? 5 : 3;
   // Page 0 of the cut block erased; page 1 the copy, its data's first half erased.
-  SpareHeader h;
-  h.type = PageType::kBase;
-  h.set_logical_page(kLpn);
-  h.seq = 5;
-  h.data_crc = crc32c(x.data(), x.size());
-  h.commit = true;
-  Page spare(c.g.page_spare);
-  spare_encode(h, spare);
   Page part_erased = x;
   std::fill(part_erased.begin(), part_erased.begin() + part_erased.size() / 2, uint8_t(0xFF));
-  REQUIRE(c.emu->program(c.first_page(cut) + 1, part_erased, spare).is_ok());
+  c.base_page(c.first_page(cut) + 1, x, 5, kLpn, &part_erased);
   // The rest of the block still programmed (an older page of another lpn), so the copy is not
   // the block's last page, whose data recovery checks.
-  SpareHeader other;
-  other.type = PageType::kBase;
-  other.set_logical_page(kLpn + 1);
-  other.seq = 4;
-  c.program(c.first_page(cut) + 2, pdl::test::random_page(rng, c.g.page_data), other);
+  c.base_page(c.first_page(cut) + 2, pdl::test::random_page(rng, c.g.page_data), 4, kLpn + 1);
   c.base_page(c.first_page(whole), x, 5);
   auto s = c.mount();
   CHECK(s->locate(kLpn).base == c.first_page(whole));
