@@ -62,6 +62,7 @@ struct Flash {
   double kind_sim_us[pdl::kFileKinds] = {}, kind_programs[pdl::kFileKinds] = {};
   double gc_sim_us = 0, other_sim_us = 0, gc_programs = 0, other_programs = 0;
   uint64_t bytes_written[pdl::kFileKinds] = {}, bytes_changed[pdl::kFileKinds] = {};
+  bool changes_tracked = false;  // URI track_changes=on (--uri-extra)
 };
 
 Flash read_flash(pdl::Image& img) {
@@ -82,6 +83,7 @@ Flash read_flash(pdl::Image& img) {
     f.bytes_written[k] = vs.kind[k].bytes_written;
     f.bytes_changed[k] = vs.kind[k].bytes_changed;
   }
+  f.changes_tracked = vs.changes_tracked;
   f.gc_sim_us = cb.gc.sim_us;
   f.other_sim_us = cb.other.sim_us;
   f.gc_programs = cb.gc.programs;
@@ -175,7 +177,7 @@ static int run(int argc, char** argv) {
       ->type_name("DIR")->default_str("/dev/shm, else /tmp");
   app.add_option("--size", o.size, "chip size for new images")
       ->type_name("SIZE")->capture_default_str();
-  app.add_option("--uri-extra", o.extra, "extra URI parameters for pdl images, e.g. '&max_diff=2048'")
+  app.add_option("--uri-extra", o.extra, "extra URI parameters for pdl images, e.g. '&max_diff=2048', '&track_changes=on'")
       ->type_name("S");
   app.add_option("--json", o.json, "also write the results as JSON")->type_name("FILE");
   app.add_option("--seed", o.seed, "update row choice")
@@ -296,7 +298,8 @@ static int run(int argc, char** argv) {
         .n("erases_per_txn", f.erases / n)
         .n("bytes_programmed_per_txn", f.bytes_programmed / n)
         .n("db_bytes_written_per_txn", double(f.bytes_written[0]) / n)
-        .n("db_bytes_changed_per_txn", double(f.bytes_changed[0]) / n)
+        .raw("db_bytes_changed_per_txn",
+             f.changes_tracked ? pdl::json_num(double(f.bytes_changed[0]) / n) : "null")
         .n("journal_bytes_written_per_txn", double(f.bytes_written[jk]) / n)
         .n("unix_wall_us_per_txn", unix_wall)
         .n("speed_vs_unix", speed);

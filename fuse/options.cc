@@ -186,7 +186,8 @@ void print_usage(FILE* out) {
         {"-o erase_limit=N", "erases a block endures (emulated wear-out)"},
         {"-o max_files=N", "directory slots"},
         {"-o cache_chunks=N", "write-back cache of the volume, chunks (any mount)"},
-        {"-o clock=logical", "mtimes from a counter: repeatable flash figures (any mount)"}}}};
+        {"-o clock=logical", "mtimes from a counter: repeatable flash figures (any mount)"},
+        {"-o track_changes=on", "measure bytes_changed in stats.json (any mount)"}}}};
   h.footer =
       "exit status: 0 ok, 1 mount failed or the image could not be written at unmount,\n"
       "2 usage error, 3 image error (not a pdl image, corrupt, missing), 4 image in use by\n"

@@ -165,8 +165,12 @@ Options parse_options(int argc, char** argv) {
       ->group(kOutput);
   app.add_option("--csv", o.csv, "write one row per journal mode, cache size and method")
       ->type_name("FILE")->group(kOutput);
-  bool no_unix = false, quiet = false;
+  bool no_unix = false, quiet = false, track_changes = false;
   app.add_flag("--no-unix", no_unix, "skip the unix-VFS wall-clock reference")->group(kOutput);
+  app.add_flag("--track-changes", track_changes,
+               "measure the database bytes each page write changes (db_bytes_changed; one "
+               "uncounted read per page written: host time only)")
+      ->group(kOutput);
   app.add_flag("--quiet", quiet, "no progress on stderr")->group(kOutput);
 
   if (const int rc = cl.parse(argc, argv); rc >= 0) std::exit(rc);
@@ -182,6 +186,7 @@ Options parse_options(int argc, char** argv) {
   if (!warmup.empty() && warmup != "auto") o.warmup = std::strtoull(warmup.c_str(), nullptr, 10);
   if (!obsolete.empty()) o.uri_extra += "&obsolete=" + obsolete;
   if (!wear_level.empty()) o.uri_extra += "&wear_level=" + wear_level;
+  if (track_changes) o.uri_extra += "&track_changes=on";
   o.unix_reference = !no_unix;
   o.progress = !quiet;
   if (app.count("--sweep-cache")) {

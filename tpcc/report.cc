@@ -123,7 +123,9 @@ std::string run_json(const RunResult& r) {
                       .n("max_over_mean", m.wear.mean > 0 ? m.wear.max / m.wear.mean : 0));
       const KindStats& kd = m.flash.volume.kind[unsigned(FileKind::kDatabase)];
       o.u("db_chunks_read", kd.chunks_read).u("db_chunks_written", kd.chunks_written)
-          .u("db_bytes_changed", kd.bytes_changed);
+          .raw("db_bytes_changed", m.flash.volume.changes_tracked
+                                       ? std::to_string(kd.bytes_changed)
+                                       : "null");
       if (ref) {
         o.n("ratio_to_pdl_database", ratio(d.per_txn.database.sim_us, dref.per_txn.database.sim_us))
             .n("ratio_to_pdl_total", ratio(d.per_txn.total.sim_us, dref.per_txn.total.sim_us));

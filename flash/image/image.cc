@@ -109,6 +109,7 @@ VolumeOptions volume_options(const ImageParams& p, Nand& nand, bool read_only) {
   o.remount = remount_opener(nand);
   if (p.cache_chunks) o.cache_chunks = *p.cache_chunks;
   if (p.logical_clock) o.logical_clock = *p.logical_clock;
+  if (p.track_changes) o.track_changes = *p.track_changes;
   return o;
 }
 

@@ -7,7 +7,8 @@ namespace pdl {
 
 const char* const ImageParams::kKeys[] = {
     "method", "max_diff", "obsolete", "log_region", "page", "pages_per_block", "spare", "size",
-    "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit", "wear_level", nullptr};
+    "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit", "wear_level",
+    "track_changes", nullptr};
 
 bool parse_size(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
@@ -86,6 +87,10 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     else if (!parse_size(value, &v) || v < 1 || v > 1000000000)
       return bad("must be a number of erases, 1 .. 1000000000, or off");
     else wear_level = uint32_t(v);
+  } else if (key == "track_changes") {
+    if (value == "on") track_changes = true;
+    else if (value == "off") track_changes = false;
+    else return bad("on or off");
   } else if (key == "clock") {
     if (value == "wall") logical_clock = false;
     else if (value == "logical") logical_clock = true;

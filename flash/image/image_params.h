@@ -31,6 +31,9 @@ struct ImageParams {
   std::optional<uint32_t> max_files;        // directory slots
   std::optional<uint32_t> cache_chunks;     // Volume write-back cache, chunks (not stored)
   std::optional<bool> logical_clock;        // mtimes from a counter, not the wall (not stored)
+  // Measure bytes_changed (VolumeOptions::track_changes; not stored; default off): URI key
+  // track_changes=on|off.
+  std::optional<bool> track_changes;
   std::optional<std::string> mtd;           // the image is this MTD device (/dev/mtdN)
   // How the store commits (not stored; default true): true = atomic groups, each Volume sync
   // one atomic commit (the SQLite VFS then keeps the rollback journal in memory); false =

@@ -119,7 +119,8 @@ std::string image_stats_json(Image& image) {
               JsonObj()
                   .u("writes", ks.writes)
                   .u("bytes_written", ks.bytes_written)
-                  .u("bytes_changed", ks.bytes_changed)
+                  .raw("bytes_changed", vs.changes_tracked ? std::to_string(ks.bytes_changed)
+                                                           : "null")
                   .u("chunks_written", ks.chunks_written)
                   .u("reads", ks.reads)
                   .u("bytes_read", ks.bytes_read)
@@ -175,7 +176,8 @@ std::string image_stats_json(Image& image) {
                        .u("cache_hits", vs.cache_hits)
                        .u("cache_evictions", vs.cache_evictions)
                        .u("trims", vs.trims)
-                       .u("free_lpns", vs.free_lpns))
+                       .u("free_lpns", vs.free_lpns)
+                       .b("track_changes", vs.changes_tracked))
       .o("mount", mount_json(image.mount))
       .str();
 }

@@ -5,7 +5,8 @@
 //   method, max_diff, obsolete, logical_pages, geometry{…}, files[{name,size,kind,chunks}],
 //   flash{page_reads,spare_reads,programs,erases,bytes_read,bytes_programmed,sim_us},
 //   store{reads,writes,…,gc_runs,…}, free_blocks, by_kind{database,journal,wal,directory:
-//   {writes,bytes_written,bytes_changed,chunks_written,reads,bytes_read,chunks_read,
+//   {writes,bytes_written,bytes_changed (null unless track_changes=on),chunks_written,reads,
+//    bytes_read,chunks_read,
 //    base_pages,base_bytes,diff_records,diff_record_bytes,diff_pages,diff_bytes_programmed,
 //    write_amplification,flash{…}}}, gc{…}, other{…}, volume{…}, mount{…},
 //   wear{wear_level ("off" or the threshold), erase_count_min,

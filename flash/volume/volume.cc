@@ -595,7 +595,7 @@ Status Volume::store_chunk_once(File& f, uint32_t c, std::span<const uint8_t> da
     if (!took)
       return Status::error(Errc::kFull, "volume full: no free logical page for '" +
                                             f.meta.name + "'");
-    changed = count_changed(data, {});
+    if (opts_.track_changes) changed = count_changed(data, {});
   } else if (restoring_) {
     // Rolled back to its committed version: the same bytes again need no flash write.
     Status st = store_->read(l, old_);
@@ -620,7 +620,7 @@ Status Volume::store_chunk_once(File& f, uint32_t c, std::span<const uint8_t> da
     set_owner(l, Owner{f.meta.id, c, next_version_++});
   }
   ks.chunks_written++;
-  ks.bytes_changed += changed;
+  if (opts_.track_changes) ks.bytes_changed += changed;
   if (opts_.auto_commit_pages && may_commit() &&
       store_->uncommitted_pages() >= opts_.auto_commit_pages)
     return auto_commit();
@@ -830,7 +830,7 @@ Status Volume::write_meta_page(uint32_t lpn, std::span<const uint8_t> page) {
   ks.writes++;
   ks.bytes_written += chunk_;
   ks.chunks_written++;
-  ks.bytes_changed += changed;
+  if (opts_.track_changes) ks.bytes_changed += changed;
   return store_->write(lpn, page);
 }
 
@@ -975,6 +975,7 @@ VolumeStats Volume::stats() {
   std::lock_guard<std::mutex> g(mu_);
   VolumeStats s = stats_;
   s.free_lpns = pool_.free_count();
+  s.changes_tracked = opts_.track_changes;
   return s;
 }
 

@@ -78,12 +78,13 @@ struct KindStats {
   uint64_t reads = 0, bytes_read = 0;      // read() calls and the bytes returned
   uint64_t chunks_written = 0;             // chunk (= logical page) writes to the store
   uint64_t chunks_read = 0;                // chunk reads from the store (cache misses)
-  uint64_t bytes_changed = 0;              // bytes of written chunks that differ from before
+  uint64_t bytes_changed = 0;  // bytes of written chunks that differ from before (if tracked)
 };
 struct VolumeStats {
   KindStats kind[kFileKinds];
   uint64_t syncs = 0, cache_hits = 0, cache_evictions = 0, trims = 0;
   uint32_t free_lpns = 0;  // data lpns free now (a snapshot, not a counter)
+  bool changes_tracked = false;  // VolumeOptions::track_changes: bytes_changed is measured
 };
 
 struct FileInfo {
@@ -103,7 +104,10 @@ struct VolumeOptions {
   bool read_only = false;     // no writes; mount does no clean-up
   std::string read_only_why;  // said by writes refused on a read-only volume
   uint32_t cache_chunks = 16; // write-back cache capacity, chunks
-  bool track_changes = true;  // measure bytes_changed (one uncounted read per chunk written)
+  // Measure bytes_changed: the store does not know a chunk's previous contents (PDL encodes
+  // against the base page, not the last version), so this costs one uncounted read
+  // (PageStore::peek) per chunk written: host time on the write path, hence off unless asked.
+  bool track_changes = false;
   // Modification times from a counter — 1 ms past the newest mtime on the volume (at least
   // 2026-01-01) per change — instead of the wall clock: the bytes written, and so every flash
   // figure, become a pure function of the operations (benchmarks, repeatable runs).

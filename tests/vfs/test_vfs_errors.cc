@@ -94,6 +94,7 @@ TEST_CASE("a bad URI parameter fails the open, names the parameter and creates n
       {"size=8M&max_files=0", "max_files"},
       {"size=8M&cache_chunks=0", "cache_chunks"},
       {"size=8M&clock=monotonic", "clock"},
+      {"size=8M&track_changes=maybe", "track_changes"},
       {"size=8M&method=ipu&log_region=18K", "log_region"},       // ipu has none
       {"size=8M&method=pdl&log_region=18K", "log_region"},       // only ipl has one
       {"size=8M&method=ipl&log_region=128K", "log_region"},      // the whole 64-page block

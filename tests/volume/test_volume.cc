@@ -524,9 +524,48 @@ TEST_CASE("the directory holds max_files files, then refuses with kFull", "[volu
   REQUIRE(r.vol->list().size() == max);
 }
 
+// Every chip operation the Volume's writes cause, counted (reads, programs, erases) or not
+// (PageStore::peek): the emulator's operation count sees both.
+uint64_t uncounted_ops(const EmulatedNand& nand, uint64_t ops_before, const NandCounters& before) {
+  const NandCounters& c = nand.counters();
+  const uint64_t counted = (c.page_reads - before.page_reads) + (c.spare_reads - before.spare_reads) +
+                           (c.programs - before.programs) + (c.erases - before.erases);
+  return nand.operations() - ops_before - counted;
+}
+
+TEST_CASE("bytes_changed is measured only when asked, and only then costs a read per write",
+          "[volume][stats]") {
+  const bool track = GENERATE(false, true);
+  INFO("track_changes " << track);
+  const auto cfg = test::store_matrix()[0];
+  VolumeOptions opts;
+  opts.track_changes = track;
+  Rig r = make_volume(cfg, opts);
+  const uint32_t c = cfg.geo.page_data;
+  Volume::FileId db;
+  REQUIRE(r.vol->create("shop.db", &db).is_ok());
+  Bytes page(c, 0x33);
+  for (int i = 0; i < 4; i++) REQUIRE(r.vol->write(db, uint64_t(i) * c, page).is_ok());
+  REQUIRE(r.vol->sync().is_ok());
+  r.vol->reset_stats();
+  const uint64_t ops = r.nand->operations();
+  const NandCounters before = r.nand->counters();
+  page[7] = 0x34;  // one byte of each page changes
+  page[9] = 0x35;  // and another
+  for (int i = 0; i < 4; i++) REQUIRE(r.vol->write(db, uint64_t(i) * c, page).is_ok());
+  REQUIRE(r.vol->sync().is_ok());
+  const VolumeStats vs = r.vol->stats();
+  CHECK(vs.changes_tracked == track);
+  CHECK(vs.kind[size_t(FileKind::kDatabase)].bytes_changed == (track ? 8u : 0u));
+  if (track) CHECK(uncounted_ops(*r.nand, ops, before) >= 4);  // a peek per chunk written
+  else CHECK(uncounted_ops(*r.nand, ops, before) == 0);        // no hidden read
+}
+
 TEST_CASE("flash work is attributed to the file kind that caused it", "[volume][stats]") {
   const auto cfg = test::store_matrix()[0];
-  Rig r = make_volume(cfg);
+  VolumeOptions tracked;
+  tracked.track_changes = true;
+  Rig r = make_volume(cfg, tracked);
   const uint32_t c = cfg.geo.page_data;
   Volume::FileId db, j;
   REQUIRE(r.vol->create("shop.db", &db).is_ok());
