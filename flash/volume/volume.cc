@@ -64,8 +64,8 @@ Volume::Volume(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
       slot_ids_(hdr.layout.max_files(), 0),
       owners_(hdr.layout.data_lpns),
       lpn_kind_(store_->logical_pages(), uint8_t(FileKind::kDatabase)),
-      dir_dirty_(hdr.layout.dir_pages, false),
-      owner_dirty_(hdr.layout.owner_pages, false),
+      dir_dirty_(hdr.layout.dir_pages),
+      owner_dirty_(hdr.layout.owner_pages),
       pool_(hdr.layout.data_first, hdr.layout.data_lpns),
       scratch_(hdr.layout.chunk),
       old_(hdr.layout.chunk) {
@@ -85,8 +85,8 @@ void Volume::reset_state() {
   stale_slots_.clear();
   std::fill(owners_.begin(), owners_.end(), Owner{});
   std::fill(lpn_kind_.begin() + L.data_first, lpn_kind_.end(), uint8_t(FileKind::kDatabase));
-  std::fill(dir_dirty_.begin(), dir_dirty_.end(), false);
-  std::fill(owner_dirty_.begin(), owner_dirty_.end(), false);
+  dir_dirty_.clear_all();
+  owner_dirty_.clear_all();
   pool_ = LpnPool(L.data_first, L.data_lpns);
   pending_free_.clear();
   trimmed_.clear();
@@ -160,11 +160,7 @@ bool Volume::dirty() {
 
 bool Volume::dirty_locked() {
   if (opts_.read_only) return false;
-  if (store_->dirty() || header_dirty_) return true;
-  for (bool d : dir_dirty_)
-    if (d) return true;
-  for (bool d : owner_dirty_)
-    if (d) return true;
+  if (store_->dirty() || header_dirty_ || dir_dirty_.any() || owner_dirty_.any()) return true;
   for (const CachedChunk& e : cache_)
     if (e.dirty) return true;
   return false;
@@ -279,13 +275,13 @@ Status Volume::file(FileId id, File** f) {
 void Volume::slot_changed(File& f) {
   f.meta.version = next_version_++;
   f.mtime_dirty = false;
-  dir_dirty_[f.slot / hdr_.layout.slots_per_page()] = true;
+  dir_dirty_.set(f.slot / hdr_.layout.slots_per_page());
 }
 
 void Volume::set_owner(uint32_t lpn, Owner o) {
   const uint32_t i = lpn - hdr_.layout.data_first;
   owners_[i] = o;
-  owner_dirty_[i / hdr_.layout.owners_per_page()] = true;
+  owner_dirty_.set(i / hdr_.layout.owners_per_page());
 }
 
 // ---- names ----
@@ -358,7 +354,7 @@ void Volume::remove_locked(FileId id) {
   File& f = files_.at(id);
   release(f, 0);
   slot_ids_[f.slot] = 0;
-  dir_dirty_[f.slot / hdr_.layout.slots_per_page()] = true;
+  dir_dirty_.set(f.slot / hdr_.layout.slots_per_page());
   names_.erase(f.meta.name);
   files_.erase(id);
 }
@@ -406,7 +402,7 @@ Status Volume::rename(std::string_view from, std::string_view to) {
       slot_ids_[f.slot] = kStaleSlot;
     } else {
       slot_ids_[f.slot] = 0;
-      dir_dirty_[f.slot / per] = true;  // the old slot is cleared in the same commit
+      dir_dirty_.set(f.slot / per);  // the old slot is cleared in the same commit
     }
     f.slot = target;
     slot_ids_[target] = id;
@@ -861,18 +857,16 @@ Status Volume::commit_meta() {
   // The order of these writes does not make the commit atomic (the store's write buffer may
   // program them in another order); the crash rules of volume.h do.
   const VolumeLayout& L = hdr_.layout;
-  for (uint32_t p = 0; p < L.owner_pages; p++)
-    if (owner_dirty_[p]) {
-      encode_owner_page(p, scratch_);
-      PDL_TRY(write_meta_page(L.owner_first() + p, scratch_));
-      owner_dirty_[p] = false;
-    }
-  for (uint32_t p = 0; p < L.dir_pages; p++)
-    if (dir_dirty_[p]) {
-      encode_dir_page(p, scratch_);
-      PDL_TRY(write_meta_page(1 + p, scratch_));
-      dir_dirty_[p] = false;
-    }
+  for (uint32_t p = owner_dirty_.next(0); p != DirtyPages::kNone; p = owner_dirty_.next(p + 1)) {
+    encode_owner_page(p, scratch_);
+    PDL_TRY(write_meta_page(L.owner_first() + p, scratch_));
+    owner_dirty_.clear(p);
+  }
+  for (uint32_t p = dir_dirty_.next(0); p != DirtyPages::kNone; p = dir_dirty_.next(p + 1)) {
+    encode_dir_page(p, scratch_);
+    PDL_TRY(write_meta_page(1 + p, scratch_));
+    dir_dirty_.clear(p);
+  }
   if (header_dirty_) {
     encode_header(hdr_, scratch_);
     PDL_TRY(write_meta_page(0, scratch_));
@@ -884,7 +878,7 @@ Status Volume::commit_meta() {
   // Renames that left a stale slot are durable now: the slot can be cleared (next commit).
   for (const auto& [slot, meta] : stale_slots_) {
     slot_ids_[slot] = 0;
-    dir_dirty_[slot / L.slots_per_page()] = true;
+    dir_dirty_.set(slot / L.slots_per_page());
   }
   stale_slots_.clear();
   // Trims issued at the previous commit are durable now: those lpns read as unmapped after

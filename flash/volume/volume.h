@@ -57,6 +57,7 @@
 
 #include "flash/store/page_store.h"
 #include "flash/volume/lpn_pool.h"
+#include "flash/volume/dirty_pages.h"
 #include "flash/volume/volume_format.h"
 
 namespace pdl {
@@ -279,7 +280,7 @@ class Volume {
   static constexpr FileId kStaleSlot = 0xFFFFFFFFu;
   std::vector<Owner> owners_;           // data lpn - data_first -> owner
   std::vector<uint8_t> lpn_kind_;       // lpn -> FileKind (the store's cost classifier)
-  std::vector<bool> dir_dirty_, owner_dirty_;
+  DirtyPages dir_dirty_, owner_dirty_;
   LpnPool pool_;
   std::vector<uint32_t> pending_free_;  // released lpns waiting for a durable sync
   std::vector<uint32_t> trimmed_;       // released lpns whose trims wait for a durable sync

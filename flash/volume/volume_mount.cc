@@ -108,7 +108,7 @@ Status Volume::load_directory(FileId* max_id, std::vector<bool>* drop_slot) {
   }
   const bool cleanup = !opts_.read_only;
   for (uint32_t slot = 0; slot < drop_slot->size(); slot++)
-    if ((*drop_slot)[slot] && cleanup) dir_dirty_[slot / per_slot_page] = true;
+    if ((*drop_slot)[slot] && cleanup) dir_dirty_.set(slot / per_slot_page);
   return Status::ok();
 }
 

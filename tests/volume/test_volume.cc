@@ -9,6 +9,7 @@
 
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 
 #include "flash/image/open_store.h"
@@ -693,4 +694,35 @@ TEST_CASE("mount refuses a directory slot whose size is beyond the data area, na
   REQUIRE(st.is(Errc::kCorrupt));
   REQUIRE(std::string(st.message()).find("huge") != std::string::npos);
   REQUIRE(std::string(st.message()).find("beyond") != std::string::npos);
+}
+
+TEST_CASE("dirty metadata pages are walked in ascending order, each once", "[volume]") {
+  const uint32_t n = GENERATE(1u, 63u, 64u, 65u, 1024u, 1000u);
+  INFO("pages " << n);
+  DirtyPages d(n);
+  CHECK(!d.any());
+  CHECK(d.next(0) == DirtyPages::kNone);
+  std::mt19937 rng(n);
+  std::set<uint32_t> want;
+  for (int i = 0; i < 40; i++) {
+    const uint32_t p = rng() % n;
+    d.set(p);
+    want.insert(p);
+  }
+  d.set(n - 1);  // the last page (a partial word)
+  want.insert(n - 1);
+  std::vector<uint32_t> got;
+  for (uint32_t p = d.next(0); p != DirtyPages::kNone; p = d.next(p + 1)) got.push_back(p);
+  CHECK(got == std::vector<uint32_t>(want.begin(), want.end()));
+  CHECK(d.next(n) == DirtyPages::kNone);
+  for (uint32_t p : want) {
+    CHECK(d.any());
+    d.clear(p);
+    d.clear(p);  // twice: still counted once
+  }
+  CHECK(!d.any());
+  d.set(0);
+  d.clear_all();
+  CHECK(!d.any());
+  CHECK(d.next(0) == DirtyPages::kNone);
 }
