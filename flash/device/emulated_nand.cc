@@ -288,6 +288,12 @@ void invert(uint8_t* p, size_t n) {
   for (; i < n; i++) p[i] = uint8_t(~p[i]);
 }
 
+void invert_copy(uint8_t* dst, const uint8_t* src, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) store64(dst + i, ~load64(src + i));
+  for (; i < n; i++) dst[i] = uint8_t(~src[i]);
+}
+
 // Index of the first byte where programming `flash_new` over stored (inverted) bytes would
 // turn a 0 bit back to 1, or n if none: flash_new & ~flash_old == flash_new & stored.
 size_t first_violation(const uint8_t* stored, const uint8_t* flash_new, size_t n) {
@@ -315,7 +321,10 @@ Status EmulatedNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> s
   if (faults_.frozen()) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
   if (faults_.io_error_now()) return Status::error(Errc::kIoError, "injected I/O error (read)");
   const uint64_t off = uint64_t(ppa) * geo_.raw_page();
-  if (!data.empty() && !spare.empty()) {  // adjacent on the media: one host read
+  if (const uint8_t* v = media_->view(off, geo_.raw_page())) {  // in memory: one pass each
+    invert_copy(data.data(), v, data.size());
+    invert_copy(spare.data(), v + geo_.page_data, spare.size());
+  } else if (!data.empty() && !spare.empty()) {  // adjacent on the media: one host read
     uint8_t* raw = raw_scratch_.data();
     PDL_TRY(media_->read(off, raw, geo_.raw_page()));
     invert(raw, geo_.raw_page());

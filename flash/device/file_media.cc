@@ -109,6 +109,10 @@ class FileMedia final : public NandMedia {
     return Status::ok();
   }
 
+  const uint8_t* view(uint64_t off, size_t n) override {
+    return mapped(off, n) && !overlay_.sequence ? map_ + l_.pages_off + off : nullptr;
+  }
+
   Status write(uint64_t off, const uint8_t* buf, size_t n) override {
     if (read_only_) return Status::error(Errc::kReadOnly, "image opened read-only");
     if (n > l_.raw_page) return Status::error(Errc::kInvalidArgument, "image write beyond a page");

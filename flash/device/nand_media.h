@@ -21,6 +21,9 @@ class NandMedia {
  public:
   virtual ~NandMedia() = default;
   virtual Status read(uint64_t off, uint8_t* buf, size_t n) = 0;
+  // The stored bytes [off, off + n) where they lie in memory (valid until the next mutation),
+  // or nullptr: read() them.
+  virtual const uint8_t* view(uint64_t off, size_t n) = 0;
   // Store n bytes at off (at most one raw page for an image file).
   virtual Status write(uint64_t off, const uint8_t* buf, size_t n) = 0;
   // Zero every page p of `block` with zero_pages[p] != 0 (an empty span zeroes none), then

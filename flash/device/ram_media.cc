@@ -25,6 +25,7 @@ class RamMedia final : public NandMedia {
     std::memcpy(buf, base_ + off, n);
     return Status::ok();
   }
+  const uint8_t* view(uint64_t off, size_t) override { return base_ + off; }
   Status write(uint64_t off, const uint8_t* buf, size_t n) override {
     std::memcpy(base_ + off, buf, n);
     return Status::ok();
