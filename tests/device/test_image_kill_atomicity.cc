@@ -25,7 +25,7 @@ using pdl::test::NandOp;
 
 namespace {
 
-constexpr size_t kOps = 3000;
+constexpr size_t kOps = 2000;
 
 // The state of a fresh chip after the first n operations of `ops`.
 std::unique_ptr<EmulatedNand> replay(const pdl::Geometry& g, const std::vector<NandOp>& ops,
