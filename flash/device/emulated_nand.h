@@ -9,8 +9,16 @@
 // remount the same media, exactly as after a real cut.
 //
 // Storage: bytes are kept inverted (stored = ~flash), so an erased page is all zero bytes:
-// RAM images are lazily-zeroed anonymous memory, and image files keep erased pages as holes —
-// a 2 GiB chip costs nothing until written. Image file layout: docs/format.md §1.
+// RAM images are lazily-zeroed anonymous memory (ram_media.cc), and image files keep erased
+// pages as holes — a 2 GiB chip costs nothing until written (file_media.h: read and written
+// through a shared mapping where that is safe, pread/pwrite elsewhere). Image file layout:
+// docs/format.md §1.
+// Crash semantics of an image file (docs/reliability.md, "The image file and the host"): a
+// simulated power cut behaves as described above; the host process killed (SIGKILL) leaves the
+// image exactly as its last completed flash operation left it, or as the one in flight would
+// have (each operation's final bytes go through the image's redo record, which the next open
+// finishes); a host OS crash can lose anything written since the last flush(), in host pages,
+// in any order; flush() is fsync, after which everything before it is durable on the host.
 //
 // The faults below are injected by a FaultInjector (fault_injector.h) that the emulator owns and
 // consults at each read, program, erase and bad-block mark; the calls configuring them are
@@ -104,7 +112,8 @@ class EmulatedNand final : public CountingNand {
   uint64_t mutating_ops() const { return faults_.mutating_ops(); }
   // A RAM copy of the current media (geometry, contents, erase counts); counters start at zero.
   std::unique_ptr<EmulatedNand> clone() const;
-  // Flush an image file to the host (fsync). A no-op for RAM.
+  // Flush an image file to the host (fsync: every earlier store, mapped or written, durable).
+  // A no-op for RAM.
   Status flush() override;
 
   // ---- media faults (see the file comment) ----

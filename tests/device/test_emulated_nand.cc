@@ -533,7 +533,7 @@ TEST_CASE("open_file on a file that is not a valid image fails and leaves it unc
     expect_refused(flipped, Errc::kCorrupt);
 
     Bytes newer = good;  // a valid header of an unknown version
-    pdl::le::put32(newer.data() + 8, 2);
+    pdl::le::put32(newer.data() + 8, 3);
     pdl::le::put32(newer.data() + 64, pdl::crc32c(newer.data(), 64));
     expect_refused(newer, Errc::kUnsupported);
 
@@ -542,7 +542,7 @@ TEST_CASE("open_file on a file that is not a valid image fails and leaves it unc
     pdl::le::put32(bad_geo.data() + 64, pdl::crc32c(bad_geo.data(), 64));
     expect_refused(bad_geo, Errc::kCorrupt);
 
-    Bytes truncated = good;  // the page array cut short
+    Bytes truncated = good;  // the file cut short (its redo record area)
     truncated.resize(good.size() - 1);
     expect_refused(truncated, Errc::kCorrupt);
 

@@ -83,8 +83,9 @@ bool expand(std::span<const uint8_t> in, const std::string& path) {
   if (ok && !pages.empty()) ok = write_all(fd, pages.data(), pages.size(), poff);
   const bool small = page_data && page_data <= (1u << 16) && page_spare <= (1u << 12) && ppb &&
                      ppb <= 4096 && blocks && blocks <= (1u << 16);  // (no overflow below)
-  const uint64_t full =
-      small ? poff + (uint64_t(page_data) + page_spare) * ppb * blocks : UINT64_MAX;
+  uint64_t full = small ? poff + (uint64_t(page_data) + page_spare) * ppb * blocks : UINT64_MAX;
+  if (small && le::get32(header.data() + 8) >= 2)  // and the redo record area, nothing pending
+    full = (full + 4095) / 4096 * 4096 + (32 + uint64_t(page_data) + page_spare + 4095) / 4096 * 4096;
   if (ok && full <= kMaxExpandedBytes && full > poff + pages.size())
     ok = ftruncate(fd, off_t(full)) == 0;
   close(fd);
@@ -107,6 +108,8 @@ std::vector<uint8_t> compact(const std::string& path) {
   const uint64_t poff = le::get64(file.data() + 56);
   if (raw == 0 || poff > file.size()) return {};
   std::vector<uint8_t> pages(file.begin() + int64_t(poff), file.end());
+  const uint64_t ppb = le::get32(file.data() + 24), blocks = le::get32(file.data() + 28);
+  if (pages.size() > raw * ppb * blocks) pages.resize(raw * ppb * blocks);  // the record area
   for (uint8_t& b : pages) b = uint8_t(~b);
   pages.resize(pages.size() / raw * raw);
   while (!pages.empty() &&

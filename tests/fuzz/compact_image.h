@@ -7,7 +7,8 @@
 //                 them instead of stopping at "torn page"
 //   bytes 1-68    the image header's bytes [0, 68) (magic ... header CRC)
 //   the rest      the page array from page 0, in flash polarity (erased = 0xFF; the file
-//                 stores it inverted); pages beyond the input are erased
+//                 stores it inverted); pages beyond the input are erased; no redo record
+//                 pending (format.md §1)
 // expand() writes the image file (erase counts zero) — extended to the size its header
 // declares when that is at most kMaxExpandedBytes, so hostile headers cannot make the harness
 // itself allocate gigabytes; compact() turns a real image file into this form (flags 0).
