@@ -79,6 +79,8 @@ __attribute__((target("sse4.2"))) inline uint32_t chain(const uint8_t* p, size_t
   uint64_t c = reg;
   for (; n >= 8; p += 8, n -= 8) c = _mm_crc32_u64(c, load64(p));
   uint32_t r = uint32_t(c);
+  if (n == 0) [[likely]]
+    return r;
   if (n & 4) r = _mm_crc32_u32(r, load32(p)), p += 4;
   if (n & 2) r = _mm_crc32_u16(r, load16(p)), p += 2;
   if (n & 1) r = _mm_crc32_u8(r, *p);
