@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <random>
 
+#include "bench/crc_bench.h"
 #include "flash/codec/differential.h"
 
 namespace pdl::bench {
@@ -132,6 +133,8 @@ void run_codec_bench(bool quick, std::vector<std::string>* json_records) {
       json_records->emplace_back(buf);
     }
   }
+  // The checksum beside the codec: every page read and written is CRC-checked too.
+  run_crc_bench(quick, json_records);
 }
 
 }  // namespace pdl::bench

@@ -1,8 +1,9 @@
-// test_crc32c.cc — CRC-32C: known vectors, hardware path == portable table, continuation.
+// test_crc32c.cc — CRC-32C: known vectors, every implementation equal, continuation.
 //
-// Invariant checked: crc32c() (SSE4.2 when available) and crc32c_portable() are the same
-// function for every buffer, length, alignment and starting crc, and both match the published
-// CRC-32C check values (RFC 3720 B.4 and the "123456789" check).
+// Invariant checked: crc32c() and each implementation behind it (crc32c_by: the portable
+// tables, the SSE4.2 chain, the SSE4.2 interleaved lanes, ISA-L for long inputs — those this
+// CPU has) are the same function for every buffer, length, alignment, starting crc and split
+// point, and all match the published CRC-32C check values (RFC 3720 B.4 and "123456789").
 #include <cstring>
 #include <string>
 #include <vector>
@@ -14,61 +15,132 @@
 #include "tests/support/test_util.h"
 
 using pdl::crc32c;
+using pdl::crc32c_by;
 using pdl::crc32c_portable;
+using pdl::Crc32cPath;
 
-TEST_CASE("crc32c matches the published check values", "[crc32c]") {
+namespace {
+
+const Crc32cPath kAllPaths[] = {Crc32cPath::kPortable, Crc32cPath::kChain,
+                                Crc32cPath::kInterleaved, Crc32cPath::kIsal};
+
+// The implementations this CPU can run (always the portable one); the others are reported.
+std::vector<Crc32cPath> runnable_paths() {
+  std::vector<Crc32cPath> paths;
+  for (Crc32cPath p : kAllPaths) {
+    if (pdl::crc32c_path_available(p)) paths.push_back(p);
+    else WARN("CRC-32C path " << pdl::crc32c_path_name(p) << " not available on this CPU");
+  }
+  return paths;
+}
+
+}  // namespace
+
+TEST_CASE("every crc32c implementation matches the published check values", "[crc32c]") {
   const std::string check = "123456789";
-  CHECK(crc32c(check.data(), check.size()) == 0xE3069283u);
-  CHECK(crc32c_portable(check.data(), check.size()) == 0xE3069283u);
-
   std::vector<uint8_t> zeros(32, 0x00), ones(32, 0xFF), inc(32), dec(32);
   for (int i = 0; i < 32; i++) {
     inc[size_t(i)] = uint8_t(i);
     dec[size_t(i)] = uint8_t(31 - i);
   }
-  CHECK(crc32c(zeros.data(), zeros.size()) == 0x8A9136AAu);
-  CHECK(crc32c_portable(zeros.data(), zeros.size()) == 0x8A9136AAu);
-  CHECK(crc32c(ones.data(), ones.size()) == 0x62A8AB43u);
-  CHECK(crc32c_portable(ones.data(), ones.size()) == 0x62A8AB43u);
-  CHECK(crc32c(inc.data(), inc.size()) == 0x46DD794Eu);
-  CHECK(crc32c_portable(inc.data(), inc.size()) == 0x46DD794Eu);
-  CHECK(crc32c(dec.data(), dec.size()) == 0x113FDB5Cu);
-  CHECK(crc32c_portable(dec.data(), dec.size()) == 0x113FDB5Cu);
+  CHECK(crc32c(check.data(), check.size()) == 0xE3069283u);
+  CHECK(crc32c_portable(check.data(), check.size()) == 0xE3069283u);
+  for (Crc32cPath p : runnable_paths()) {
+    INFO("path " << pdl::crc32c_path_name(p));
+    CHECK(crc32c_by(p, check.data(), check.size()) == 0xE3069283u);
+    CHECK(crc32c_by(p, zeros.data(), zeros.size()) == 0x8A9136AAu);
+    CHECK(crc32c_by(p, ones.data(), ones.size()) == 0x62A8AB43u);
+    CHECK(crc32c_by(p, inc.data(), inc.size()) == 0x46DD794Eu);
+    CHECK(crc32c_by(p, dec.data(), dec.size()) == 0x113FDB5Cu);
+  }
+}
+
+// Long vectors, so that the interleaved path splits them into lanes (the published vectors
+// are all shorter than its shortest split): CRC-32C of a repeated vector, continued piecewise
+// through the portable tables, equals the one-call result of every path.
+TEST_CASE("every crc32c implementation agrees on long runs of the check vectors", "[crc32c]") {
+  std::vector<uint8_t> unit(32);
+  for (int i = 0; i < 32; i++) unit[size_t(i)] = uint8_t(i);
+  for (size_t reps : {3u, 7u, 64u, 200u}) {
+    std::vector<uint8_t> buf;
+    uint32_t piecewise = 0;
+    for (size_t r = 0; r < reps; r++) {
+      buf.insert(buf.end(), unit.begin(), unit.end());
+      piecewise = crc32c_portable(unit.data(), unit.size(), piecewise);
+    }
+    for (Crc32cPath p : runnable_paths()) {
+      INFO("path " << pdl::crc32c_path_name(p) << " bytes " << buf.size());
+      CHECK(crc32c_by(p, buf.data(), buf.size()) == piecewise);
+    }
+  }
 }
 
 TEST_CASE("crc32c of nothing leaves the running crc unchanged", "[crc32c]") {
   CHECK(crc32c(nullptr, 0) == 0u);
-  CHECK(crc32c_portable(nullptr, 0) == 0u);
   CHECK(crc32c(nullptr, 0, 0xDEADBEEFu) == 0xDEADBEEFu);
-  CHECK(crc32c_portable(nullptr, 0, 0xDEADBEEFu) == 0xDEADBEEFu);
-}
-
-TEST_CASE("hardware crc32c equals the portable table on random buffers", "[crc32c]") {
-  auto rng = pdl::test::seeded_rng(0xC4C);
-  const auto buf = pdl::test::random_page(rng, 8192 + 16);
-  for (int trial = 0; trial < 2000; trial++) {
-    // Random start (misaligned on purpose), random length including 0..7-byte tails.
-    const size_t start = size_t(rng() % 16);
-    const size_t len = trial < 64 ? size_t(trial) : size_t(rng() % 8193);
-    const uint32_t init = (trial % 3 == 0) ? 0u : uint32_t(rng());
-    INFO("start " << start << " len " << len << " init " << init);
-    REQUIRE(crc32c(buf.data() + start, len, init) == crc32c_portable(buf.data() + start, len, init));
+  for (Crc32cPath p : runnable_paths()) {
+    INFO("path " << pdl::crc32c_path_name(p));
+    CHECK(crc32c_by(p, nullptr, 0) == 0u);
+    CHECK(crc32c_by(p, nullptr, 0, 0xDEADBEEFu) == 0xDEADBEEFu);
   }
 }
 
-TEST_CASE("crc32c continues across split buffers", "[crc32c]") {
+TEST_CASE("crc32c uses the implementation it reports", "[crc32c]") {
+  const Crc32cPath selected = pdl::crc32c_selected_path();
+  CHECK(pdl::crc32c_path_available(selected));
+  INFO("selected " << pdl::crc32c_path_name(selected));
+  // The first available in order of speed is the one chosen.
+  for (Crc32cPath p : {Crc32cPath::kIsal, Crc32cPath::kInterleaved, Crc32cPath::kChain}) {
+    if (pdl::crc32c_path_available(p)) {
+      CHECK(selected == p);
+      break;
+    }
+  }
+  auto rng = pdl::test::seeded_rng(0xC4B);
+  const auto buf = pdl::test::random_page(rng, 4096);
+  CHECK(crc32c(buf.data(), buf.size(), 7u) == crc32c_by(selected, buf.data(), buf.size(), 7u));
+}
+
+// Every length 0..10000 (every lane split and tail the interleaved path can take, and the
+// block boundary of its longest lanes), each at a start 0..15 bytes past an 8-byte boundary.
+TEST_CASE("every crc32c implementation equals the portable table on every length to 10000",
+          "[crc32c]") {
+  auto rng = pdl::test::seeded_rng(0xC4C);
+  const auto buf = pdl::test::random_page(rng, 10000 + 16);
+  const auto paths = runnable_paths();
+  for (size_t len = 0; len <= 10000; len++) {
+    const size_t start = len % 16;
+    const uint32_t init = (len % 3 == 0) ? 0u : uint32_t(rng());
+    const uint32_t want = crc32c_portable(buf.data() + start, len, init);
+    for (Crc32cPath p : paths)
+      if (crc32c_by(p, buf.data() + start, len, init) != want)
+        FAIL("path " << pdl::crc32c_path_name(p) << " start " << start << " len " << len
+                     << " init " << init);
+  }
+  SUCCEED();
+}
+
+TEST_CASE("crc32c continues across split buffers on every implementation", "[crc32c]") {
   auto rng = pdl::test::seeded_rng(0xC4D);
-  for (int trial = 0; trial < 500; trial++) {
-    const size_t len = size_t(rng() % 4097);
-    const auto buf = pdl::test::random_page(rng, len);
-    const size_t cut = len ? size_t(rng() % (len + 1)) : 0;
-    INFO("len " << len << " cut " << cut);
-    const uint32_t whole = crc32c(buf.data(), len);
-    REQUIRE(crc32c(buf.data() + cut, len - cut, crc32c(buf.data(), cut)) == whole);
-    REQUIRE(crc32c_portable(buf.data() + cut, len - cut, crc32c_portable(buf.data(), cut)) ==
-            whole);
-    // Mixed: start on one implementation, continue on the other.
-    REQUIRE(crc32c(buf.data() + cut, len - cut, crc32c_portable(buf.data(), cut)) == whole);
+  const auto paths = runnable_paths();
+  for (int trial = 0; trial < 2000; trial++) {
+    const size_t len = size_t(rng() % 10001);
+    const size_t start = size_t(rng() % 16);  // misaligned on purpose
+    const auto raw = pdl::test::random_page(rng, len + start);
+    const uint8_t* buf = raw.data() + start;
+    const size_t cut = size_t(rng() % (len + 1));
+    const uint32_t init = (trial % 4 == 0) ? 0u : uint32_t(rng());
+    INFO("len " << len << " start " << start << " cut " << cut << " init " << init);
+    const uint32_t whole = crc32c_portable(buf, len, init);
+    REQUIRE(crc32c(buf + cut, len - cut, crc32c(buf, cut, init)) == whole);
+    for (Crc32cPath first : paths) {
+      for (Crc32cPath second : paths) {  // start on one implementation, continue on another
+        INFO("paths " << pdl::crc32c_path_name(first) << " then "
+                      << pdl::crc32c_path_name(second));
+        REQUIRE(crc32c_by(second, buf + cut, len - cut, crc32c_by(first, buf, cut, init)) ==
+                whole);
+      }
+    }
   }
 }
 
