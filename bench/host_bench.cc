@@ -273,12 +273,14 @@ std::string json_report(const Options& o, const std::vector<Config>& configs) {
         .raw("pdl_wall_s", spread_json(times(c.pdl_runs, false)));
     recs.push_back(r.str());
   }
+  std::string joined;  // a record per line
+  for (const std::string& r : recs) joined += (joined.empty() ? "" : ",\n  ") + r;
   pdl::JsonObj top;
   top.s("program", "pdl-hostbench").s("method", o.method).s("dir", o.dir)
       .u("repetitions", uint64_t(o.repetitions)).u("rows", uint64_t(o.rows))
       .u("bulk_rows", uint64_t(o.bulk_rows)).u("row_bytes", uint64_t(o.row_bytes))
       .u("tpcc_transactions", o.tpcc_transactions).s("chip_size", o.size).u("seed", o.seed)
-      .a("results", recs);
+      .raw("results", "[\n  " + joined + "\n]");
   return top.str() + "\n";
 }
 
@@ -309,7 +311,7 @@ static int run(int argc, char** argv) {
       ->type_name("N")->check(pdl::cli::integer(1, 1000000))->capture_default_str();
   app.add_option("--tpcc-journal", tpcc_journals, "tpcc: SQLite journal modes")
       ->type_name("LIST")->check(journal)->default_str("delete,wal,memory");
-  app.add_option("--method", o.method, "the page-update method (pdl, pdl2k, opu, ipl, ...)")
+  app.add_option("--method", o.method, "the page-update method: pdl, opu, ipu or ipl")
       ->type_name("M")->capture_default_str();
   app.add_option("--commit", commits, "journal (on flash) and/or atomic")
       ->type_name("LIST")->check(pdl::cli::list_of({"journal", "atomic"}, "commit mode"))
