@@ -22,10 +22,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "bench/row_txns.h"
 #include "cli/app.h"
 #include "flash/common/c_edge.h"
 #include "flash/common/split.h"
@@ -107,30 +107,15 @@ pdl::Status run(const Options& o, const std::string& uri, const std::string& vfs
   pdl::sql::Db db;
   PDL_TRY(db.open(uri));
   PDL_TRY(db.exec("PRAGMA journal_mode=" + journal));
-  PDL_TRY(db.exec("CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b TEXT)"));
   pdl::Image* img = image_path.empty() ? nullptr : pdl::vfs::image_of(image_path);
   if (!image_path.empty() && !img)
     return pdl::Status::error(pdl::Errc::kNotFound, "image not registered: " + image_path);
-  pdl::sql::Stmt ins, upd;
-  PDL_TRY(ins.prepare(db.get(), "INSERT INTO t(a, b) VALUES (?1, ?2)", 0));
-  PDL_TRY(upd.prepare(db.get(), "UPDATE t SET a = a + 1, b = ?2 WHERE id = ?1", 0));
-  std::mt19937_64 rng(o.seed);
-  std::string text;
+  pdl::bench::RowTxns work(o.rows, o.row_bytes, o.seed);
+  PDL_TRY(work.prepare(db));
   for (int phase = 0; phase < 2; phase++) {
     if (img) PDL_TRY(db.exec("PRAGMA pdl_stats_reset"));
     const auto t0 = Clock::now();
-    pdl::sql::Stmt& s = phase == 0 ? ins : upd;
-    for (int i = 0; i < o.rows; i++) {
-      // "row I phase P <hex>" padded with letters to --row-bytes.
-      char head[64];
-      std::snprintf(head, sizeof head, "row %d phase %d %016llx ", i, phase,
-                    (unsigned long long)rng());
-      text = head;
-      while (text.size() < size_t(o.row_bytes)) text += char('a' + text.size() % 26);
-      text.resize(size_t(o.row_bytes));
-      s.bind(1, int64_t(phase == 0 ? i : 1 + int64_t(rng() % uint64_t(o.rows)))).bind(2, text);
-      PDL_TRY(s.run());
-    }
+    PDL_TRY(work.run_phase(phase));
     Phase p;
     p.vfs = vfs;
     p.method = method;
@@ -225,15 +210,11 @@ static int run(int argc, char** argv) {
           const std::string img = work + "/" + m + "-" + j + ".db";
           std::fprintf(stderr, "pdl %s %s commit=%s obsolete=%s ...\n", m.c_str(), j.c_str(),
                        c.c_str(), b.c_str());
-          st = run(o, "file:" + img + "?vfs=pdl&method=" + m + "&size=" + o.size +
-                          "&clock=logical&commit=" + c + (marks ? "&obsolete=" + b : "") +
-                          o.extra,
-                   "pdl", m, j, img, &all, c, marks ? b : "-");
+          st = run(o, pdl::bench::pdl_uri(img, m, o.size, c, marks ? b : "", o.extra), "pdl", m,
+                   j, img, &all, c, marks ? b : "-");
           unlink(img.c_str());
         }
-    unlink(unix_path.c_str());
-    unlink((unix_path + "-wal").c_str());
-    unlink((unix_path + "-shm").c_str());
+    pdl::bench::remove_unix_db(unix_path);
     if (!st.is_ok()) break;
   }
   if (!st.is_ok()) std::fprintf(stderr, "pdl-sqlbench: %s\n", std::string(st.message()).c_str());

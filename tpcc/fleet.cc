@@ -14,6 +14,7 @@
 #include "flash/device/emulated_nand.h"
 #include "flash/image/image_params.h"
 #include "flash/image/open_store.h"
+#include "tpcc/cpu_clock.h"
 #include "vfs/pdl_vfs.h"
 
 namespace pdl::tpcc {
@@ -136,7 +137,8 @@ Status Fleet::open(const std::string& source) {
   sql::Db src;
   PDL_TRY(src.open("file:" + source + "?vfs=unix&mode=ro"));
   std::vector<MethodSpec> all = methods_;
-  if (cfg_.unix_reference) all.push_back({"unix", "unix VFS", {}, ""});
+  if (cfg_.unix_reference)
+    all.insert(cfg_.unix_first ? all.begin() : all.end(), {"unix", "unix VFS", {}, ""});
   for (const MethodSpec& spec : all) {
     auto m = std::make_unique<Member>();
     m->spec = spec;
@@ -272,10 +274,13 @@ Status Fleet::measure(uint64_t n, double duration_s, std::vector<Measurement>* o
         break;
       const TxnInput in = workload_.input(m.next);
       const uint64_t sim0 = m.image ? m.sim_us() : 0;
+      const double cpu0 = cpu_seconds();
       const auto a = Clock::now();
       PDL_TRY(run_one(m, in, &o));
+      const auto b = Clock::now();
+      r.cpu_s += cpu_seconds() - cpu0;
       TypeFigures& tf = r.types[size_t(in.type)];
-      tf.wall_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+      tf.wall_us.push_back(std::chrono::duration<double, std::micro>(b - a).count());
       if (m.image) tf.sim_us += double(m.sim_us() - sim0);
       tf.count++;
       if (o.rolled_back) tf.rolled_back++;

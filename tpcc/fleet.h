@@ -11,7 +11,7 @@
 // warm_up() runs transactions on all members in lockstep rounds until every method's chip has
 // erased its blocks `gc_rounds` times on average (garbage collection active: steady state, as
 // in [PDL] §5.1), measure() runs the next N transactions on each member in turn, timing
-// each and taking the chip's counters before and after.
+// each (wall and CPU time) and taking the chip's counters before and after.
 #pragma once
 
 #include <array>
@@ -41,6 +41,7 @@ struct FleetConfig {
   uint64_t chip_bytes = 0;         // chip size of every image
   std::string dir;                 // where the images (and the unix copy) are created
   bool unix_reference = true;
+  bool unix_first = false;         // the unix reference opened and measured before the methods
   std::string uri_extra;           // appended to every pdl URI ("&obsolete=memory")
 };
 
@@ -57,6 +58,7 @@ struct Measurement {
   bool has_flash = false;
   uint64_t first_txn = 0, txns = 0;
   double wall_s = 0;
+  double cpu_s = 0;         // host CPU time (user + sys) of its transactions (cpu_clock.h)
   uint64_t new_orders = 0;  // committed
   std::array<TypeFigures, kTxnTypes> types;
   ImageCounters flash;      // the chip's counters over the phase

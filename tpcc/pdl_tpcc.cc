@@ -21,9 +21,7 @@
 #include "flash/common/c_edge.h"
 #include "flash/common/scratch_dir.h"
 #include "flash/image/image_params.h"
-#include "tpcc/loader.h"
-#include "tpcc/options.h"
-#include "tpcc/report.h"
+#include "tpcc/session.h"
 #include "vfs/pdl_vfs.h"
 
 using namespace pdl;
@@ -76,63 +74,6 @@ class LoadBar {
   std::map<std::string, uint64_t> done_;
 };
 
-Status load_source(const Options& o, const Scale& scale, const std::string& path, double* secs,
-                   uint64_t* pages) {
-  const auto t0 = Clock::now();
-  sql::Db db;
-  PDL_TRY(db.open("file:" + path + "?vfs=unix"));
-  PDL_TRY(db.exec("PRAGMA page_size=" + std::to_string(o.page) +
-                  "; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536"));
-  LoadBar bar(scale.total_rows(), o.progress);
-  PDL_TRY(load(db, scale, o.seed,
-               [&](const char* t, uint64_t d, uint64_t n) { bar.update(t, d, n); }));
-  bar.finish();
-  int64_t n = 0;
-  PDL_TRY(db.query_int("PRAGMA page_count", &n));
-  *pages = uint64_t(n);
-  *secs = std::chrono::duration<double>(Clock::now() - t0).count();
-  return db.close();
-}
-
-// One comparison (or, with `sweep`, the Exp. 7 points) in one journal mode.
-Status run_journal(const Options& o, const FleetConfig& cfg, const std::string& source,
-                   bool sweep, std::vector<RunResult>* out) {
-  Fleet fleet(cfg, o.methods);
-  if (o.progress)
-    fleet.progress = [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); };
-  PDL_TRY(fleet.open(source));
-  const std::vector<double> caches = sweep ? o.sweep_cache : std::vector<double>{o.cache_pct};
-  PDL_TRY(fleet.set_cache_pct(caches.front()));
-  WarmupReport wu;
-  if (o.progress) std::fprintf(stderr, "warm-up (%s) ...\n", cfg.journal.c_str());
-  PDL_TRY(fleet.warm_up(o.gc_rounds, o.warmup_max, o.warmup, &wu));
-  // The database grew during the warm-up: size the cache again from its pages now.
-  PDL_TRY(fleet.set_cache_pct(caches.front()));
-  for (size_t i = 0; i < caches.size(); i++) {
-    RunResult r;
-    r.journal = cfg.journal;
-    r.cache_pct = caches[i];
-    r.chip_bytes = cfg.chip_bytes;
-    r.page = cfg.page;
-    r.warmup = wu;
-    if (i > 0) {
-      // A new cache size: refill the cache with a tenth of a measurement, unmeasured.
-      PDL_TRY(fleet.set_cache_pct(caches[i]));
-      PDL_TRY(fleet.advance(std::max<uint64_t>(1, o.transactions / 10)));
-    }
-    if (o.progress)
-      std::fprintf(stderr, "measuring (%s, cache %g%%) ...\n", cfg.journal.c_str(), caches[i]);
-    PDL_TRY(fleet.measure(o.duration_s > 0 && i == 0 ? 0 : o.transactions,
-                          i == 0 ? o.duration_s : 0, &r.members));
-    if (i + 1 == caches.size()) {
-      if (o.progress) std::fprintf(stderr, "checking (%s) ...\n", cfg.journal.c_str());
-      PDL_TRY(fleet.check(&r.checks));
-    }
-    out->push_back(std::move(r));
-  }
-  return fleet.close();
-}
-
 }  // namespace
 
 static int run(int argc, char** argv) {
@@ -160,37 +101,21 @@ static int run(int argc, char** argv) {
   ctx.seed = o.seed;
   std::vector<std::string> dirs;
   const std::string source = work + "/load.db";
-  Status st = load_source(o, scale, source, &ctx.load_s, &ctx.loaded_pages);
+  LoadBar bar(scale.total_rows(), o.progress);
+  Status st = load_source(o, scale, source,
+                          [&](const char* t, uint64_t d, uint64_t n) { bar.update(t, d, n); },
+                          &ctx.load_s, &ctx.loaded_pages);
+  bar.finish();
   if (st.is_ok())
     std::printf("pdl-tpcc: %s, seed %llu: loaded about %llu rows (%llu pages of %u bytes) in "
                 "%.1f s on the unix VFS\n", scale.describe().c_str(), (unsigned long long)o.seed,
                 (unsigned long long)scale.total_rows(), (unsigned long long)ctx.loaded_pages,
                 o.page, ctx.load_s);
-  uint64_t chip = o.chip_bytes;
-  if (st.is_ok() && chip == 0) {
-    // Room for the database's growth (about 1 KiB per transaction) over the measured run and
-    // a warm-up that programs the chip `gc_rounds` times at a conservative 16 KiB per
-    // transaction (auto_chip_bytes adds the journal or WAL).
-    const uint64_t db = ctx.loaded_pages * o.page;
-    auto chip_for = [&](uint64_t txns) {
-      return auto_chip_bytes(db, 1024 * txns, o.page, o.methods);
-    };
-    uint64_t txns = o.transactions * (o.sweep ? 1 + o.sweep_cache.size() : 1);
-    chip = chip_for(txns + (o.warmup ? o.warmup : 0));
-    if (o.warmup == 0)
-      chip = chip_for(txns + std::min<uint64_t>(o.warmup_max,
-                                                uint64_t(o.gc_rounds * double(chip) / 16384)));
-  }
+  const uint64_t chip = st.is_ok() ? chip_bytes_for(o, ctx.loaded_pages) : o.chip_bytes;
   for (size_t j = 0; st.is_ok() && j < o.journals.size(); j++) {
-    FleetConfig cfg;
-    cfg.scale = scale;
-    cfg.seed = o.seed;
-    cfg.journal = o.journals[j];
-    cfg.page = o.page;
-    cfg.chip_bytes = chip;
-    cfg.dir = o.journals.size() > 1 ? image_root + "/" + cfg.journal : image_root;
-    cfg.unix_reference = o.unix_reference;
-    cfg.uri_extra = o.uri_extra;
+    const FleetConfig cfg = fleet_config(
+        o, scale, o.journals[j], chip,
+        o.journals.size() > 1 ? image_root + "/" + o.journals[j] : image_root);
     if (!make_dir(cfg.dir)) {
       st = Status::error(Errc::kIoError, "cannot create " + cfg.dir);
       break;

@@ -1,7 +1,8 @@
 // report.h — pdl-tpcc's results: the printed tables, JSON and CSV.
 //
 // Per method and journal mode: new orders per minute (NOPM-style, wall clock; not tpmC),
-// wall transactions/s and the ratio to the unix VFS in the same run, per-type latency
+// wall transactions/s and the ratio to the unix VFS in the same run (and the same ratio in
+// host CPU time: user + sys spent in each member's transactions), per-type latency
 // p50/p95/p99 (wall), and per transaction the simulated flash I/O ([PDL] Table 1 timing),
 // reads, programs, erases, bytes programmed, bytes SQLite wrote and write amplification — in
 // total and for database pages and journal/WAL (figures.h's split) — and each method's

@@ -416,7 +416,8 @@ std::vector<MethodSpec> methods_of(const std::string& list) {
 
 FleetRun run_fleet(const std::string& source, const Scale& s, uint64_t seed,
                    const std::string& journal, const std::vector<MethodSpec>& methods,
-                   uint64_t chip, double gc_rounds, uint64_t warmup, uint64_t txns) {
+                   uint64_t chip, double gc_rounds, uint64_t warmup, uint64_t txns,
+                   bool unix_first = false) {
   setenv("PDL_VFS_QUIET", "1", 0);
   FleetConfig cfg;
   cfg.scale = s;
@@ -424,6 +425,7 @@ FleetRun run_fleet(const std::string& source, const Scale& s, uint64_t seed,
   cfg.journal = journal;
   cfg.chip_bytes = chip;
   cfg.dir = dir_of(test::temp_path("fleet"));
+  cfg.unix_first = unix_first;
   INFO("fleet: seed " << seed << ", journal_mode=" << journal << ", chip " << chip);
   FleetRun r;
   Fleet f(cfg, methods);
@@ -461,6 +463,7 @@ TEST_CASE("a short run on every method and journal mode keeps TPC-C consistent a
     CHECK(m.txns == 150);
     CHECK(m.first_txn == r.measured[0].first_txn);
     CHECK(m.cache_pages == std::max<int64_t>(1, std::llround(double(m.db_pages) * 5 / 100)));
+    CHECK(m.cpu_s > 0);  // host CPU time of its transactions, counted per member
     if (!m.has_flash) continue;
     // The measured phase did flash work, and the split accounts for all of it.
     const CostSplit c = split_costs(m.flash);
@@ -473,6 +476,26 @@ TEST_CASE("a short run on every method and journal mode keeps TPC-C consistent a
     uint64_t typed = 0;
     for (const TypeFigures& t : m.types) typed += t.count;
     CHECK(typed == 150);
+  }
+}
+
+TEST_CASE("the unix reference can run first: same transactions, same content, methods after",
+          "[tpcc][fleet]") {
+  const Scale s = Scale::make(1, 0.001);
+  const std::string src = loaded_source("first.db", s, 8);
+  const std::vector<MethodSpec> methods = methods_of("pdl,opu");
+  const FleetRun r = run_fleet(src, s, 8, "wal", methods, chip_for(src, methods), 0, 20, 30, true);
+  REQUIRE(r.measured.size() == 3);
+  CHECK(r.measured[0].key == "unix");
+  CHECK_FALSE(r.measured[0].has_flash);
+  CHECK(r.measured[1].key == "pdl");
+  CHECK(r.measured[2].key == "opu");
+  for (size_t i = 0; i < r.measured.size(); i++) {
+    INFO(r.measured[i].label);
+    CHECK(r.measured[i].first_txn == r.measured[0].first_txn);
+    CHECK(r.measured[i].txns == 30);
+    CHECK(r.checks[i].ok());
+    CHECK(r.checks[i].checksum == r.checks[0].checksum);
   }
 }
 
