@@ -16,6 +16,7 @@
 #include "flash/common/le.h"
 #include "flash/device/file_media.h"
 #include "flash/device/nand_media.h"
+#include "flash/device/page_bits.h"
 #include "flash/device/redo_record.h"
 
 namespace pdl {
@@ -100,6 +101,10 @@ Status write_all(int fd, const std::string& path, const uint8_t* p, size_t n, ui
 }  // namespace detail
 
 using detail::NandMedia;
+using detail::first_violation;
+using detail::invert;
+using detail::invert_copy;
+using detail::program_bits;
 
 EmulatedNand::EmulatedNand(const Geometry& g, std::unique_ptr<NandMedia> media)
     : geo_(g),
@@ -273,45 +278,6 @@ uint32_t EmulatedNand::erase_count(uint32_t block) const {
   return block < geo_.blocks ? media_->erase_count(block) : 0;
 }
 
-namespace {
-// Word-at-a-time byte loops: the emulator's wall-clock cost is mostly these (a page is 2 KiB).
-inline uint64_t load64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-inline void store64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
-
-void invert(uint8_t* p, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) store64(p + i, ~load64(p + i));
-  for (; i < n; i++) p[i] = uint8_t(~p[i]);
-}
-
-void invert_copy(uint8_t* dst, const uint8_t* src, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) store64(dst + i, ~load64(src + i));
-  for (; i < n; i++) dst[i] = uint8_t(~src[i]);
-}
-
-// Index of the first byte where programming `flash_new` over stored (inverted) bytes would
-// turn a 0 bit back to 1, or n if none: flash_new & ~flash_old == flash_new & stored.
-size_t first_violation(const uint8_t* stored, const uint8_t* flash_new, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    if (load64(stored + i) & load64(flash_new + i)) break;
-  for (; i < n; i++)
-    if (stored[i] & flash_new[i]) return i;
-  return n;
-}
-
-// stored |= ~flash_new: programming ANDs flash bits, so it ORs the inverted stored bits.
-void program_bits(uint8_t* stored, const uint8_t* flash_new, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) store64(stored + i, load64(stored + i) | ~load64(flash_new + i));
-  for (; i < n; i++) stored[i] |= uint8_t(~flash_new[i]);
-}
-}  // namespace
 
 Status EmulatedNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare) {
   PDL_TRY(check_ppa(ppa));
