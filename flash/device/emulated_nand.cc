@@ -337,7 +337,8 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
   const uint32_t hi = spare.empty() ? uint32_t(data_off + data.size())
                                     : uint32_t(parts[1].rel + spare.size());
   auto media_io = [&](bool wr) -> Status {
-    return wr ? media_->write(off + lo, raw + lo, hi - lo) : media_->read(off + lo, raw + lo, hi - lo);
+    return wr ? media_->write(off + lo, raw + lo, hi - lo, known_erased_[ppa] != 0)
+              : media_->read(off + lo, raw + lo, hi - lo);
   };
   if (known_erased_[ppa]) {  // erased by this process and not programmed since: stored zeros
     std::memset(raw + lo, 0, hi - lo);

@@ -93,7 +93,7 @@ class FileMedia final : public NandMedia {
       overlay_ = std::move(r);
       return Status::ok();
     }
-    if (r.kind == RedoRecord::kProgram) return write(r.where, r.payload.data(), r.length);
+    if (r.kind == RedoRecord::kProgram) return write(r.where, r.payload.data(), r.length, false);
     std::vector<uint8_t> pages(l_.pages_per_block);
     for (uint32_t p = 0; p < l_.pages_per_block; p++) pages[p] = (r.payload[p / 8] >> (p % 8)) & 1;
     return erase(uint32_t(r.where), pages, r.count);
@@ -113,12 +113,13 @@ class FileMedia final : public NandMedia {
     return mapped(off, n) && !overlay_.sequence ? map_ + l_.pages_off + off : nullptr;
   }
 
-  Status write(uint64_t off, const uint8_t* buf, size_t n) override {
+  Status write(uint64_t off, const uint8_t* buf, size_t n, bool onto_erased) override {
     if (read_only_) return Status::error(Errc::kReadOnly, "image opened read-only");
     if (n > l_.raw_page) return Status::error(Errc::kInvalidArgument, "image write beyond a page");
     PDL_TRY(reserve(off, n));
     forget(off, n);
-    PDL_TRY(log(RedoRecord::kProgram, off, uint32_t(n), 0, {buf, n}));
+    PDL_TRY(onto_erased ? log_undo_program(off)
+                        : log(RedoRecord::kProgram, off, uint32_t(n), 0, {buf, n}));
     Status st = mapped(off, n) ? (std::memcpy(map_ + l_.pages_off + off, buf, n), Status::ok())
                                : io(true, l_.pages_off + off, const_cast<uint8_t*>(buf), n);
     if (!st.is_ok()) {
@@ -251,6 +252,17 @@ class FileMedia final : public NandMedia {
     // pages) fails its CRC.
     std::memcpy(rec + RedoRecord::kHeaderBytes, payload.data(), payload.size());
     return io(true, l_.record_off, rec, RedoRecord::kHeaderBytes + payload.size());
+  }
+  // A program into an erased page logs its undo: an erase record zeroing that one page with the
+  // block's erase count unchanged. Redone at a reopen it rolls the program back; either way the
+  // image shows the program whole or not at all, and no copy or CRC of the page is made.
+  Status log_undo_program(uint64_t off) {
+    const uint64_t page = off / l_.raw_page;
+    const uint32_t block = uint32_t(page / l_.pages_per_block), p = uint32_t(page % l_.pages_per_block);
+    uint8_t bits[128] = {};  // pages_per_block <= 1024
+    bits[p / 8] = uint8_t(1u << (p % 8));
+    return log(RedoRecord::kErase, block, l_.pages_per_block, erase_counts_[block],
+               {bits, (l_.pages_per_block + 7) / 8});
   }
   Status unlog() {
     if (!l_.record_off) return Status::ok();

@@ -24,8 +24,11 @@ class NandMedia {
   // The stored bytes [off, off + n) where they lie in memory (valid until the next mutation),
   // or nullptr: read() them.
   virtual const uint8_t* view(uint64_t off, size_t n) = 0;
-  // Store n bytes at off (at most one raw page for an image file).
-  virtual Status write(uint64_t off, const uint8_t* buf, size_t n) = 0;
+  // Store n bytes at off (at most one raw page for an image file). `onto_erased`: the raw page
+  // holding them is erased (all stored zeros) before this write, so a write cut short by the
+  // host process dying may be undone — the page zeroed again — instead of redone, which needs
+  // no copy of the bytes (file_media.h).
+  virtual Status write(uint64_t off, const uint8_t* buf, size_t n, bool onto_erased = false) = 0;
   // Zero every page p of `block` with zero_pages[p] != 0 (an empty span zeroes none), then
   // record `count` as the block's erase count. If the count cannot be stored nothing changes.
   virtual Status erase(uint32_t block, std::span<const uint8_t> zero_pages, uint32_t count) = 0;

@@ -26,7 +26,7 @@ class RamMedia final : public NandMedia {
     return Status::ok();
   }
   const uint8_t* view(uint64_t off, size_t) override { return base_ + off; }
-  Status write(uint64_t off, const uint8_t* buf, size_t n) override {
+  Status write(uint64_t off, const uint8_t* buf, size_t n, bool) override {
     std::memcpy(base_ + off, buf, n);
     return Status::ok();
   }
