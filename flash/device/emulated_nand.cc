@@ -407,13 +407,13 @@ Status EmulatedNand::erase(uint32_t block) {
   const uint64_t ppb = geo_.pages_per_block;
   std::vector<uint8_t> pages(ppb, 0);  // the pages to zero, as one media mutation
   auto erase_some = [&](std::mt19937_64& rng) {  // a random subset of the pages erased
+    for (uint64_t p = 0; p < ppb; p++) pages[p] = rng() & 1;
+    if (!media_->erase(block, pages, count).is_ok()) return;  // (the host refused: none)
     for (uint64_t p = 0; p < ppb; p++)
-      if (rng() & 1) {
-        pages[p] = 1;
+      if (pages[p]) {
         nop_used_[block * ppb + p] = 0;
         known_erased_[block * ppb + p] = 1;
       }
-    (void)media_->erase(block, pages, count);
   };
   bool tear = false;
   if (!faults_.admit_mutation(&tear)) {

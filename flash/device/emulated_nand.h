@@ -51,8 +51,8 @@
 // Host faults (not the chip's): a program into an image file whose host file system is full
 // (ENOSPC, EDQUOT) fails with Errc::kHostFull and touches nothing on the chip — host space for
 // a block is reserved (fallocate) before the first write into it, so no page is ever half
-// written for want of room; an erase never needs room (a block whose host space is not
-// reserved is erased by punching a hole). host_full_after() injects the same deterministically
+// written for want of room; an erase needs no room (a block whose host space is not
+// reserved is erased by punching a hole; file_media.h has the one exception). host_full_after() injects the same deterministically
 // (host_full_fault.h), for RAM chips too. Nothing is counted as a program failure or marks a
 // block: the engine must not retire a block for it either.
 // Per-page program counts (for NOP) live in memory only; reopening an image resets them, which

@@ -36,15 +36,20 @@ Status full(const std::string& path) {
 }
 
 // File systems on which fallocate guarantees that later writes into the range succeed, so
-// that stores through a mapping of reserved storage cannot fault (file_media.h).
-bool mapping_safe(int fd) {
-  const char* io = std::getenv("PDL_IMAGE_IO");
-  if (io && std::strcmp(io, "pread") == 0) return false;
+// that stores through a mapping of reserved storage cannot fault (file_media.h): tmpfs and
+// ext4. Not xfs: a copy made with reflinks (Debian's cp makes them by default) shares extents
+// that a write must unshare, which can fail for want of room — a SIGBUS through a mapping.
+enum class HostFs { kOther, kTmpfs, kExt4 };
+HostFs host_fs(int fd) {
   struct statfs s;
-  if (fstatfs(fd, &s) != 0) return false;
-  constexpr unsigned long kTmpfs = 0x01021994, kExt4 = 0xEF53, kXfs = 0x58465342;
+  if (fstatfs(fd, &s) != 0) return HostFs::kOther;
+  constexpr unsigned long kTmpfsMagic = 0x01021994, kExt4Magic = 0xEF53;
   const unsigned long t = static_cast<unsigned long>(s.f_type);
-  return t == kTmpfs || t == kExt4 || t == kXfs;
+  return t == kTmpfsMagic ? HostFs::kTmpfs : t == kExt4Magic ? HostFs::kExt4 : HostFs::kOther;
+}
+bool mapping_wanted() {
+  const char* io = std::getenv("PDL_IMAGE_IO");
+  return !(io && std::strcmp(io, "pread") == 0);
 }
 
 class FileMedia final : public NandMedia {
@@ -58,10 +63,12 @@ class FileMedia final : public NandMedia {
         block_bytes_(uint64_t(l.raw_page) * l.pages_per_block),
         reserved_(l.blocks, 0),
         erase_counts_(std::move(counts)),
-        cache_(size_t(kCachePages) * l.raw_page),
-        cached_(kCachePages, kNone),
         record_(RedoRecord::kHeaderBytes + l.raw_page) {
-    map_state_ = mapping_safe(fd) ? kUntried : kUnavailable;
+    const HostFs fs = host_fs(fd);
+    map_state_ = fs != HostFs::kOther && mapping_wanted() ? kUntried : kUnavailable;
+    // On tmpfs populating a reserved block maps pages it allocated anyway; on ext4 it would
+    // dirty the whole block (zeros written back), so pages fault in as they are touched.
+    populate_ = fs == HostFs::kTmpfs;
   }
   ~FileMedia() override {
     if (map_) munmap(map_, l_.file_bytes());
@@ -83,7 +90,8 @@ class FileMedia final : public NandMedia {
     RedoRecord r = RedoRecord::decode(area, l_.raw_page);
     if (!r.sequence) return Status::ok();
     const bool fits = r.kind == RedoRecord::kProgram
-                          ? r.length <= l_.raw_page && r.where + r.length <= l_.pages_bytes
+                          ? r.length >= 1 && r.length <= l_.raw_page && r.where <= l_.pages_bytes &&
+                                r.length <= l_.pages_bytes - r.where
                           : r.where < l_.blocks && r.length == l_.pages_per_block;
     if (!fits)
       return Status::error(Errc::kCorrupt, path_ + ": the redo record names a place outside the chip");
@@ -116,6 +124,7 @@ class FileMedia final : public NandMedia {
   Status write(uint64_t off, const uint8_t* buf, size_t n, bool onto_erased) override {
     if (read_only_) return Status::error(Errc::kReadOnly, "image opened read-only");
     if (n > l_.raw_page) return Status::error(Errc::kInvalidArgument, "image write beyond a page");
+    if (n == 0) return Status::ok();
     PDL_TRY(reserve(off, n));
     forget(off, n);
     PDL_TRY(onto_erased ? log_undo_program(off)
@@ -146,13 +155,24 @@ class FileMedia final : public NandMedia {
       (void)unlog();
       return st;
     }
+    const uint32_t old_count = erase_counts_[block];
     erase_counts_[block] = count;
     const uint64_t off = block * block_bytes_;
+    Status st = Status::ok();
     if (all) {
-      PDL_TRY(zero(off, block_bytes_));
+      st = zero(off, block_bytes_);
     } else {
-      for (size_t p = 0; p < zero_pages.size(); p++)
-        if (zero_pages[p]) PDL_TRY(zero(off + p * l_.raw_page, l_.raw_page));
+      for (size_t p = 0; p < zero_pages.size() && st.is_ok(); p++)
+        if (zero_pages[p]) st = zero(off + p * l_.raw_page, l_.raw_page);
+    }
+    if (!st.is_ok()) {
+      // Failed part-way (the host refused a hole or a write): the count goes back, and the
+      // record is dropped, so that nothing redoes an erase the caller was told failed. Pages
+      // already zeroed stay zeroed, as after an erase a power cut interrupts.
+      le::put32(c, old_count);
+      if (io(true, l_.counts_off + uint64_t(block) * 4, c, 4).is_ok()) erase_counts_[block] = old_count;
+      (void)unlog();
+      return st;
     }
     return unlog();
   }
@@ -176,7 +196,7 @@ class FileMedia final : public NandMedia {
     return map_state_ == kMapped;
   }
   bool mapped(uint64_t off, uint64_t n) const {
-    if (!map_) return false;
+    if (!map_ || n == 0) return false;
     for (uint64_t b = off / block_bytes_; b <= (off + n - 1) / block_bytes_; b++)
       if (!reserved_[b]) return false;
     return true;
@@ -204,6 +224,10 @@ class FileMedia final : public NandMedia {
     const uint64_t page = off / l_.raw_page;
     const uint64_t in = off % l_.raw_page;
     if (in + n > l_.raw_page) return io(false, l_.pages_off + off, buf, n);
+    if (cache_.empty()) {  // made at the first read the mapping does not serve
+      cache_.resize(size_t(kCachePages) * l_.raw_page);
+      cached_.assign(kCachePages, kNone);
+    }
     uint8_t* slot = &cache_[size_t(page % kCachePages) * l_.raw_page];
     if (cached_[page % kCachePages] != page) {
       PDL_TRY(io(false, l_.pages_off + page * l_.raw_page, slot, l_.raw_page));
@@ -286,6 +310,7 @@ class FileMedia final : public NandMedia {
           reserved_[b] = 0;  // holes again: reserved anew before the next write
         return Status::ok();
       }
+      if (no_room(errno)) return full(path_);  // (ext4 may need room to split an extent)
       if (errno != EOPNOTSUPP && errno != ENOSYS) return io_error("erase (punch hole)", path_);
     }
     if (mapped(off, n)) {
@@ -321,7 +346,7 @@ class FileMedia final : public NandMedia {
   // page fault per host page at first touch; silently skipped where the kernel has no
   // MADV_POPULATE_WRITE).
   Status reserve(uint64_t off, uint64_t n) {
-    if (no_fallocate_) return Status::ok();
+    if (no_fallocate_ || n == 0) return Status::ok();
     for (uint64_t b = off / block_bytes_; b <= (off + n - 1) / block_bytes_; b++) {
       if (reserved_[b]) continue;
       int r;
@@ -353,6 +378,7 @@ class FileMedia final : public NandMedia {
   }
   // Drop cached pages overlapping [off, off + n).
   void forget(uint64_t off, uint64_t n) {
+    if (cached_.empty() || n == 0) return;
     for (uint64_t p = off / l_.raw_page; p <= (off + n - 1) / l_.raw_page; p++) {
       if (cached_[p % kCachePages] == p) cached_[p % kCachePages] = kNone;
       if (p - off / l_.raw_page >= kCachePages) break;  // every slot already checked
@@ -375,7 +401,7 @@ class FileMedia final : public NandMedia {
   std::vector<uint64_t> cached_;  // page index held by each cache slot
   MapState map_state_;
   uint8_t* map_ = nullptr;     // the whole file, once mapped
-  bool populate_ = true;       // MADV_POPULATE_WRITE known to work (or not yet tried)
+  bool populate_ = false;      // tmpfs, and MADV_POPULATE_WRITE known to work or not yet tried
   bool record_room_ = false;   // the record area's host room is reserved: stored through the map
   uint32_t sequence_ = 0;      // of the last redo record
   std::vector<uint8_t> record_;  // the redo record being written (pwrite path)

@@ -5,9 +5,11 @@
 // this process first writes into it, so a write never stops half-way for want of room: a full
 // host file system fails the write with kHostFull before any byte changes (on a file system
 // without fallocate the write is attempted as is, and a short one is a torn program, as after
-// a power cut). An erase never needs room: a block whose room is not reserved is erased by
-// punching a hole; one that is keeps its storage and is overwritten with zeros (re-allocating
-// it page by page on every program cost more than the rest of the emulation).
+// a power cut). An erase needs no room: a block whose room is not reserved is erased by
+// punching a hole (ext4 on a full disk may refuse one it must split an extent for: kHostFull,
+// the erase count put back and the record dropped); one that is keeps its storage and is
+// overwritten with zeros (re-allocating it page by page on every program cost more than the
+// rest of the emulation).
 //
 // The mapping (MAP_SHARED over the whole file, made at the first need) serves only blocks
 // whose host storage is known to be allocated — reserved by this process, or found fully
@@ -16,14 +18,15 @@
 //     every other block is read with pread (through a small cache of raw pages);
 //   * a full host file system is an error status, never a SIGBUS: stores reach only
 //     allocated storage. Mapped stores are used only where fallocate guarantees later writes
-//     into the range (tmpfs, ext4, xfs); on a copy-on-write file system (btrfs), on NFS, FUSE
+//     into the range (tmpfs, ext4); on xfs (reflinked copies), a copy-on-write file system (btrfs), NFS, FUSE
 //     or anything unknown a write into an fallocated range can still fail, which through a
 //     mapping is a SIGBUS that a library cannot handle, so there every access is
 //     pread/pwrite. So it is when the mapping cannot be made (address-space limits: a big
 //     sparse image still opens under a low RLIMIT_AS) or the host has no fallocate, and
 //     always with the environment variable PDL_IMAGE_IO=pread.
 // Atomicity against the host process dying (SIGKILL): every mutation (nand_media.h) first
-// writes a redo record (redo_record.h: the final bytes, CRC-32C, its sequence number last),
+// writes a redo record (redo_record.h: the final bytes, CRC-32C, its sequence number last;
+// for a program into an erased page, its undo: that page zeroed),
 // then applies the mutation, then clears the sequence. A writable open redoes a pending
 // record and clears it; a read-only open, which may not write, overlays it on what it reads.
 // flush() is fsync: every store before it, mapped or written, is then durable on the host.

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "flash/common/crc32c.h"
+#include "flash/common/crc32c_paths.h"
 #include "flash/store/spare.h"
 #include "tests/support/test_util.h"
 
@@ -118,6 +119,20 @@ TEST_CASE("every crc32c implementation equals the portable table on every length
                      << " init " << init);
   }
   SUCCEED();
+}
+
+// The library call itself (its inversion and piecing), on any CPU: ISA-L picks its own code
+// for the CPU it runs on, so this holds where crc32c() would not choose it.
+TEST_CASE("the ISA-L call equals the portable table on every CPU", "[crc32c]") {
+  auto rng = pdl::test::seeded_rng(0xC4E);
+  const auto buf = pdl::test::random_page(rng, 5000 + 16);
+  for (size_t len = 0; len <= 5000; len += 1 + len / 64) {
+    const size_t start = len % 16;
+    const uint32_t init = (len % 3 == 0) ? 0u : uint32_t(rng());
+    INFO("len " << len << " start " << start << " init " << init);
+    REQUIRE(pdl::detail::isal_crc32c(buf.data() + start, len, init) ==
+            crc32c_portable(buf.data() + start, len, init));
+  }
 }
 
 TEST_CASE("crc32c continues across split buffers on every implementation", "[crc32c]") {

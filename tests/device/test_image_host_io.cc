@@ -278,16 +278,22 @@ TEST_CASE("a pending redo record is redone by a writable open and overlaid by a 
     CHECK(media_difference(*open_image(path), *ram) == "");
   }
 
-  SECTION("a record outside the chip is refused as corrupt") {
-    const Bytes payload(16, 0xFF);
-    Bytes r(RedoRecord::kHeaderBytes);
-    RedoRecord::encode_header(r.data(), 3, RedoRecord::kProgram,
-                              g.total_pages() * g.raw_page() - 8, 16, 0, payload);
-    r.insert(r.end(), payload.begin(), payload.end());
-    put_file(path, r, rec);
-    std::unique_ptr<EmulatedNand> n;
-    CHECK(EmulatedNand::open_file(path, &n).is(pdl::Errc::kCorrupt));
-    CHECK(EmulatedNand::open_file(path, &n, true).is(pdl::Errc::kCorrupt));
+  SECTION("a record outside the chip, or of no bytes, is refused as corrupt") {
+    const uint64_t end = g.total_pages() * g.raw_page();
+    // (offset, length): past the end; wrapping past 2^64 onto the erase-count table; empty.
+    const std::pair<uint64_t, uint32_t> places[] = {
+        {end - 8, 16}, {~uint64_t(0) - 7, 16}, {~uint64_t(0) - 7, 8}, {0, 0}};
+    for (const auto& [where, length] : places) {
+      INFO("program record at " << where << ", " << length << " bytes");
+      const Bytes payload(length, 0xFF);
+      Bytes r(RedoRecord::kHeaderBytes);
+      RedoRecord::encode_header(r.data(), 3, RedoRecord::kProgram, where, length, 0, payload);
+      r.insert(r.end(), payload.begin(), payload.end());
+      put_file(path, r, rec);
+      std::unique_ptr<EmulatedNand> n;
+      CHECK(EmulatedNand::open_file(path, &n).is(pdl::Errc::kCorrupt));
+      CHECK(EmulatedNand::open_file(path, &n, true).is(pdl::Errc::kCorrupt));
+    }
   }
 }
 
