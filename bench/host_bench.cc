@@ -38,6 +38,7 @@
 #include "flash/common/output_file.h"
 #include "flash/common/scratch_dir.h"
 #include "flash/common/split.h"
+#include "flash/device/emulated_nand.h"
 #include "flash/image/image_params.h"
 #include "sql/sql.h"
 #include "tpcc/cpu_clock.h"
@@ -276,7 +277,7 @@ std::string json_report(const Options& o, const std::vector<Config>& configs) {
   std::string joined;  // a record per line
   for (const std::string& r : recs) joined += (joined.empty() ? "" : ",\n  ") + r;
   pdl::JsonObj top;
-  top.s("program", "pdl-hostbench").s("method", o.method).s("dir", o.dir)
+  top.s("program", "pdl-hostbench").s("method", o.method).s("dir", o.dir).s("image_io", pdl::EmulatedNand::host_io(o.dir))
       .u("repetitions", uint64_t(o.repetitions)).u("rows", uint64_t(o.rows))
       .u("bulk_rows", uint64_t(o.bulk_rows)).u("row_bytes", uint64_t(o.row_bytes))
       .u("tpcc_transactions", o.tpcc_transactions).s("chip_size", o.size).u("seed", o.seed)
@@ -398,6 +399,7 @@ static int run(int argc, char** argv) {
               "index; tpcc: --quick, %llu transactions per member; chip %s (rows, bulk)\n",
               o.method.c_str(), o.dir.c_str(), o.repetitions, o.rows, o.rows, o.row_bytes,
               o.bulk_rows, (unsigned long long)o.tpcc_transactions, o.size.c_str());
+  std::printf("image files in %s: %s\n", o.dir.c_str(), pdl::EmulatedNand::host_io(o.dir).c_str());
   print_table(configs);
   if (!o.json.empty()) {
     FILE* f = std::fopen(o.json.c_str(), "w");

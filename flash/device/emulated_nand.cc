@@ -166,6 +166,14 @@ bool EmulatedNand::is_image_file(const std::string& path) {
   return yes;
 }
 
+std::string EmulatedNand::host_io(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "unknown (" + dir + ": " + std::strerror(errno) + ")";
+  std::string mode = detail::host_io_mode(fd);
+  close(fd);
+  return mode;
+}
+
 Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<EmulatedNand>* out,
                                bool read_only) {
   int fd = ::open(path.c_str(), (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);

@@ -95,6 +95,9 @@ class EmulatedNand final : public CountingNand {
                           bool read_only = false);
   // True if `path` starts with the image magic (reads 8 bytes; never modifies the file).
   static bool is_image_file(const std::string& path);
+  // How an image file in directory `dir` is read and written by this process: "mapped (tmpfs)",
+  // "mapped (ext4)", or "pread/pwrite (" the reason ")" (file_media.h) — for reports.
+  static std::string host_io(const std::string& dir);
 
   const Geometry& geometry() const override { return geo_; }
   Status read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare) override;

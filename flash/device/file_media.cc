@@ -52,6 +52,20 @@ bool mapping_wanted() {
   return !(io && std::strcmp(io, "pread") == 0);
 }
 
+}  // namespace
+
+std::string host_io_mode(int fd) {
+  if (!mapping_wanted()) return "pread/pwrite (PDL_IMAGE_IO=pread)";
+  switch (host_fs(fd)) {
+    case HostFs::kTmpfs: return "mapped (tmpfs)";
+    case HostFs::kExt4: return "mapped (ext4)";
+    case HostFs::kOther: break;
+  }
+  return "pread/pwrite (not tmpfs or ext4)";
+}
+
+namespace {
+
 class FileMedia final : public NandMedia {
  public:
   FileMedia(int fd, std::string path, const ImageLayout& l, std::vector<uint32_t> counts,

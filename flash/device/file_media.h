@@ -57,6 +57,9 @@ struct ImageLayout {
 // The media of an open image file `fd` (locked; owned from here on, closed even on failure),
 // with the erase counts read from its table. Redoes (or, read-only, overlays) a pending redo
 // record; fails with kCorrupt if the record names a place outside the chip.
+// EmulatedNand::host_io for an open descriptor of a file or directory.
+std::string host_io_mode(int fd);
+
 Status open_file_media(int fd, const std::string& path, const ImageLayout& layout,
                        std::vector<uint32_t> counts, bool read_only,
                        std::unique_ptr<NandMedia>* out);

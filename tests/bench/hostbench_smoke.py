@@ -40,6 +40,12 @@ def main():
             report = json.load(f)
         if os.listdir(work):
             errors.append(f"left in --dir: {os.listdir(work)}")
+        # How the images were read and written (mapped or pread/pwrite) is said, not guessed.
+        io = report.get("image_io", "")
+        if not (io.startswith("mapped (") or io.startswith("pread/pwrite (")):
+            errors.append(f"image_io {io!r}")
+        if f"image files in {work}: {io}" not in p.stdout:
+            errors.append("no 'image files in' line in the output")
         results = report.get("results", [])
         for workload, journal in EXPECTED:
             for commit in ("journal", "atomic"):
