@@ -136,11 +136,7 @@ Status PdlStore::program_marker(BlockManager::Head h, uint64_t seq) {
 void PdlStore::end_group() {
   for (Ppa p : group_pages_) group_page_[p] = 0;
   group_pages_.clear();
-  // clear() zeroes every bucket: after one big group (a checkpoint, a bulk load) that would
-  // cost every later commit as much; give the buckets back instead.
-  const size_t n = committed_.size();
   committed_.clear();
-  if (committed_.bucket_count() > 4 * n + 64) committed_.rehash(0);
 }
 
 // Collect every block holding pages (or records) of a discarded group, so that no commit
