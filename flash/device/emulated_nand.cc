@@ -348,12 +348,13 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
     return wr ? media_->write(off + lo, raw + lo, hi - lo, known_erased_[ppa] != 0)
               : media_->read(off + lo, raw + lo, hi - lo);
   };
-  if (known_erased_[ppa]) {  // erased by this process and not programmed since: stored zeros
+  const bool erased = known_erased_[ppa] != 0;
+  if (erased) {  // erased by this process and not programmed since: stored zeros
     std::memset(raw + lo, 0, hi - lo);
   } else {
     PDL_TRY(media_io(false));
   }
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 2 && !erased; i++) {  // (over zeros no bit can go back to 1)
     const Part& p = parts[i];
     const size_t k = first_violation(raw + p.rel, p.src.data(), p.src.size());
     if (k != p.src.size())
@@ -392,7 +393,10 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
     return Status::error(Errc::kBadBlock, "program of page " + std::to_string(ppa) +
                                               " failed (bad block " + std::to_string(block) + ")");
   }
-  for (const Part& p : parts) program_bits(raw + p.rel, p.src.data(), p.src.size());
+  for (const Part& p : parts) {  // over zeros, ORing the inverted bits is inverting them
+    if (erased) invert_copy(raw + p.rel, p.src.data(), p.src.size());
+    else program_bits(raw + p.rel, p.src.data(), p.src.size());
+  }
   PDL_TRY(media_io(true));
   known_erased_[ppa] = 0;
   nop_used_[ppa]++;
