@@ -15,11 +15,16 @@
 #include "flash/common/crc32c.h"
 #include "flash/common/le.h"
 #include "flash/device/file_media.h"
+#include "flash/device/host_file.h"
 #include "flash/device/nand_media.h"
 #include "flash/device/page_bits.h"
 #include "flash/device/redo_record.h"
 
 namespace pdl {
+
+using detail::errno_status;
+using detail::host_full;
+using detail::host_full_errno;
 namespace {
 
 constexpr char kImageMagic[8] = {'P', 'D', 'L', 'N', 'A', 'N', 'D', '1'};
@@ -30,18 +35,6 @@ constexpr uint32_t kHeaderSize = 4096;
 constexpr size_t kHeaderCrcAt = 64;
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-Status errno_status(const char* what, const std::string& path) {
-  return Status::error(Errc::kIoError, std::string(what) + " " + path + ": " + std::strerror(errno));
-}
-
-// The host file system refused room for a write (errno `e`: ENOSPC or EDQUOT, or injected).
-bool host_full_errno(int e) { return e == ENOSPC || e == EDQUOT; }
-Status host_full(const std::string& path, const std::string& why) {
-  return Status::error(Errc::kHostFull, "the host file system holding " + path +
-                                            " is full (" + why +
-                                            "): nothing was written; free space there and retry");
-}
 
 }  // namespace
 
@@ -84,17 +77,6 @@ Status lock_image(int fd, const std::string& path, bool shared = false) {
   if (errno == EWOULDBLOCK)
     return Status::error(Errc::kBusy, "image " + path + " is in use by another process");
   return errno_status("lock", path);
-}
-
-Status write_all(int fd, const std::string& path, const uint8_t* p, size_t n, uint64_t off) {
-  while (n) {
-    const ssize_t w = pwrite(fd, p, n, off_t(off));
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0 && host_full_errno(errno)) return host_full(path, std::strerror(errno));
-    if (w <= 0) return errno_status("write", path);
-    p += w, n -= size_t(w), off += uint64_t(w);
-  }
-  return Status::ok();
 }
 
 }  // namespace
@@ -142,9 +124,9 @@ Status EmulatedNand::create_file(const std::string& path, const Geometry& g0,
   // room, and an erase never does).
   std::vector<uint8_t> h(kHeaderSize);
   detail::encode_header(g, l.pages_off, h.data());
-  if (st.is_ok()) st = detail::write_all(fd, path, h.data(), h.size(), 0);
+  if (st.is_ok()) st = detail::pwrite_all(fd, path, h.data(), h.size(), 0);
   std::vector<uint8_t> zeros(size_t(l.record_bytes), 0);
-  if (st.is_ok()) st = detail::write_all(fd, path, zeros.data(), zeros.size(), l.record_off);
+  if (st.is_ok()) st = detail::pwrite_all(fd, path, zeros.data(), zeros.size(), l.record_off);
   if (!st.is_ok()) {
     close(fd);
     return st;
@@ -220,10 +202,10 @@ Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<Emulated
       return fail(host_full_errno(errno) ? host_full(path, std::strerror(errno))
                                          : errno_status("cannot extend image", path));
     std::vector<uint8_t> zeros(size_t(l.record_bytes), 0);
-    if (Status w = detail::write_all(fd, path, zeros.data(), zeros.size(), l.record_off); !w.is_ok())
+    if (Status w = detail::pwrite_all(fd, path, zeros.data(), zeros.size(), l.record_off); !w.is_ok())
       return fail(w);
     detail::encode_header(g, l.pages_off, h.data());
-    if (Status w = detail::write_all(fd, path, h.data(), kHeaderCrcAt + 4, 0); !w.is_ok())
+    if (Status w = detail::pwrite_all(fd, path, h.data(), kHeaderCrcAt + 4, 0); !w.is_ok())
       return fail(w);
   }
   std::vector<uint8_t> counts_raw(size_t(g.blocks) * 4);

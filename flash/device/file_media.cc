@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "flash/common/le.h"
+#include "flash/device/host_file.h"
 #include "flash/device/redo_record.h"
 
 #ifndef MADV_POPULATE_WRITE
@@ -23,17 +24,7 @@
 namespace pdl::detail {
 namespace {
 
-Status io_error(const char* what, const std::string& path) {
-  return Status::error(Errc::kIoError, std::string(what) + " " + path + ": " + std::strerror(errno));
-}
-
-// The host file system refused room for a write (errno `e`: ENOSPC or EDQUOT).
-bool no_room(int e) { return e == ENOSPC || e == EDQUOT; }
-Status full(const std::string& path) {
-  return Status::error(Errc::kHostFull, "the host file system holding " + path + " is full (" +
-                                            std::strerror(errno) +
-                                            "): nothing was written; free space there and retry");
-}
+Status full(const std::string& path) { return host_full(path, std::strerror(errno)); }
 
 // File systems on which fallocate guarantees that later writes into the range succeed, so
 // that stores through a mapping of reserved storage cannot fault (file_media.h): tmpfs and
@@ -162,15 +153,12 @@ class FileMedia final : public NandMedia {
       if (zero_pages[p]) bits[p / 8] |= uint8_t(1u << (p % 8));
     }
     PDL_TRY(log(RedoRecord::kErase, block, ppb, count, {bits, (ppb + 7) / 8}));
-    uint8_t c[4];
-    le::put32(c, count);
     // The count first: if the host cannot store it, the block is left as it was.
-    if (Status st = io(true, l_.counts_off + uint64_t(block) * 4, c, 4); !st.is_ok()) {
+    const uint32_t old_count = erase_counts_[block];
+    if (Status st = store_count(block, count); !st.is_ok()) {
       (void)unlog();
       return st;
     }
-    const uint32_t old_count = erase_counts_[block];
-    erase_counts_[block] = count;
     const uint64_t off = block * block_bytes_;
     Status st = Status::ok();
     if (all) {
@@ -183,8 +171,7 @@ class FileMedia final : public NandMedia {
       // Failed part-way (the host refused a hole or a write): the count goes back, and the
       // record is dropped, so that nothing redoes an erase the caller was told failed. Pages
       // already zeroed stay zeroed, as after an erase a power cut interrupts.
-      le::put32(c, old_count);
-      if (io(true, l_.counts_off + uint64_t(block) * 4, c, 4).is_ok()) erase_counts_[block] = old_count;
+      (void)store_count(block, old_count);
       (void)unlog();
       return st;
     }
@@ -193,7 +180,7 @@ class FileMedia final : public NandMedia {
 
   uint32_t erase_count(uint32_t block) const override { return erase_counts_[block]; }
   Status flush() override {
-    if (fsync(fd_) != 0) return io_error("fsync", path_);
+    if (fsync(fd_) != 0) return errno_status("fsync", path_);
     return Status::ok();
   }
 
@@ -324,8 +311,8 @@ class FileMedia final : public NandMedia {
           reserved_[b] = 0;  // holes again: reserved anew before the next write
         return Status::ok();
       }
-      if (no_room(errno)) return full(path_);  // (ext4 may need room to split an extent)
-      if (errno != EOPNOTSUPP && errno != ENOSYS) return io_error("erase (punch hole)", path_);
+      if (host_full_errno(errno)) return full(path_);  // (ext4 may need room to split an extent)
+      if (errno != EOPNOTSUPP && errno != ENOSYS) return errno_status("erase (punch hole)", path_);
     }
     if (mapped(off, n)) {
       std::memset(map_ + l_.pages_off + off, 0, n);
@@ -338,22 +325,16 @@ class FileMedia final : public NandMedia {
     return Status::ok();
   }
 
-  Status io(bool wr, uint64_t off, uint8_t* buf, size_t n) {
-    while (n) {
-      ssize_t r = wr ? pwrite(fd_, buf, n, off_t(off)) : pread(fd_, buf, n, off_t(off));
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0 && wr && no_room(errno)) return full(path_);
-      if (r < 0) return io_error(wr ? "write" : "read", path_);
-      if (r == 0) {  // past end of file: reads as erased (stored zeros)
-        if (wr) return Status::error(Errc::kIoError, "short write to " + path_);
-        std::memset(buf, 0, n);
-        return Status::ok();
-      }
-      buf += r;
-      off += uint64_t(r);
-      n -= size_t(r);
-    }
+  // A block's erase count, in the table and in memory (in memory only once in the table).
+  Status store_count(uint32_t block, uint32_t count) {
+    uint8_t c[4];
+    le::put32(c, count);
+    PDL_TRY(io(true, l_.counts_off + uint64_t(block) * 4, c, 4));
+    erase_counts_[block] = count;
     return Status::ok();
+  }
+  Status io(bool wr, uint64_t off, uint8_t* buf, size_t n) {
+    return wr ? pwrite_all(fd_, path_, buf, n, off) : pread_all(fd_, path_, buf, n, off);
   }
   // Host room for every block [off, off + n) touches, reserved once per block and process;
   // with a mapping, the block's host pages are then populated writable in one call (saving a
@@ -368,13 +349,13 @@ class FileMedia final : public NandMedia {
         r = fallocate(fd_, FALLOC_FL_KEEP_SIZE, off_t(l_.pages_off + b * block_bytes_),
                       off_t(block_bytes_));
       } while (r != 0 && errno == EINTR);
-      if (r != 0 && no_room(errno)) return full(path_);
+      if (r != 0 && host_full_errno(errno)) return full(path_);
       if (r != 0 && (errno == EOPNOTSUPP || errno == ENOSYS)) {
         no_fallocate_ = true;  // written as is (see the file comment)
         std::fill(reserved_.begin(), reserved_.end(), 0);  // and never mapped
         return Status::ok();
       }
-      if (r != 0) return io_error("reserve room for", path_);
+      if (r != 0) return errno_status("reserve room for", path_);
       reserved_[b] = 1;
       if (map() && populate_) {
         const uint64_t hp = 4096, s = l_.pages_off + b * block_bytes_;
