@@ -13,6 +13,8 @@ StoreParams MethodPreset::params(uint32_t logical_pages, ObsoleteMode mode) cons
   p.method = method;
   p.max_differential = writes_differentials(method) ? max_differential : 0;
   p.log_region = has_log_region(method) ? log_region : 0;
+  p.log_sector = has_log_region(method) ? log_sector : 0;
+  p.gc_merge = gc_merge;
   p.obsolete = mode;
   p.logical_pages = logical_pages;
   return p;

@@ -39,6 +39,8 @@ struct MethodPreset {
   uint32_t max_differential = 0;  // PDL: bytes, 0 = a page
   uint32_t log_region = 0;        // IPL: bytes
   bool note_updates = true;       // false: the /diff variant
+  uint32_t log_sector = 0;        // IPL: bytes per log sector, 0 = the engine's default
+  bool gc_merge = true;           // PDL: GC merges large differentials (StoreParams::gc_merge)
   // One of [PDL] §5.2's six (not a /diff variant): the set pdl-tpcc runs.
   bool paper() const { return note_updates; }
   const std::string& tpcc_key() const { return short_key.empty() ? key : short_key; }

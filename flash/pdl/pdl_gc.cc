@@ -203,8 +203,8 @@ Status PdlStore::gc_once(int64_t victim) {
       // Room for this merge and for compacting what is left (see the bound above).
       const bool room =
           blocks_.gc_pages_available() >= 1 + dpages + marker + (gc_buffer_.empty() ? 0 : 1);
-      if (!r.tombstone && !c && (merge_all || r.size() > geo_.page_data / 2) && !e.in_dwb &&
-          room) {
+      const bool large = params_.gc_merge && r.size() > geo_.page_data / 2;
+      if (!r.tombstone && !c && (merge_all || large) && !e.in_dwb && room) {
         PDL_TRY(gc_merge(r, ppa));
         continue;
       }

@@ -47,6 +47,11 @@ struct StoreParams {
   // IPL: bytes of each erase block given to the log region ([IPL] §3.2), rounded up to whole
   // pages; 0 = the default, 9/64 of the block (IPL(18KB) on 64 x 2 KiB pages). IPU: always 0.
   uint32_t log_region = 0;
+  // IPL: bytes of one log sector, the unit a log-buffer flush programs ([IPL] §3.2: 512;
+  // [PDL]'s experiments: a 128-byte log buffer per page). A power of two, 128 .. 512; a page
+  // holds page_data / log_sector of them, each a partial program, so the chip's NOP must be at
+  // least that. 0 = kLogSector. Stored in the superblock (docs/format.md §2). Others: 0.
+  uint32_t log_sector = 0;
   // Static wear levelling (a run-time choice, not stored in the superblock: URI key
   // wear_level). When the most-worn free block has endured `wear_level` erases more than the
   // least-worn block holding data, that block's data moves to worn blocks (PDL, OPU: as a GC
@@ -54,6 +59,11 @@ struct StoreParams {
   // 0 = off: free blocks are then taken in FIFO order and cold data never moves.
   uint32_t wear_level = kWearLevelDefault;
   static constexpr uint32_t kWearLevelDefault = 1024;
+  // PDL garbage collection merges a valid differential larger than half a page with its base
+  // page into a new base page instead of copying it (pdl_gc.cc, docs/design.md). A run-time
+  // switch for experiments only (not stored, no URI key): without the merge PDL(page) has no
+  // steady state (docs/results.md, "The GC merge"), so no user should turn it off.
+  bool gc_merge = true;
 
   // The checks every method shares: a known method and obsolete mode. The engine of the
   // method fills the other defaults for a geometry and checks their ranges
