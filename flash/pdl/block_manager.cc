@@ -1,4 +1,4 @@
-// block_manager.cc — free queue, heads, valid counts and greedy victim selection.
+// block_manager.cc — free queue, heads, valid counts and victim selection.
 #include "flash/pdl/block_manager.h"
 #include "flash/store/reread.h"
 
@@ -14,6 +14,7 @@ BlockManager::BlockManager(const Geometry& g, uint32_t first_block, uint32_t res
       state_(g.blocks, kCollecting),
       valid_(g.blocks, 0),
       written_(g.blocks, 0),
+      closed_at_(g.blocks, 0),
       erased_(g.blocks, 0),
       retiring_(g.blocks, 0),
       scrubbing_(g.blocks, 0),
@@ -30,9 +31,14 @@ void BlockManager::add_free(uint32_t block, bool erased) {
 }
 
 void BlockManager::add_closed(uint32_t block, uint32_t valid) {
-  state_[block] = kClosed;
   valid_[block] = uint16_t(valid);
   written_[block] = uint16_t(ppb_);
+  close(block);
+}
+
+void BlockManager::close(uint32_t block) {
+  state_[block] = kClosed;
+  closed_at_[block] = ++close_clock_;
   link(block);
 }
 
@@ -122,8 +128,7 @@ Status BlockManager::next_page(Head h, Nand& nand, Ppa* out, bool after_failure)
   }
   *out = Ppa(uint64_t(head) * ppb_ + written_[head]);
   if (++written_[head] == ppb_) {  // last page handed out: the block is closed
-    state_[head] = kClosed;
-    link(uint32_t(head));
+    close(uint32_t(head));
     head = -1;
   }
   return Status::ok();
@@ -168,6 +173,15 @@ int64_t BlockManager::greedy_victim() const {
   return -1;
 }
 
+int64_t BlockManager::oldest_victim() const {
+  int64_t best = -1;
+  for (uint32_t b = first_; b < state_.size(); b++)
+    if (state_[b] == kClosed && valid_[b] < ppb_ &&
+        (best < 0 || closed_at_[b] < closed_at_[size_t(best)]))
+      best = b;
+  return best;
+}
+
 void BlockManager::take(uint32_t block) {
   assert(state_[block] == kClosed);
   unlink(block);
@@ -189,8 +203,7 @@ void BlockManager::close_head(uint32_t block) {
   for (int64_t& head : head_)
     if (head == int64_t(block)) {
       written_[block] = uint16_t(ppb_);
-      state_[block] = kClosed;
-      link(block);
+      close(block);
       head = -1;
     }
 }

@@ -1,4 +1,4 @@
-// block_manager.h — erase blocks: free queue, write heads, valid counts, greedy victim choice.
+// block_manager.h — erase blocks: free queue, write heads, valid counts, victim choice.
 //
 // Blocks [first_block, blocks) belong to the store. Each is in one state:
 //   free    — erased or erasable; queued FIFO. A free block not known to be erased ("unclean":
@@ -6,8 +6,12 @@
 //             lazily at open means a block is erased once per use, whatever its history.
 //   open    — a write head is programming it page by page (pages in order, as NAND requires);
 //   closed  — fully programmed (or found partly programmed at mount and not reopened);
-//             kept in bucket lists by valid-page count so the greedy victim (fewest valid pages,
-//             [PDL] §4.1 / Woodhouse) is found in O(pages per block).
+//             kept in bucket lists by valid-page count so the greedy victim (fewest valid
+//             pages) is found in O(pages per block). Greedy is this project's choice: [PDL]
+//             §4.1 only says "we select one block", and its footnote 15 uses the collection of
+//             Woodhouse's JFFS, which takes the log's head — the oldest block — whatever it
+//             holds. That policy is kept as an experiment switch (oldest_victim,
+//             StoreParams::gc_victim) so the difference is measured (docs/results.md).
 //   bad     — out of service for good: marked bad by the factory (found at format or mount),
 //             or retired here (Nand::mark_bad) after an erase failed, the chip's erase limit
 //             included, or after a program failed and its valid pages were moved away.
@@ -86,6 +90,9 @@ class BlockManager {
   // Greedy victim: the closed block with the fewest valid pages, if it has any page to
   // reclaim; -1 if none.
   int64_t greedy_victim() const;
+  // JFFS's order: the closed block closed longest ago that has a page to reclaim; -1 if none.
+  // O(blocks). Blocks found closed at mount count as closed then, in block order.
+  int64_t oldest_victim() const;
   // Wear levelling: the least-worn closed block, if the most-worn free block has endured at
   // least the threshold more erases; -1 if none, if WL is off, or if no block was erased since
   // the last call (the spread changes only with erases).
@@ -138,6 +145,7 @@ class BlockManager {
   void change_valid(uint32_t block, int d);
   void link(uint32_t block);
   void unlink(uint32_t block);
+  void close(uint32_t block);  // a block becomes closed: in its bucket, stamped
   // Index in free_ of the block head `h` opens next.
   size_t pick_free(Head h, const Nand& nand) const;
 
@@ -145,6 +153,8 @@ class BlockManager {
   uint32_t user_keep_ = 1;
   std::vector<State> state_;
   std::vector<uint16_t> valid_, written_;
+  std::vector<uint64_t> closed_at_;      // close_clock_ when the block was last closed
+  uint64_t close_clock_ = 0;
   std::vector<uint8_t> erased_;          // free block known to be erased
   std::vector<uint8_t> retiring_;        // a program in the block failed
   std::vector<uint8_t> scrubbing_;       // a read of the block needed most of the ECC

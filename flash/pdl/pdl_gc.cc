@@ -1,5 +1,6 @@
-// pdl_gc.cc — garbage collection ([PDL] §4.1): greedy victim, move valid base pages,
-// compact valid differentials, erase — or retire the victim if it is a grown bad block.
+// pdl_gc.cc — garbage collection ([PDL] §4.1): greedy victim (or, as an experiment, the
+// oldest: StoreParams::gc_victim), move valid base pages, compact valid differentials, erase —
+// or retire the victim if it is a grown bad block.
 //
 // Large differentials are merged with their base page instead of being copied (gc_merge).
 //
@@ -116,7 +117,9 @@ Status PdlStore::gc_merge(const RecordView& r, Ppa dp) {
 }
 
 Status PdlStore::gc_once(int64_t victim) {
-  if (victim < 0) victim = blocks_.greedy_victim();
+  if (victim < 0)
+    victim = params_.gc_victim == GcVictim::kOldest ? blocks_.oldest_victim()
+                                                    : blocks_.greedy_victim();
   // With no invalid page anywhere, only merging frees space: each merge of a differential
   // into a new base page makes the old base page garbage, so every differential of the victim
   // is merged, whatever its size (as far as the room allows).

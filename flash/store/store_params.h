@@ -28,6 +28,12 @@ constexpr bool has_log_region(Method m) { return m == Method::kIpl; }
 // Atomic commit of a group of writes (every method but IPU, which rewrites blocks in place).
 constexpr bool has_atomic_commit(Method m) { return m != Method::kIpu; }
 
+// Which closed block PDL/OPU garbage collection takes (StoreParams::gc_victim).
+enum class GcVictim : uint8_t {
+  kGreedy = 0,  // the fewest valid pages (default)
+  kOldest = 1,  // the longest closed: the head of JFFS's log, the collection [PDL] cites
+};
+
 enum class ObsoleteMode : uint8_t {
   kSpare = 1,   // the paper's experiments: program the spare area a second time
   kMemory = 2,  // [PDL] §6 enhancement: obsolete bits in RAM, rebuilt from sequence numbers
@@ -64,6 +70,9 @@ struct StoreParams {
   // switch for experiments only (not stored, no URI key): without the merge PDL(page) has no
   // steady state (docs/results.md, "The GC merge"), so no user should turn it off.
   bool gc_merge = true;
+  // PDL/OPU garbage collection's victim: greedy, or JFFS's oldest-first ([PDL] footnote 15
+  // names Woodhouse's JFFS). An experiment switch like gc_merge (not stored, no URI key).
+  GcVictim gc_victim = GcVictim::kGreedy;
 
   // The checks every method shares: a known method and obsolete mode. The engine of the
   // method fills the other defaults for a geometry and checks their ranges

@@ -2,7 +2,8 @@
 //
 //   * GC keeps an lpn's flushed differential while a newer record of it waits in the write
 //     buffer: that differential is still the synced version, and a power cut loses the buffer;
-//   * greedy victims ([PDL] §4.1): the closed block with the fewest valid pages first.
+//   * greedy victims: the closed block with the fewest valid pages first (or, with
+//     StoreParams::gc_victim = kOldest, JFFS's order: the block closed longest ago).
 // Both are driven through the PageStore API only (writes make GC run; locate, block_info and
 // the stats show what it did).
 #include <catch2/catch.hpp>
@@ -98,22 +99,31 @@ TEST_CASE("GC keeps a flushed differential that is still the synced version whil
 // A layout for the victim test: lpns rewritten in each of the first closed blocks (each
 // holds four), and what the first write that needs GC must then have done.
 struct VictimCase {
+  GcVictim policy;
   std::vector<int> rewritten;   // per closed block, in the order they were filled
   std::vector<size_t> victims;  // the closed blocks erased (indices into the same order)
   uint64_t runs, moves;         // collections and base pages moved
 };
 
-TEST_CASE("GC takes closed blocks in order of fewest valid pages", "[store][gc]") {
-  // Valid pages 3, 1, 2: the emptiest block is neither the first nor the last filled, so
-  // neither age nor position decides. The first collection (1 valid page) opens the GC head
+TEST_CASE("GC takes closed blocks in order of fewest valid pages, or oldest first when asked",
+          "[store][gc]") {
+  // Greedy, valid pages 3, 1, 2: the emptiest block is neither the first nor the last filled,
+  // so neither age nor position decides. The first collection (1 valid page) opens the GC head
   // and frees no block on balance; the second (2 valid pages) fills that head further and
   // frees one, which is what the write needed. With a wholly stale block (0 valid pages) that
   // one goes first, moving nothing, and is enough.
-  const VictimCase vc =
-      GENERATE(values<VictimCase>({{{1, 3, 2}, {1, 2}, 2, 3}, {{1, 3, 4, 2}, {2}, 1, 0}}));
+  // Oldest first (JFFS's order), the same blocks: the first filled goes first although it
+  // holds the most valid pages (3 moved); that opens the GC head with one page to spare, and
+  // the next oldest (1 valid page) fills it and frees a block.
+  const VictimCase vc = GENERATE(values<VictimCase>({
+      {GcVictim::kGreedy, {1, 3, 2}, {1, 2}, 2, 3},
+      {GcVictim::kGreedy, {1, 3, 4, 2}, {2}, 1, 0},
+      {GcVictim::kOldest, {1, 3, 2}, {0, 1}, 2, 4},
+  }));
   const ObsoleteMode mode = GENERATE(ObsoleteMode::kSpare, ObsoleteMode::kMemory);
-  INFO("victims " << vc.victims.size() << ", obsolete "
-                  << (mode == ObsoleteMode::kSpare ? "spare" : "memory"));
+  INFO("policy " << (vc.policy == GcVictim::kOldest ? "oldest" : "greedy") << ", victims "
+                 << vc.victims.size() << ", obsolete "
+                 << (mode == ObsoleteMode::kSpare ? "spare" : "memory"));
   // OPU: every write is one base page, so a block's valid pages are exactly its lpns not
   // rewritten since. Thin-provisioned, so fresh lpns keep the chip filling until GC must run.
   const Geometry g = pdl::test::geometry(512, 32, 4, 16);
@@ -121,6 +131,7 @@ TEST_CASE("GC takes closed blocks in order of fewest valid pages", "[store][gc]"
   StoreParams p;
   p.method = Method::kOpu;
   p.obsolete = mode;
+  p.gc_victim = vc.policy;
   p.logical_pages = 4 * g.total_pages();
   std::unique_ptr<PageStore> s;
   REQUIRE(format_store(*emu, p, &s).is_ok());
