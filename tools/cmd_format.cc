@@ -99,8 +99,8 @@ int format_and_report(const Command& cmd, const std::string& path, const ImagePa
 const Command kFormatCommand = {
     "format",
     "IMAGE [--method pdl|opu|ipu|ipl] [--max-diff N] [--obsolete spare|memory]\n"
-    "       [--log-region SIZE] [--log-sector N] [--page N] [--pages-per-block N] [--spare N] [--size SIZE]\n"
-    "       [--nop N] [--max-files N] [--db NAME] [--force]",
+    "       [--log-region SIZE] [--log-sector N] [--page N] [--pages-per-block N] [--spare N]\n"
+    "       [--size SIZE] [--nop N] [--max-files N] [--db NAME] [--force]",
     "create a new, empty image (an emulated NAND chip in a sparse file)",
     "Replaces IMAGE if it is a pdl image holding no file that no process has open; an image\n"
     "holding files (the message names them, the method and the size), one that cannot be\n"

@@ -6,9 +6,9 @@
 namespace pdl {
 
 const char* const ImageParams::kKeys[] = {
-    "method", "max_diff", "obsolete", "log_region", "log_sector", "page", "pages_per_block", "spare", "size",
-    "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit", "wear_level",
-    "track_changes", nullptr};
+    "method", "max_diff", "obsolete", "log_region", "log_sector", "page", "pages_per_block",
+    "spare", "size", "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit",
+    "wear_level", "track_changes", nullptr};
 
 bool parse_size(std::string_view s, uint64_t* out) {
   uint64_t v = 0;

@@ -1,5 +1,6 @@
 // ipl_page_inspector.h — IPU's and IPL's PageInspector: the last log-region pages of each data
-// block are log pages, whose log sectors (ipl_sector.h; the store's log_sector bytes) it decodes. IPU has no log region.
+// block are log pages, whose log sectors (ipl_sector.h; the store's log_sector bytes) it
+// decodes. IPU has no log region.
 #pragma once
 
 #include "flash/device/geometry.h"

@@ -1,6 +1,6 @@
 // ipl_params.cc — IplStore::resolve_params: defaults and ranges of the IPU and IPL parameters
-// (the log region and its sector size, the merge reserve, the logical size). The method and obsolete mode are
-// already checked (StoreParams::check_method); messages name the parameter.
+// (the log region and its sector size, the merge reserve, the logical size). The method and
+// obsolete mode are already checked (StoreParams::check_method); messages name the parameter.
 //
 // IPU and IPL map logical pages statically: logical block lpn / data_pages_per_block lives in
 // one physical erase block at a time, at page lpn % data_pages_per_block. So the size is bounded

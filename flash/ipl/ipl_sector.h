@@ -2,9 +2,9 @@
 //
 // A log sector is `log_sector` bytes of a log page (a store parameter: 128 .. 512, default
 // kLogSector = 512, store_params.h), programmed on its own (one partial program, one NOP of the
-// page). It holds part of the log of one write of one logical page —
-// a write whose log needs k sectors programs k sectors sharing one sequence number, and counts
-// only if all k are on flash (so a cut mid-write leaves the page old, whole). Layout
+// page). It holds part of the log of one write of one logical page — a write whose log needs k
+// sectors programs k sectors sharing one sequence number, and counts only if all k are on flash
+// (so a cut mid-write leaves the page old, whole). Layout
 // (little-endian; docs/format.md §7):
 //    0  u16  magic 0x4C49 ("IL")
 //    2  u8   flags: 1 = reset (the page restarts from zeros before this write's records),
@@ -76,10 +76,9 @@ Status log_apply(std::span<const uint8_t> records, std::span<uint8_t> page);
 using LogWriteFn =
     std::function<Status(const SectorHeader& h, std::span<const std::span<const uint8_t>>)>;
 // Walks the first `used` sectors (of `sector_size` bytes) of `log` (a block's log pages back to
-// back) in order and calls
-// fn for every complete write — `count` consecutive valid sectors of one sequence number with
-// indexes 0 .. count-1. Torn sectors and incomplete writes are skipped. A valid sector naming
-// another logical block than `lbn` is Errc::kCorrupt.
+// back) in order and calls fn for every complete write — `count` consecutive valid sectors of
+// one sequence number with indexes 0 .. count-1. Torn sectors and incomplete writes are
+// skipped. A valid sector naming another logical block than `lbn` is Errc::kCorrupt.
 Status walk_log(std::span<const uint8_t> log, size_t sector_size, uint32_t used, uint32_t lbn,
                 const LogWriteFn& fn);
 // True if an unmap sector's bitmap payload names `slot`.
@@ -88,8 +87,8 @@ inline bool unmap_has(std::span<const uint8_t> bitmap, uint32_t slot) {
 }
 
 // Cuts a stream of log records into sector payloads of at most `cap` bytes each (the in-memory
-// log sector of [IPL], page_size / 16 in [PDL]'s experiments, at most a sector's payload): a record that does not fit
-// the remaining room is split, the first part filling the payload.
+// log sector of [IPL], page_size / 16 in [PDL]'s experiments, at most a sector's payload): a
+// record that does not fit the remaining room is split, the first part filling the payload.
 class LogSplitter {
  public:
   explicit LogSplitter(size_t cap) : cap_(cap) {}

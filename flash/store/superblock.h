@@ -8,8 +8,9 @@
 // whose sync can be an atomic commit (commit records in spare areas and IPL log sectors,
 // docs/format.md §3, §7); 3 — version 2 for an IPL store whose log sectors are not 512 bytes:
 // bytes 72..75 hold its log_sector (an IPL store of 512-byte sectors stays version 2, bytes
-// 72..75 zero). A store of version 1 is upgraded in place by the first writable open (upgrade_store, open_store.cc):
-// its superblock is rewritten copy by copy, so a cut leaves one valid copy of either version.
+// 72..75 zero). A store of version 1 is upgraded in place by the first writable open
+// (upgrade_store, open_store.cc): its superblock is rewritten copy by copy, so a cut leaves one
+// valid copy of either version.
 #pragma once
 
 #include <array>

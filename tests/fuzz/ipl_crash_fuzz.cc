@@ -154,7 +154,8 @@ uint32_t draw_log_sector(uint64_t seed) {
 void apply_log_sector(uint64_t seed, Geometry* g, StoreParams* p) {
   if (p->method != Method::kIpl) return;
   p->log_sector = draw_log_sector(seed);
-  if (p->log_sector) g->partial_programs = std::max(g->partial_programs, g->page_data / p->log_sector);
+  if (p->log_sector)
+    g->partial_programs = std::max(g->partial_programs, g->page_data / p->log_sector);
 }
 
 // The chip of a seed, the first draws of its stream (in this order): page size, pages per
