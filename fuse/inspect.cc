@@ -35,6 +35,7 @@ std::string config_text(Image& img, bool read_only) {
   if (has_obsolete_marks(sp.method))
     line(&s, "obsolete", obsolete_name(sp.obsolete));
   if (has_log_region(sp.method)) line(&s, "log_region", format_size(sp.log_region));
+  if (has_log_region(sp.method)) line(&s, "log_sector", sp.log_sector);
   line(&s, "page", g.page_data);
   line(&s, "pages_per_block", g.pages_per_block);
   line(&s, "size", format_size(uint64_t(g.page_data) * g.pages_per_block * g.blocks));

@@ -179,6 +179,7 @@ void print_usage(FILE* out) {
         {"-o max_diff=N", "pdl: Max_Differential_Size in bytes (default: 256)"},
         {"-o obsolete=spare|memory", "pdl/opu: where obsolete marks live"},
         {"-o log_region=N", "ipl: log region per erase block, bytes"},
+        {"-o log_sector=N", "ipl: bytes of a log sector, 128|256|512 (default: 512)"},
         {"-o page=N", "flash page data bytes (default: 2048)"},
         {"-o pages_per_block=N", "pages per erase block (default: 64)"},
         {"-o size=S", "chip size, 1M .. 256G, at least 8 erase blocks (default: 256M)"},

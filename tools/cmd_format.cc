@@ -23,7 +23,7 @@ struct ParamOption {
 };
 constexpr ParamOption kParamOptions[] = {
     {"method", "method"},   {"max-diff", "max_diff"},   {"obsolete", "obsolete"},
-    {"log-region", "log_region"},
+    {"log-region", "log_region"}, {"log-sector", "log_sector"},
     {"page", "page"},       {"pages-per-block", "pages_per_block"},   {"spare", "spare"},
     {"size", "size"},       {"nop", "nop"},             {"max-files", "max_files"},
     {"erase-limit", "erase_limit"},
@@ -99,8 +99,8 @@ int format_and_report(const Command& cmd, const std::string& path, const ImagePa
 const Command kFormatCommand = {
     "format",
     "IMAGE [--method pdl|opu|ipu|ipl] [--max-diff N] [--obsolete spare|memory]\n"
-    "       [--log-region SIZE] [--page N] [--pages-per-block N] [--spare N] [--size SIZE]\n"
-    "       [--nop N] [--max-files N] [--db NAME] [--force]",
+    "       [--log-region SIZE] [--log-sector N] [--page N] [--pages-per-block N] [--spare N]\n"
+    "       [--size SIZE] [--nop N] [--max-files N] [--db NAME] [--force]",
     "create a new, empty image (an emulated NAND chip in a sparse file)",
     "Replaces IMAGE if it is a pdl image holding no file that no process has open; an image\n"
     "holding files (the message names them, the method and the size), one that cannot be\n"
@@ -117,6 +117,8 @@ const Command kFormatCommand = {
         {"max-diff", 0, "N", "Max_Differential_Size in bytes, record header included (pdl)"},
         {"obsolete", 0, "spare|memory", "how obsolete pages are marked (pdl, opu; default memory)"},
         {"log-region", 0, "SIZE", "log region per erase block (ipl; default 9/64 of the block)"},
+        {"log-sector", 0, "N", "bytes of a log sector, 128|256|512 (ipl; default 512; needs "
+                               "nop >= page/N)"},
         {"page", 0, "N", "page data bytes, a power of two 512..32768 (default 2048)"},
         {"pages-per-block", 0, "N", "pages per erase block (default 64)"},
         {"spare", 0, "N", "page spare (OOB) bytes, 32..4096 (default page/32, at least 32)"},

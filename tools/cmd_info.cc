@@ -111,8 +111,9 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
   std::printf("method       %s", method_name(d.sp.method));
   if (writes_differentials(d.sp.method)) std::printf(", max_diff %u B", d.sp.max_differential);
   if (has_log_region(d.sp.method))
-    std::printf(", log region %s (%u of %u pages per block)", format_size(d.sp.log_region).c_str(),
-                d.sp.log_pages(g), g.pages_per_block);
+    std::printf(", log region %s (%u of %u pages per block), log sectors of %u B",
+                format_size(d.sp.log_region).c_str(), d.sp.log_pages(g), g.pages_per_block,
+                d.sp.log_sector);
   if (has_obsolete_marks(d.sp.method)) {
     std::printf(", obsolete=%s, %u logical pages, GC reserve %u blocks\n",
                 obsolete_name(d.sp.obsolete), d.sp.logical_pages, d.sp.gc_reserve_blocks);

@@ -81,6 +81,15 @@ Status check_params_match(const ImageParams& p, const Nand& nand, const StorePar
     if (asked != sp.log_region)
       return clash("log_region", format_size(asked), format_size(sp.log_region));
   }
+  if (p.log_sector) {
+    if (!has_log_region(sp.method))
+      return Status::error(Errc::kInvalidArgument,
+                           "log_sector=" + std::to_string(*p.log_sector) +
+                               " contradicts the existing image, which has method=" +
+                               method_name(sp.method) + " (no log sectors)");
+    if (*p.log_sector != sp.log_sector)
+      return clash("log_sector", std::to_string(*p.log_sector), std::to_string(sp.log_sector));
+  }
   if (p.page && *p.page != g.page_data)
     return clash("page", std::to_string(*p.page), std::to_string(g.page_data));
   if (p.spare && *p.spare != g.page_spare)

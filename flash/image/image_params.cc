@@ -6,9 +6,9 @@
 namespace pdl {
 
 const char* const ImageParams::kKeys[] = {
-    "method", "max_diff", "obsolete", "log_region", "page", "pages_per_block", "spare", "size",
-    "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit", "wear_level",
-    "track_changes", nullptr};
+    "method", "max_diff", "obsolete", "log_region", "log_sector", "page", "pages_per_block",
+    "spare", "size", "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit",
+    "wear_level", "track_changes", nullptr};
 
 bool parse_size(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
@@ -59,6 +59,8 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     return u32(&max_diff, 1, 32768);
   } else if (key == "log_region") {
     return u32(&log_region, 1, 1u << 30);
+  } else if (key == "log_sector") {  // the engine checks the rest (a power of two, nop)
+    return u32(&log_sector, 128, 512);
   } else if (key == "page") {
     PDL_TRY(u32(&page, 512, 32768));
     if ((*page & (*page - 1)) != 0) return bad("must be a power of two");
@@ -128,6 +130,7 @@ StoreParams ImageParams::store_params() const {
   if (max_diff) p.max_differential = *max_diff;
   p.obsolete = obsolete.value_or(ObsoleteMode::kMemory);
   if (log_region) p.log_region = *log_region;
+  if (log_sector) p.log_sector = *log_sector;
   if (wear_level) p.wear_level = *wear_level;
   return p;
 }

@@ -22,6 +22,7 @@ struct ImageParams {
   std::optional<uint32_t> max_diff;         // Max_Differential_Size, bytes
   std::optional<ObsoleteMode> obsolete;
   std::optional<uint32_t> log_region;       // IPL: log region per erase block, bytes
+  std::optional<uint32_t> log_sector;       // IPL: bytes of a log sector (128, 256 or 512)
   std::optional<uint32_t> page;             // page data bytes
   std::optional<uint32_t> pages_per_block;
   std::optional<uint32_t> spare;            // page spare bytes (default page/32, at least 32)

@@ -33,7 +33,7 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
   Superblock sb;
   sb.params = params;
   PDL_TRY(resolve_store_params(&sb.params, nand.geometry()));
-  sb.version = superblock_version_for(sb.params.method);
+  sb.version = superblock_version_for(sb.params);
   std::random_device rd;
   for (auto& b : sb.uuid) b = uint8_t(rd());
   sb.format_time = uint64_t(std::time(nullptr));
@@ -95,7 +95,7 @@ Status upgrade_store(Nand& nand, PageStore& store) {
   if (store.legacy_format()) return Status::ok();  // IPU, or an IPL store with no room
   Superblock sb;
   PDL_TRY(read_superblock(nand, resolve_store_params, &sb));
-  sb.version = kSuperblockAtomic;
+  sb.version = superblock_version_for(sb.params);  // (a format 1 store's sectors are 512)
   return rewrite_superblock(nand, sb);
 }
 

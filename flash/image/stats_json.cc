@@ -141,6 +141,7 @@ std::string image_stats_json(Image& image) {
       .u("max_diff", sp.max_differential)
       .s("obsolete", obsolete_label(sp.method, sp.obsolete))
       .u("log_region", sp.log_region)
+      .u("log_sector", sp.log_sector)  // IPL: bytes of a log sector; 0 otherwise
       // How the store commits: "atomic" (every sync one atomic commit; the SQLite VFS keeps
       // the rollback journal in memory) or "journal" (page by page; the journal on flash).
       .s("commit", store.atomic() ? "atomic" : "journal")

@@ -110,7 +110,7 @@ Status IplStore::append_commit(uint64_t seq) {
     }
     const uint32_t sec = commit_used_++;
     const Status st = as_program_status(nand_.program(
-        log_ppa(commit_block_, sec), sector_buf_, {}, (sec % sectors_per_page_) * kLogSector));
+        log_ppa(commit_block_, sec), sector_buf_, {}, (sec % sectors_per_page_) * log_sector_));
     if (st.is(Errc::kBadBlock) && attempt + 1 < kProgramAttempts) {
       stats_.program_retries++;
       retiring_[commit_block_] = true;
@@ -206,7 +206,7 @@ Status IplStore::rebuild(uint32_t lbn) {
   }
   if (lb.used_sectors == 0) return Status::ok();
   PDL_TRY(read_log_pages(lbn));
-  return walk_log(log_buf_, lb.used_sectors, lbn,
+  return walk_log(log_buf_, log_sector_, lb.used_sectors, lbn,
                   [&](const SectorHeader& h, std::span<const std::span<const uint8_t>> parts) {
                     if (h.seq > committed_seq_) return Status::ok();
                     for (uint32_t s = 0; s < n; s++) {
@@ -320,7 +320,7 @@ Status IplStore::merge_group(uint32_t lbn, Lpn lpn, std::span<const uint8_t> pag
   struct Carry {
     uint16_t slot;
     uint8_t flags;
-    LogSplitter split{kLogSector - kSectorHeader};
+    LogSplitter split;  // a log sector's payload each
   };
   std::vector<Carry> carries;
   std::vector<uint8_t> unmap((dpb_ + 7) / 8, 0);
@@ -342,9 +342,8 @@ Status IplStore::merge_group(uint32_t lbn, Lpn lpn, std::span<const uint8_t> pag
       continue;
     }
     if (commit_live_[s] && std::equal(cur.begin(), cur.end(), com.begin())) continue;
-    Carry c;
-    c.slot = uint16_t(s);
-    c.flags = commit_live_[s] ? 0 : kSectorReset;
+    Carry c{uint16_t(s), uint8_t(commit_live_[s] ? 0 : kSectorReset),
+            LogSplitter(log_sector_ - kSectorHeader)};
     if (!commit_live_[s]) std::fill(prev_buf_.begin(), prev_buf_.end(), 0);
     const size_t r = diff_encode(commit_live_[s] ? com : std::span<const uint8_t>(prev_buf_), cur,
                                  runs_buf_);

@@ -29,7 +29,7 @@ Status IplStore::read_log_pages_of(uint32_t block, uint32_t used,
             if (std::find(garbage.begin(), garbage.end(), i) != garbage.end()) continue;
             SectorHeader h;
             std::span<const uint8_t> payload;
-            if (sector_decode(dst.subspan(size_t(i - first) * kLogSector, kLogSector), &h,
+            if (sector_decode(dst.subspan(size_t(i - first) * log_sector_, log_sector_), &h,
                               &payload) != SectorState::kValid)
               return false;
           }
@@ -121,7 +121,7 @@ Status IplStore::replay(uint32_t lbn, uint32_t slot, std::span<uint8_t> page, bo
 
 Status IplStore::replay_used(uint32_t lbn, uint32_t used, uint32_t slot, std::span<uint8_t> page,
                              bool* mapped, bool committed_only) const {
-  return walk_log(log_buf_, used, lbn,
+  return walk_log(log_buf_, log_sector_, used, lbn,
                   [&](const SectorHeader& h, std::span<const std::span<const uint8_t>> parts) {
                     if (void_seq(h.seq) || (committed_only && h.seq > committed_seq_))
                       return Status::ok();

@@ -11,11 +11,11 @@ bool IplPageInspector::is_log_page(Ppa ppa) const {
 
 std::vector<LogSectorInfo> IplPageInspector::log_sectors(std::span<const uint8_t> data) const {
   std::vector<LogSectorInfo> out;
-  for (uint32_t i = 0; i < data.size() / kLogSector; i++) {
+  for (uint32_t i = 0; i < data.size() / log_sector_; i++) {
     SectorHeader h;
     std::span<const uint8_t> payload;
     LogSectorInfo s;
-    switch (sector_decode(data.subspan(size_t(i) * kLogSector, kLogSector), &h, &payload)) {
+    switch (sector_decode(data.subspan(size_t(i) * log_sector_, log_sector_), &h, &payload)) {
       case SectorState::kErased:
         s.kind = LogSectorInfo::kErased;
         break;

@@ -1,5 +1,6 @@
 // ipl_page_inspector.h — IPU's and IPL's PageInspector: the last log-region pages of each data
-// block are log pages, whose 512-byte sectors (ipl_sector.h) it decodes. IPU has no log region.
+// block are log pages, whose log sectors (ipl_sector.h; the store's log_sector bytes) it
+// decodes. IPU has no log region.
 #pragma once
 
 #include "flash/device/geometry.h"
@@ -12,7 +13,9 @@ class IplPageInspector final : public PageInspector {
  public:
   // REQUIRES: params resolved for `g`, method ipu or ipl.
   IplPageInspector(const StoreParams& params, const Geometry& g)
-      : pages_per_block_(g.pages_per_block), data_pages_(params.data_pages_per_block(g)) {}
+      : pages_per_block_(g.pages_per_block),
+        data_pages_(params.data_pages_per_block(g)),
+        log_sector_(params.log_sector != 0 ? params.log_sector : kLogSector) {}
 
   bool is_log_page(Ppa ppa) const override;
   std::vector<LogSectorInfo> log_sectors(std::span<const uint8_t> data) const override;
@@ -20,6 +23,7 @@ class IplPageInspector final : public PageInspector {
  private:
   uint32_t pages_per_block_;
   uint32_t data_pages_;  // data pages per block: the slots of a logical block
+  uint32_t log_sector_;  // bytes of a log sector
 };
 
 }  // namespace pdl

@@ -1,6 +1,6 @@
 // ipl_params.cc — IplStore::resolve_params: defaults and ranges of the IPU and IPL parameters
-// (the log region, the merge reserve, the logical size). The method and obsolete mode are
-// already checked (StoreParams::check_method); messages name the parameter.
+// (the log region and its sector size, the merge reserve, the logical size). The method and
+// obsolete mode are already checked (StoreParams::check_method); messages name the parameter.
 //
 // IPU and IPL map logical pages statically: logical block lpn / data_pages_per_block lives in
 // one physical erase block at a time, at page lpn % data_pages_per_block. So the size is bounded
@@ -18,7 +18,17 @@ Status IplStore::resolve_params(StoreParams* p, const Geometry& g) {
   p->max_differential = 0;
   if (p->method == Method::kIpu) {
     if (p->log_region != 0) return bad("log_region: ipu has no log region (use method=ipl)");
+    if (p->log_sector != 0) return bad("log_sector: ipu has no log sectors (use method=ipl)");
   } else {
+    if (p->log_sector == 0) p->log_sector = kLogSector;
+    const uint32_t ls = p->log_sector;
+    if (ls < 128 || ls > 512 || (ls & (ls - 1)) != 0)
+      return bad("log_sector: " + std::to_string(ls) +
+                 " bytes: must be a power of two, 128 .. 512 (the 28-byte sector header is "
+                 "part of it)");
+    if (ls > g.page_data)
+      return bad("log_sector: " + std::to_string(ls) + " bytes is larger than a " +
+                 std::to_string(g.page_data) + "-byte page");
     if (p->log_region == 0)
       p->log_region = std::max<uint32_t>(1, (g.pages_per_block * 9 + 32) / 64) * g.page_data;
     const uint32_t lp = p->log_pages(g);
@@ -27,14 +37,20 @@ Status IplStore::resolve_params(StoreParams* p, const Geometry& g) {
                  " bytes leave no data page in a " + std::to_string(g.pages_per_block) +
                  "-page erase block of " + std::to_string(g.page_data) + "-byte pages");
     p->log_region = lp * g.page_data;  // whole pages
-    const uint32_t sectors = g.page_data / kLogSector;
+    // An unmap sector's bitmap names every data slot of a block in one sector's payload.
+    if ((p->data_pages_per_block(g) + 7) / 8 > ls - kSectorHeader)
+      return bad("log_sector: a " + std::to_string(ls) + "-byte sector cannot name the " +
+                 std::to_string(p->data_pages_per_block(g)) + " data pages of an erase block");
+    const uint32_t sectors = g.page_data / ls;
     if (sectors > g.partial_programs)
-      return bad("log_region: a " + std::to_string(g.page_data) + "-byte page holds " +
-                 std::to_string(sectors) + " log sectors of " + std::to_string(kLogSector) +
+      return bad(std::string(ls == kLogSector ? "log_region" : "log_sector") + ": a " +
+                 std::to_string(g.page_data) + "-byte page holds " + std::to_string(sectors) +
+                 " log sectors of " + std::to_string(ls) +
                  " bytes, each programmed on its own, but the chip allows " +
                  std::to_string(g.partial_programs) + " programs per page (nop=" +
                  std::to_string(g.partial_programs) + "): raise nop to " +
-                 std::to_string(sectors) + " or use smaller pages");
+                 std::to_string(sectors) + " or use " +
+                 (ls == kLogSector ? "smaller pages" : "larger log sectors"));
   }
   // The reserve: one block for a merge's new copy. IPL keeps two more for atomic commit
   // ([IPL] §5): its commit log's, and one that lets a transaction keep a committed version

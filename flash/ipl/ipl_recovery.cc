@@ -100,7 +100,7 @@ Status IplRecovery::scan_data_pages(uint32_t b) {
         [&] {
           ss = spare_decode(spare_, &h);
           if (ss == SpareState::kErased) return all_ff(data) || p >= dpb_;
-          if (p >= dpb_) return log_page_decodes(data);  // torn sectors fail every attempt
+          if (p >= dpb_) return log_page_decodes(data, s_.log_sector_);  // torn: every attempt
           return ss == SpareState::kValid && crc32c(data.data(), data.size()) == h.data_crc;
         },
         &passed));
@@ -146,7 +146,7 @@ Status IplRecovery::scan_log_sectors(uint32_t b, std::span<const uint8_t> log) {
     SectorHeader h;
     std::span<const uint8_t> payload;
     const SectorState st =
-        sector_decode(log.subspan(size_t(i) * kLogSector, kLogSector), &h, &payload);
+        sector_decode(log.subspan(size_t(i) * s_.log_sector_, s_.log_sector_), &h, &payload);
     if (st != SectorState::kValid) sc.invalid.push_back(i);
     if (st == SectorState::kErased) continue;
     sc.used_sectors = i + 1;
@@ -167,7 +167,7 @@ Status IplRecovery::scan_log_sectors(uint32_t b, std::span<const uint8_t> log) {
 Status IplRecovery::scan_log_writes(uint32_t b, std::span<const uint8_t> log) {
   BlockScan& sc = scans_[b];
   return walk_log(
-      log, sc.used_sectors, sc.lbn,
+      log, s_.log_sector_, sc.used_sectors, sc.lbn,
       [&](const SectorHeader& h, std::span<const std::span<const uint8_t>> parts) {
         if (!(h.flags & kSectorUnmap) && h.slot >= dpb_)
           return corrupt("log sector names data slot " + std::to_string(h.slot));

@@ -79,18 +79,19 @@ Status log_apply(std::span<const uint8_t> records, std::span<uint8_t> page) {
   return Status::ok();
 }
 
-bool log_page_decodes(std::span<const uint8_t> page) {
-  for (size_t at = 0; at + kLogSector <= page.size(); at += kLogSector) {
+bool log_page_decodes(std::span<const uint8_t> page, size_t sector_size) {
+  for (size_t at = 0; at + sector_size <= page.size(); at += sector_size) {
     SectorHeader h;
     std::span<const uint8_t> payload;
-    if (sector_decode(page.subspan(at, kLogSector), &h, &payload) == SectorState::kCorrupt)
+    if (sector_decode(page.subspan(at, sector_size), &h, &payload) == SectorState::kCorrupt)
       return false;
   }
   return true;
 }
 
-Status walk_log(std::span<const uint8_t> log, uint32_t used, uint32_t lbn, const LogWriteFn& fn) {
-  auto sector = [&](uint32_t i) { return log.subspan(size_t(i) * kLogSector, kLogSector); };
+Status walk_log(std::span<const uint8_t> log, size_t sector_size, uint32_t used, uint32_t lbn,
+                const LogWriteFn& fn) {
+  auto sector = [&](uint32_t i) { return log.subspan(size_t(i) * sector_size, sector_size); };
   std::span<const uint8_t> parts[256];
   uint32_t i = 0;
   while (i < used) {

@@ -1,9 +1,10 @@
 // ipl_sector.h — IPL log sectors ([IPL] §3.2) and the log records inside them.
 //
-// A log sector is 512 bytes (kLogSector) of a log page, programmed on its own (one partial
-// program, one NOP of the page). It holds part of the log of one write of one logical page —
-// a write whose log needs k sectors programs k sectors sharing one sequence number, and counts
-// only if all k are on flash (so a cut mid-write leaves the page old, whole). Layout
+// A log sector is `log_sector` bytes of a log page (a store parameter: 128 .. 512, default
+// kLogSector = 512, store_params.h), programmed on its own (one partial program, one NOP of the
+// page). It holds part of the log of one write of one logical page — a write whose log needs k
+// sectors programs k sectors sharing one sequence number, and counts only if all k are on flash
+// (so a cut mid-write leaves the page old, whole). Layout
 // (little-endian; docs/format.md §7):
 //    0  u16  magic 0x4C49 ("IL")
 //    2  u8   flags: 1 = reset (the page restarts from zeros before this write's records),
@@ -21,6 +22,8 @@
 //   22  u16  zero
 //   24  u32  CRC-32C of bytes [0, 24) and the payload
 //   28  payload: log records, then 0xFF to the end of the sector
+// The header is the same for every sector size: a 512-byte sector carries 484 bytes of records,
+// a 128-byte one 100.
 // An erased sector is all 0xFF; anything else failing the checks is a torn program (garbage).
 //
 // Log records are physical runs `[offset u16][length u16][length bytes]` — the same run
@@ -54,14 +57,15 @@ struct SectorHeader {
 
 enum class SectorState : uint8_t { kErased, kValid, kCorrupt };
 
-// Encode header + payload into `sector` (kLogSector bytes; the rest is 0xFF).
-// REQUIRES: payload.size() <= kLogSector - kSectorHeader.
+// Encode header + payload into `sector` (one log sector: its size is the sector size; the rest
+// is 0xFF). REQUIRES: payload.size() <= sector.size() - kSectorHeader.
 void sector_encode(SectorHeader h, std::span<const uint8_t> payload, std::span<uint8_t> sector);
 // Classify and decode one sector; on kValid *payload points into `sector`.
 SectorState sector_decode(std::span<const uint8_t> sector, SectorHeader* h,
                           std::span<const uint8_t>* payload);
-// True if no sector of a log page (its data area) is corrupt: each is erased or valid.
-bool log_page_decodes(std::span<const uint8_t> page);
+// True if no sector of a log page (its data area, sectors of `sector_size` bytes) is corrupt:
+// each is erased or valid.
+bool log_page_decodes(std::span<const uint8_t> page, size_t sector_size);
 
 // Apply log records in order to `page`. Hostile input (truncated run, out of bounds, zero
 // length) is Errc::kCorrupt.
@@ -71,19 +75,20 @@ Status log_apply(std::span<const uint8_t> records, std::span<uint8_t> page);
 // payloads, in order.
 using LogWriteFn =
     std::function<Status(const SectorHeader& h, std::span<const std::span<const uint8_t>>)>;
-// Walks the first `used` sectors of `log` (a block's log pages back to back) in order and calls
-// fn for every complete write — `count` consecutive valid sectors of one sequence number with
-// indexes 0 .. count-1. Torn sectors and incomplete writes are skipped. A valid sector naming
-// another logical block than `lbn` is Errc::kCorrupt.
-Status walk_log(std::span<const uint8_t> log, uint32_t used, uint32_t lbn, const LogWriteFn& fn);
+// Walks the first `used` sectors (of `sector_size` bytes) of `log` (a block's log pages back to
+// back) in order and calls fn for every complete write — `count` consecutive valid sectors of
+// one sequence number with indexes 0 .. count-1. Torn sectors and incomplete writes are
+// skipped. A valid sector naming another logical block than `lbn` is Errc::kCorrupt.
+Status walk_log(std::span<const uint8_t> log, size_t sector_size, uint32_t used, uint32_t lbn,
+                const LogWriteFn& fn);
 // True if an unmap sector's bitmap payload names `slot`.
 inline bool unmap_has(std::span<const uint8_t> bitmap, uint32_t slot) {
   return slot / 8 < bitmap.size() && (bitmap[slot / 8] >> (slot % 8)) & 1;
 }
 
 // Cuts a stream of log records into sector payloads of at most `cap` bytes each (the in-memory
-// log sector of [IPL], page_size / 16 in [PDL]'s experiments): a record that does not fit
-// the remaining room is split, the first part filling the payload.
+// log sector of [IPL], page_size / 16 in [PDL]'s experiments, at most a sector's payload): a
+// record that does not fit the remaining room is split, the first part filling the payload.
 class LogSplitter {
  public:
   explicit LogSplitter(size_t cap) : cap_(cap) {}

@@ -17,11 +17,12 @@ namespace pdl {
 IplStore::IplStore(Nand& nand, const StoreParams& params)
     : StoreBase(nand, params),
       dpb_(params.data_pages_per_block(nand.geometry())),
-      sectors_per_page_(nand.geometry().page_data / kLogSector),
+      log_sector_(params.log_sector != 0 ? params.log_sector : kLogSector),
+      sectors_per_page_(nand.geometry().page_data / log_sector_),
       // [PDL] footnote 14: the log buffer of a page is page_size / 16 ([IPL]'s 512-byte
       // sector of an 8 KiB page), at most what one log sector carries.
       log_buffer_(std::clamp<size_t>(nand.geometry().page_data / 16, kRunHeader + 1,
-                                     kLogSector - kSectorHeader)),
+                                     log_sector_ - kSectorHeader)),
       lpns_(params.logical_pages),
       lblocks_((params.logical_pages + dpb_ - 1) / dpb_),
       owner_(nand.geometry().blocks, kNoBlock),
@@ -33,9 +34,10 @@ IplStore::IplStore(Nand& nand, const StoreParams& params)
       page_buf_(geo_.page_data),
       prev_buf_(geo_.page_data),
       log_buf_(size_t(geo_.pages_per_block - dpb_) * geo_.page_data),
-      sector_buf_(kLogSector),
+      sector_buf_(log_sector_),
       spare_buf_(geo_.page_spare),
-      runs_buf_(2 * size_t(geo_.page_data)) {}
+      runs_buf_(2 * size_t(geo_.page_data)),
+      carry_splitter_(log_sector_ - kSectorHeader) {}
 
 Status IplStore::format(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out) {
   std::unique_ptr<IplStore> s(new IplStore(nand, params));
@@ -287,7 +289,7 @@ Status IplStore::program_write(uint32_t block, uint32_t* used, uint32_t lbn, uin
     sector_encode(h, payload, sector_buf_);
     const uint32_t sec = *used;
     const Status st = as_program_status(nand_.program(
-        log_ppa(block, sec), sector_buf_, {}, (sec % sectors_per_page_) * kLogSector));
+        log_ppa(block, sec), sector_buf_, {}, (sec % sectors_per_page_) * log_sector_));
     if (st.is(Errc::kBadBlock)) {  // the write is incomplete: replay and recovery skip it
       ++*used;
       stats_.program_retries++;

@@ -4,14 +4,15 @@
 // Static mapping (both methods): logical page lpn belongs to logical block lbn = lpn / D and
 // lives at data page slot = lpn % D of the erase block currently holding lbn, where D = the
 // block's data pages (pages_per_block - log pages). IPL's remaining pages form the block's log
-// region of 512-byte log sectors (ipl_sector.h).
+// region of log sectors (ipl_sector.h) of the store's log_sector bytes (512 unless chosen).
 //
 //   write(lpn)   slot still erased → program the data page there (no erase: a first write).
 //                IPL: otherwise the write's log — one record per range noted through
 //                note_update (the in-DBMS IPL of the paper), else the difference between the new
 //                page and its previous version, which must be read for that (the DBMS-independent
 //                path, docs/design.md §10) — is cut into in-memory log sectors of page_size / 16
-//                bytes ([PDL] footnote 14), each programmed into the next free log sector of
+//                bytes ([PDL] footnote 14; at most a log sector's payload, log_sector - 28),
+//                each programmed into the next free log sector of
 //                the block; if the region lacks room, the block is merged ([IPL] Alg. 1) with
 //                the new version of the page.
 //                IPU: otherwise the block is merged with the new page: read its other pages,
@@ -254,8 +255,9 @@ class IplStore final : public StoreBase {
   static constexpr uint32_t kProgramAttempts = 4;  // merge targets tried before giving up
 
   const uint32_t dpb_;               // data pages per block
+  const uint32_t log_sector_;        // bytes of a log sector (params.log_sector; 0 = kLogSector)
   const uint32_t sectors_per_page_;  // log sectors per log page
-  const size_t log_buffer_;          // in-memory log sector payload: page / 16, capped
+  const size_t log_buffer_;  // in-memory log sector payload: page / 16, at most log_sector_ - 28
   std::vector<LpnState> lpns_;
   std::vector<LBlock> lblocks_;
   std::vector<uint32_t> owner_;      // block -> lbn, or kNoBlock
@@ -295,7 +297,7 @@ class IplStore final : public StoreBase {
   std::set<uint32_t> purge_lbns_;       // logical blocks holding void items (mount, abort)
   uint32_t commit_block_ = kNoBlock;    // the commit log's current block
   uint32_t commit_used_ = 0;            // its used sectors
-  LogSplitter carry_splitter_{kLogSector - kSectorHeader};  // a selective merge's records
+  LogSplitter carry_splitter_;       // a selective merge's records (a sector's payload each)
   std::vector<uint8_t> commit_buf_;  // a logical block's committed pages (selective merge)
   std::vector<bool> commit_live_;
 };

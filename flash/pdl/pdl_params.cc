@@ -12,6 +12,7 @@ Status PdlStore::resolve_params(StoreParams* p, const Geometry& g) {
   auto bad = [](const std::string& m) { return Status::error(Errc::kInvalidArgument, m); };
   const uint32_t data_blocks = g.blocks - kSuperblockBlocks;
   if (p->log_region != 0) return bad("log_region: only the ipl method has a log region");
+  if (p->log_sector != 0) return bad("log_sector: only the ipl method has log sectors");
   if (p->method == Method::kOpu) {
     p->max_differential = 0;  // OPU never writes differentials
   } else {

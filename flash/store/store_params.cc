@@ -48,6 +48,8 @@ std::string StoreParams::describe() const {
   std::string s = method_name(method);
   if (writes_differentials(method)) s += " max_diff=" + std::to_string(max_differential);
   if (has_log_region(method)) s += " log_region=" + std::to_string(log_region);
+  if (has_log_region(method) && log_sector != 0 && log_sector != kLogSector)
+    s += " log_sector=" + std::to_string(log_sector);
   if (has_obsolete_marks(method))
     s += std::string(" obsolete=") + obsolete_name(obsolete);
   s += " logical_pages=" + std::to_string(logical_pages);

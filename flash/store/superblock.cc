@@ -34,7 +34,7 @@ void encode(const Superblock& sb, const Geometry& g, std::span<uint8_t> d) {
   std::memcpy(p + 44, sb.uuid.data(), 16);
   le::put64(p + 60, sb.format_time);
   le::put32(p + 68, sb.params.log_region);
-  le::put32(p + 72, 0);  // reserved
+  le::put32(p + 72, sb.version == kSuperblockLogSector ? sb.params.log_sector : 0);
   le::put32(p + kCrcAt, crc32c(p, kCrcAt));
 }
 
@@ -56,20 +56,31 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
   const uint32_t version = le::get32(p + 8);
   const Method method = Method(p[12]);
   const bool known_method = p[12] >= uint8_t(Method::kPdl) && p[12] <= uint8_t(Method::kIpl);
-  if (version == kSuperblockLegacy || version == kSuperblockAtomic) {
+  if (version == kSuperblockLegacy || version == kSuperblockAtomic ||
+      version == kSuperblockLogSector) {
     if (!known_method) return bad_field("method", p[12], "1 pdl, 2 opu, 3 ipu or 4 ipl");
   }
   const bool atomic_family = has_atomic_commit(method);
-  if (version != kSuperblockLegacy && !(version == kSuperblockAtomic && atomic_family))
+  if (version != kSuperblockLegacy && !(version == kSuperblockAtomic && atomic_family) &&
+      version != kSuperblockLogSector)
     return Status::error(Errc::kUnsupported,
                          "superblock format version " + std::to_string(version) +
-                             " is unknown to this pdl (it reads 1, and 2 for pdl, opu and ipl "
-                             "stores): the image was made by a newer pdl");
+                             " is unknown to this pdl (it reads 1, 2 for pdl, opu and ipl "
+                             "stores, and 3 for ipl): the image was made by a newer pdl");
+  if (version == kSuperblockLogSector && method != Method::kIpl)
+    return bad_field("method", p[12], "superblock format 3 is for ipl stores only (4)");
   sb->version = version;
   if (p[13] != uint8_t(ObsoleteMode::kSpare) && p[13] != uint8_t(ObsoleteMode::kMemory))
     return bad_field("obsolete", p[13], "1 spare or 2 memory");
   if (le::get16(p + 14) != 0) return bad_field("bytes 14..15", le::get16(p + 14), "must be 0");
-  if (le::get32(p + 72) != 0) return bad_field("bytes 72..75", le::get32(p + 72), "must be 0");
+  const uint32_t log_sector = le::get32(p + 72);
+  if (version != kSuperblockLogSector && log_sector != 0)
+    return bad_field("bytes 72..75", log_sector, "must be 0 below format 3");
+  if (version == kSuperblockLogSector && log_sector == kLogSector)
+    return bad_field("log_sector", log_sector,
+                     "a store of 512-byte log sectors is format 2, not 3");
+  if (version == kSuperblockLogSector && log_sector == 0)
+    return bad_field("log_sector", log_sector, "format 3 records the log sector size");
   const struct {
     const char* name;
     uint32_t at, device;
@@ -89,6 +100,7 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
   sb->params.logical_pages = le::get32(p + 20);
   sb->params.gc_reserve_blocks = le::get32(p + 24);
   sb->params.log_region = le::get32(p + 68);
+  sb->params.log_sector = log_sector;  // 0 below format 3: the method's default
   std::memcpy(sb->uuid.data(), p + 44, 16);
   sb->format_time = le::get64(p + 60);
   // resolve fills defaults for zero fields and checks ranges; a stored field is final, so
@@ -100,7 +112,8 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
   } fields[] = {{"max_differential", "max_diff:", &StoreParams::max_differential},
                 {"logical_pages", "logical_pages:", &StoreParams::logical_pages},
                 {"gc_reserve_blocks", "gc_reserve:", &StoreParams::gc_reserve_blocks},
-                {"log_region", "log_region:", &StoreParams::log_region}};
+                {"log_region", "log_region:", &StoreParams::log_region},
+                {"log_sector", "log_sector:", &StoreParams::log_sector}};
   StoreParams check = sb->params;
   const Status st = resolve(&check, g);
   if (!st.is_ok()) {
@@ -110,6 +123,7 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
     if (why.rfind("obsolete:", 0) == 0) return bad_field("obsolete", p[13], why);
     return Status::error(Errc::kCorrupt, "superblock parameters are invalid: " + why);
   }
+  sb->params.log_sector = check.log_sector;  // resolved: 512 for ipl below format 3
   for (const auto& f : fields)
     if (check.*f.field != sb->params.*f.field)
       return bad_field(f.name, sb->params.*f.field,
@@ -169,8 +183,11 @@ Status put_superblock(Nand& nand, const Superblock& sb, bool erase) {
 
 }  // namespace
 
-uint32_t superblock_version_for(Method method) {
-  return method == Method::kIpu ? kSuperblockLegacy : kSuperblockAtomic;
+uint32_t superblock_version_for(const StoreParams& params) {
+  if (params.method == Method::kIpu) return kSuperblockLegacy;
+  if (params.method == Method::kIpl && params.log_sector != 0 && params.log_sector != kLogSector)
+    return kSuperblockLogSector;
+  return kSuperblockAtomic;
 }
 
 Status rewrite_superblock(Nand& nand, const Superblock& sb) {

@@ -6,8 +6,11 @@
 //
 // Versions: 1 — every page on flash counts (no commit records); 2 — PDL, OPU and IPL stores
 // whose sync can be an atomic commit (commit records in spare areas and IPL log sectors,
-// docs/format.md §3, §7). A store of version 1 is upgraded in place by the first writable open (upgrade_store, open_store.cc):
-// its superblock is rewritten copy by copy, so a cut leaves one valid copy of either version.
+// docs/format.md §3, §7); 3 — version 2 for an IPL store whose log sectors are not 512 bytes:
+// bytes 72..75 hold its log_sector (an IPL store of 512-byte sectors stays version 2, bytes
+// 72..75 zero). A store of version 1 is upgraded in place by the first writable open
+// (upgrade_store, open_store.cc): its superblock is rewritten copy by copy, so a cut leaves one
+// valid copy of either version.
 #pragma once
 
 #include <array>
@@ -22,10 +25,12 @@ namespace pdl {
 // Superblock format versions (docs/format.md §2).
 inline constexpr uint32_t kSuperblockLegacy = 1;  // no atomic commit: every page counts
 inline constexpr uint32_t kSuperblockAtomic = 2;  // PDL/OPU/IPL: commit records on flash
+inline constexpr uint32_t kSuperblockLogSector = 3;  // 2 + IPL's log_sector in bytes 72..75
 
-// The version a new store of `method` gets: 2 for PDL, OPU and IPL; 1 for IPU, which has no
-// place for a commit record (no log region) and keeps format 1.
-uint32_t superblock_version_for(Method method);
+// The version a new store of `params` (resolved) gets: 2 for PDL, OPU and IPL; 3 for IPL with
+// log sectors other than kLogSector; 1 for IPU, which has no place for a commit record (no log
+// region) and keeps format 1.
+uint32_t superblock_version_for(const StoreParams& params);
 
 struct Superblock {
   uint32_t version = kSuperblockAtomic;
@@ -34,7 +39,8 @@ struct Superblock {
   uint64_t format_time = 0;  // seconds since the epoch
 };
 
-// Program the superblock into page 0 of blocks 0..kSuperblockBlocks-1.
+// Program the superblock into page 0 of blocks 0..kSuperblockBlocks-1. Bytes 72..75 get
+// params.log_sector in version 3, zero in the others.
 // REQUIRES: those blocks are erased.
 Status write_superblock(Nand& nand, const Superblock& sb);
 // Read the newest valid copy; Errc::kCorrupt with a clear message if neither copy is valid or

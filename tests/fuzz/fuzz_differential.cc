@@ -8,8 +8,9 @@
 //   2  a base page and a new page (the input's halves): diff_encode within a limit, then
 //      diff_apply must turn the base into exactly the new page (abort() otherwise);
 //   3  IPL log records applied in order (log_apply);
-//   4  a block's log region, 512-byte sectors: walk_log over it, each complete write's
-//      payloads applied (or its unmap bitmap consulted) as the store's replay does.
+//   4  a block's log region: walk_log over it, each complete write's payloads applied (or its
+//      unmap bitmap consulted) as the store's replay does; sectors of 512 bytes, or of 128
+//      when byte 0 is 128 or more (129, 134, ...: a store with log_sector=128).
 // Errors (kCorrupt) are expected; crashes, out-of-bounds access (ASan), wrong round trips are
 // what the fuzzer hunts.
 #include <algorithm>
@@ -69,10 +70,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)pdl::log_apply(in, page);
       break;
     case 4: {
+      const size_t sector = data[0] >= 128 ? 128 : pdl::kLogSector;
       std::vector<uint8_t> log(in.begin(), in.end());
-      log.resize((log.size() + pdl::kLogSector - 1) / pdl::kLogSector * pdl::kLogSector, 0xFF);
-      const uint32_t used = uint32_t(log.size() / pdl::kLogSector);
-      (void)pdl::walk_log(log, used, 0,
+      log.resize((log.size() + sector - 1) / sector * sector, 0xFF);
+      const uint32_t used = uint32_t(log.size() / sector);
+      (void)pdl::walk_log(log, sector, used, 0,
                           [&](const pdl::SectorHeader& h,
                               std::span<const std::span<const uint8_t>> parts) {
                             if ((h.flags & pdl::kSectorUnmap) && !parts.empty()) {

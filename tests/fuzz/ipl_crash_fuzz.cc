@@ -4,7 +4,8 @@
 //   build/tests/ipl-crash-fuzz FIRST_SEED COUNT      (env: KEEP=1 go on after a failure,
 //                                                     CYCLES=n crash cycles per seed, default 8)
 // Per seed: a random geometry (512–8192-byte pages with nop = page/512, 2–16 pages per block,
-// 8–40 blocks), IPU or IPL with a log region of 1 .. pages_per_block-1 pages, logical_pages
+// 8–40 blocks), IPU or IPL with a log region of 1 .. pages_per_block-1 pages (LOG_SECTORS=all:
+// log sectors of 512, 256 or 128 bytes, nop = page/log_sector; else 512), logical_pages
 // sometimes not a multiple of the data pages per block. Then CYCLES times: random work (small
 // changes with correct note_update ranges, overlapping runs, whole new pages, pages of zeros,
 // trims, syncs, reads and peeks checked against the model), a power cut at a random flash
@@ -140,6 +141,23 @@ uint32_t draw_wear_level(uint64_t seed) {
   return w == 0 ? 0 : w == 1 ? 1 + uint32_t(wl() % 4) : StoreParams::kWearLevelDefault;
 }
 
+// IPL's log sector size with LOG_SECTORS=all, from a stream of its own (so the other draws keep
+// their meaning): 512, 256 or 128 bytes. Without it 0 (512): every seed runs as before.
+uint32_t draw_log_sector(uint64_t seed) {
+  const char* e = std::getenv("LOG_SECTORS");
+  if (!e || std::string(e) != "all") return 0;
+  std::mt19937_64 ls(seed ^ 0x5ec7u);
+  return 128u << (ls() % 3);
+}
+
+// Gives an IPL store the seed's log sector size and the chip the NOP it needs.
+void apply_log_sector(uint64_t seed, Geometry* g, StoreParams* p) {
+  if (p->method != Method::kIpl) return;
+  p->log_sector = draw_log_sector(seed);
+  if (p->log_sector)
+    g->partial_programs = std::max(g->partial_programs, g->page_data / p->log_sector);
+}
+
 // The chip of a seed, the first draws of its stream (in this order): page size, pages per
 // block, blocks.
 Geometry draw_geometry(std::mt19937_64& rng) {
@@ -154,7 +172,7 @@ Geometry draw_geometry(std::mt19937_64& rng) {
 
 void run_seed(uint64_t seed, int cycles, uint64_t* cuts) {
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 11);
-  const Geometry g = draw_geometry(rng);
+  Geometry g = draw_geometry(rng);
   StoreParams p;
   p.method = rng() % 3 == 0 ? Method::kIpu : Method::kIpl;
   if (p.method == Method::kIpl)
@@ -166,11 +184,13 @@ void run_seed(uint64_t seed, int cycles, uint64_t* cuts) {
   // atomic commit, which this mode does not use): seeds keep their meaning.
   p.gc_reserve_blocks = 1;
   p.wear_level = draw_wear_level(seed);
-  char cfg[220];
+  apply_log_sector(seed, &g, &p);
+  char cfg[240];
   std::snprintf(cfg, sizeof cfg,
-                "page=%u ppb=%u blocks=%u method=%s log_region=%u logical=%u wear_level=%u",
+                "page=%u ppb=%u blocks=%u method=%s log_region=%u log_sector=%u logical=%u "
+                "wear_level=%u",
                 g.page_data, g.pages_per_block, g.blocks, method_name(p.method), p.log_region,
-                p.logical_pages, p.wear_level);
+                p.log_sector, p.logical_pages, p.wear_level);
   try {
     std::unique_ptr<EmulatedNand> nand;
     if (!EmulatedNand::create_ram(g, &nand).is_ok()) fail("create_ram");
@@ -515,12 +535,14 @@ void run_seed_atomic(uint64_t seed, int cycles, uint64_t* cuts) {
     p.logical_pages = more() % 3 == 0 ? 0 : std::max<uint32_t>(1, usable * uint32_t(4 + more() % 5) / 8);
   }
   p.wear_level = draw_wear_level(seed);
-  char cfg[260];
+  apply_log_sector(seed, &g, &p);
+  char cfg[280];
   std::snprintf(cfg, sizeof cfg,
-                "ATOMIC page=%u ppb=%u blocks=%u method=%s log_region=%u logical=%u obsolete=%s "
-                "max_diff=%u wear_level=%u",
+                "ATOMIC page=%u ppb=%u blocks=%u method=%s log_region=%u log_sector=%u "
+                "logical=%u obsolete=%s max_diff=%u wear_level=%u",
                 g.page_data, g.pages_per_block, g.blocks, method_name(p.method), p.log_region,
-                p.logical_pages, obsolete_name(p.obsolete), p.max_differential, p.wear_level);
+                p.log_sector, p.logical_pages, obsolete_name(p.obsolete), p.max_differential,
+                p.wear_level);
   if (g_verbose) std::fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, cfg);
   try {
     std::unique_ptr<EmulatedNand> nand;

@@ -151,26 +151,31 @@ bool differential_seeds(const fs::path& dir) {
     s2.insert(s2.end(), base.begin(), base.begin() + 256);
     s2.insert(s2.end(), page.begin(), page.begin() + 256);
     s2.push_back(uint8_t(32 + i * 30));
-    // 3: the runs as IPL log records; 4: a log region of sectors carrying them.
+    // 3: the runs as IPL log records; 4: a log region of sectors carrying them (selector 4:
+    // 512-byte sectors, 129: 128-byte ones).
     std::vector<uint8_t> s3 = {3};
     s3.insert(s3.end(), runs.begin(), runs.end());
-    std::vector<uint8_t> s4 = {4};
-    const size_t cap = pdl::kLogSector - pdl::kSectorHeader;
-    const size_t k = std::max<size_t>(1, (n + cap - 1) / cap);
-    for (size_t j = 0; j < k && j < 255; j++) {
-      pdl::SectorHeader h;
-      h.slot = uint16_t(i);
-      h.idx = uint8_t(j);
-      h.count = uint8_t(k);
-      h.seq = 500 + uint64_t(i);
-      const size_t from = j * cap, len = std::min(cap, n - std::min(n, from));
-      h.len = uint16_t(len);
-      std::vector<uint8_t> sector(pdl::kLogSector);
-      pdl::sector_encode(h, std::span(runs).subspan(std::min(n, from), len), sector);
-      s4.insert(s4.end(), sector.begin(), sector.end());
-    }
-    for (const auto& [name, s] : {std::pair{"records", s0}, {"runs", s1}, {"pair", s2},
-                                  {"log", s3}, {"sectors", s4}})
+    auto log_region = [&](uint8_t selector, size_t sector_size) {
+      std::vector<uint8_t> s4 = {selector};
+      const size_t cap = sector_size - pdl::kSectorHeader;
+      const size_t k = std::max<size_t>(1, (n + cap - 1) / cap);
+      for (size_t j = 0; j < k && j < 255; j++) {
+        pdl::SectorHeader h;
+        h.slot = uint16_t(i);
+        h.idx = uint8_t(j);
+        h.count = uint8_t(k);
+        h.seq = 500 + uint64_t(i);
+        const size_t from = j * cap, len = std::min(cap, n - std::min(n, from));
+        h.len = uint16_t(len);
+        std::vector<uint8_t> sector(sector_size);
+        pdl::sector_encode(h, std::span(runs).subspan(std::min(n, from), len), sector);
+        s4.insert(s4.end(), sector.begin(), sector.end());
+      }
+      return s4;
+    };
+    for (const auto& [name, s] :
+         {std::pair{"records", s0}, {"runs", s1}, {"pair", s2}, {"log", s3},
+          {"sectors", log_region(4, pdl::kLogSector)}, {"sectors128", log_region(129, 128)}})
       if (!put(dir / (std::string(name) + "-" + std::to_string(i)), s)) return false;
   }
   return true;

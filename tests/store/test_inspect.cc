@@ -225,38 +225,44 @@ TEST_CASE("each engine's page inspector decodes the data areas it wrote", "[insp
     CHECK(inspector->differential_records(data, h, &records).is(Errc::kCorrupt));
     CHECK(records.empty());
   }
-  SECTION("ipl: log pages and their sectors") {
-    auto nand = test::make_ram_nand(g);
-    StoreParams p;
-    p.method = Method::kIpl;
-    std::unique_ptr<PageStore> store;
-    REQUIRE(format_store(*nand, p, &store).is_ok());
-    const uint32_t dpb = store->params().data_pages_per_block(g);
-    REQUIRE(dpb < g.pages_per_block);
-    std::vector<uint8_t> pg(2048, 0x11);
-    const Lpn l = dpb + 2;  // slot 2 of logical block 1
-    REQUIRE(store->write(l, pg).is_ok());
-    pg[100] = 0x22;
-    REQUIRE(store->write(l, pg).is_ok());
-    REQUIRE(store->sync().is_ok());
-    const LpnLocation loc = store->locate(l);
-    REQUIRE(loc.base != kNoPpa);
-    REQUIRE(loc.diff != kNoPpa);
-    const auto inspector = page_inspector(store->params(), g);
-    CHECK(inspector->is_log_page(loc.diff));
-    CHECK_FALSE(inspector->is_log_page(loc.base));
-    CHECK_FALSE(inspector->is_log_page(g.pages_per_block - 1));  // a superblock block
-    REQUIRE(nand->read(loc.diff, data, {}).is_ok());
-    const std::vector<LogSectorInfo> sectors = inspector->log_sectors(data);
-    REQUIRE(sectors.size() == g.page_data / kLogSector);
-    CHECK(sectors[0].kind == LogSectorInfo::kLog);
-    CHECK(sectors[0].lbn == 1);
-    CHECK(sectors[0].slot == 2);
-    CHECK(sectors[0].lpn == l);
-    CHECK(sectors[0].index == 0);
-    CHECK(sectors[0].count == 1);
-    CHECK(sectors.back().kind == LogSectorInfo::kErased);
-    data[8] ^= 1;  // a flipped bit in the header: the sector fails its CRC
-    CHECK(inspector->log_sectors(data)[0].kind == LogSectorInfo::kTorn);
+  SECTION("ipl: log pages and their sectors, of 512 and of 128 bytes") {
+    for (const uint32_t ls : {512u, 128u}) {
+      INFO("log sectors of " << ls << " bytes");
+      Geometry g16 = g;
+      g16.partial_programs = 16;
+      auto nand = test::make_ram_nand(g16);
+      StoreParams p;
+      p.method = Method::kIpl;
+      p.log_sector = ls;
+      std::unique_ptr<PageStore> store;
+      REQUIRE(format_store(*nand, p, &store).is_ok());
+      const uint32_t dpb = store->params().data_pages_per_block(g);
+      REQUIRE(dpb < g.pages_per_block);
+      std::vector<uint8_t> pg(2048, 0x11);
+      const Lpn l = dpb + 2;  // slot 2 of logical block 1
+      REQUIRE(store->write(l, pg).is_ok());
+      pg[100] = 0x22;
+      REQUIRE(store->write(l, pg).is_ok());
+      REQUIRE(store->sync().is_ok());
+      const LpnLocation loc = store->locate(l);
+      REQUIRE(loc.base != kNoPpa);
+      REQUIRE(loc.diff != kNoPpa);
+      const auto inspector = page_inspector(store->params(), g);
+      CHECK(inspector->is_log_page(loc.diff));
+      CHECK_FALSE(inspector->is_log_page(loc.base));
+      CHECK_FALSE(inspector->is_log_page(g.pages_per_block - 1));  // a superblock block
+      REQUIRE(nand->read(loc.diff, data, {}).is_ok());
+      const std::vector<LogSectorInfo> sectors = inspector->log_sectors(data);
+      REQUIRE(sectors.size() == g.page_data / ls);
+      CHECK(sectors[0].kind == LogSectorInfo::kLog);
+      CHECK(sectors[0].lbn == 1);
+      CHECK(sectors[0].slot == 2);
+      CHECK(sectors[0].lpn == l);
+      CHECK(sectors[0].index == 0);
+      CHECK(sectors[0].count == 1);
+      CHECK(sectors.back().kind == LogSectorInfo::kErased);
+      data[8] ^= 1;  // a flipped bit in the header: the sector fails its CRC
+      CHECK(inspector->log_sectors(data)[0].kind == LogSectorInfo::kTorn);
+    }
   }
 }

@@ -12,7 +12,10 @@
 //   * trims become one unmap sector at sync; a trimmed page written again starts from zeros;
 //   * noted writes (update logs, possibly overlapping) read back exactly, across remounts;
 //   * a write of several sectors cut after any of them leaves the old page, whole; a merge cut
-//     at any operation leaves every synced page.
+//     at any operation leaves every synced page;
+//   * log sectors of 256 and 128 bytes (log_sector, on a chip with enough NOP): a region holds
+//     page / log_sector sectors per page, a sector carries log_sector - 28 bytes of records, and
+//     the behaviours above hold for them too.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -27,13 +30,20 @@ namespace {
 
 using Page = std::vector<uint8_t>;
 
-// 2 KiB pages, 16 pages per block, 12 blocks; IPL with a 4-page log region (16 sectors).
-Geometry ipl_geometry() { return test::geometry(2048, 64, 16, 12); }
+// 2 KiB pages, 16 pages per block, 12 blocks; IPL with a 4-page log region (16 sectors of 512
+// bytes). NOP 16, so that 128-byte log sectors (16 per page) may be programmed.
+Geometry ipl_geometry() {
+  Geometry g = test::geometry(2048, 64, 16, 12);
+  g.partial_programs = 16;
+  return g;
+}
 
-std::unique_ptr<PageStore> make_store(EmulatedNand& nand, Method m, uint32_t log_pages = 4) {
+std::unique_ptr<PageStore> make_store(EmulatedNand& nand, Method m, uint32_t log_pages = 4,
+                                      uint32_t log_sector = 0) {
   StoreParams p;
   p.method = m;
   p.log_region = m == Method::kIpl ? log_pages * nand.geometry().page_data : 0;
+  p.log_sector = log_sector;
   std::unique_ptr<PageStore> s;
   REQUIRE(format_store(nand, p, &s).is_ok());
   return s;
@@ -201,9 +211,10 @@ TEST_CASE("IPL trims are one unmap sector at sync, and a trimmed page restarts f
 TEST_CASE("noted IPL writes, overlapping runs included, read back exactly across remounts",
           "[ipl]") {
   const uint32_t log_pages = GENERATE(1u, 4u, 12u);
+  const uint32_t log_sector = GENERATE(512u, 256u, 128u);
   auto nand = test::make_ram_nand(ipl_geometry());
-  auto s = make_store(*nand, Method::kIpl, log_pages);
-  INFO("log pages " << log_pages);
+  auto s = make_store(*nand, Method::kIpl, log_pages, log_sector);
+  INFO("log pages " << log_pages << ", log sectors of " << log_sector << " bytes");
   auto rng = test::seeded_rng(0x1b5 + log_pages);
   const Lpn n = s->logical_pages();
   std::vector<Page> model(n);
@@ -242,6 +253,7 @@ TEST_CASE("noted IPL writes, overlapping runs included, read back exactly across
 TEST_CASE("an IPL write cut after any of its sectors, or a merge cut anywhere, keeps the old page",
           "[ipl][powerloss]") {
   const auto tear = GENERATE(Tear::kNone, Tear::kPrefix, Tear::kRandomBits);
+  const uint32_t log_sector = GENERATE(512u, 128u);
   auto rng = test::seeded_rng(0x1b6 + uint64_t(tear));
   // A run of the same workload to count its operations, then a cut at every one of them.
   auto workload = [&](PageStore& s, std::vector<Page>* synced, std::vector<Page>* latest) {
@@ -252,7 +264,7 @@ TEST_CASE("an IPL write cut after any of its sectors, or a merge cut anywhere, k
     }
     PDL_TRY(s.sync());
     *synced = *latest;
-    for (int i = 0; i < 12; i++) {  // big changes: 700 bytes → 6 sectors per write
+    for (int i = 0; i < 12; i++) {  // big changes: 700 bytes → 6 (or 8 small) sectors a write
       const Lpn l = Lpn(i % 5);
       Page p = (*latest)[l];
       for (uint32_t k = 0; k < 700; k++) p[300 + k] ^= uint8_t(1 + (k + i) % 255);
@@ -268,7 +280,7 @@ TEST_CASE("an IPL write cut after any of its sectors, or a merge cut anywhere, k
   uint64_t total = 0;
   {
     auto nand = test::make_ram_nand(ipl_geometry());
-    auto s = make_store(*nand, Method::kIpl);
+    auto s = make_store(*nand, Method::kIpl, 4, log_sector);
     std::vector<Page> synced(12), latest(12);
     const uint64_t base = nand->mutating_ops();
     REQUIRE(workload(*s, &synced, &latest).is_ok());
@@ -276,9 +288,10 @@ TEST_CASE("an IPL write cut after any of its sectors, or a merge cut anywhere, k
     REQUIRE(s->stats().merges > 0);  // the 16 sectors filled: merges happened in the workload
   }
   for (uint64_t k = 0; k < total; k++) {
-    INFO("cut after " << k << " of " << total << " operations, tear " << int(tear));
+    INFO("cut after " << k << " of " << total << " operations, tear " << int(tear)
+                       << ", log sectors of " << log_sector << " bytes");
     auto nand = test::make_ram_nand(ipl_geometry());
-    auto s = make_store(*nand, Method::kIpl);
+    auto s = make_store(*nand, Method::kIpl, 4, log_sector);
     std::vector<Page> synced(12), latest(12);
     // What each lpn held before each write that may be in flight: its synced value, or any
     // value written after the sync.
@@ -301,4 +314,59 @@ TEST_CASE("an IPL write cut after any of its sectors, or a merge cut anywhere, k
       }
     }
   }
+}
+
+// [PDL]'s IPL: a 128-byte log buffer per 2 KiB page, one flush unit each; with 512-byte
+// sectors a region of 4 log pages holds 16 flushes, with 128-byte ones 64 (on NOP 16).
+TEST_CASE("an IPL log region holds page / log_sector one-sector writes per log page",
+          "[ipl]") {
+  const uint32_t log_sector = GENERATE(512u, 256u, 128u);
+  INFO("log sectors of " << log_sector << " bytes");
+  auto nand = test::make_ram_nand(ipl_geometry());
+  auto s = make_store(*nand, Method::kIpl, 4, log_sector);
+  CHECK(s->params().log_sector == log_sector);
+  auto rng = test::seeded_rng(0x1b7);
+  Page p = test::random_page(rng, 2048);
+  REQUIRE(s->write(0, p).is_ok());
+  const uint32_t sectors = 4 * 2048 / log_sector;
+  for (uint32_t i = 0; i < sectors; i++) {  // one 8-byte run: one sector each
+    change(*s, 0, p, 8 * i, 8, true);
+    const NandCounters c0 = nand->counters();
+    REQUIRE(s->write(0, p).is_ok());
+    CHECK(delta(*nand, c0).programs == 1);
+  }
+  CHECK(s->stats().log_sectors == sectors);
+  CHECK(s->stats().merges == 0);
+  change(*s, 0, p, 1500, 8, true);
+  REQUIRE(s->write(0, p).is_ok());  // the region is full: a merge
+  CHECK(s->stats().merges == 1);
+  Page got(2048);
+  REQUIRE(s->read(0, got).is_ok());
+  CHECK(got == p);
+}
+
+TEST_CASE("an IPL log sector carries log_sector - 28 bytes of records, at most page / 16",
+          "[ipl]") {
+  struct Case {
+    uint32_t log_sector, run, sectors;
+  };
+  // A run of n bytes is n + 4 record bytes, split into buffers of min(128, log_sector - 28):
+  // 128-byte buffers for 512 and 256; 100-byte ones for 128.
+  const Case c = GENERATE(Case{512, 124, 1}, Case{512, 125, 2}, Case{256, 248, 2},
+                          Case{128, 96, 1}, Case{128, 97, 2}, Case{128, 200, 3});
+  INFO("log sectors of " << c.log_sector << " bytes, a run of " << c.run);
+  auto nand = test::make_ram_nand(ipl_geometry());
+  auto s = make_store(*nand, Method::kIpl, 4, c.log_sector);
+  auto rng = test::seeded_rng(0x1b8);
+  Page p = test::random_page(rng, 2048);
+  REQUIRE(s->write(0, p).is_ok());
+  change(*s, 0, p, 300, c.run, true);
+  const NandCounters c0 = nand->counters();
+  REQUIRE(s->write(0, p).is_ok());
+  CHECK(delta(*nand, c0).programs == c.sectors);
+  std::unique_ptr<PageStore> again;
+  REQUIRE(mount_store(*nand, &again).is_ok());
+  Page got(2048);
+  REQUIRE(again->read(0, got).is_ok());
+  CHECK(got == p);
 }

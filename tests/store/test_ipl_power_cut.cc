@@ -149,18 +149,21 @@ TEST_CASE("IPU: an empty merge's marker keeps an older stale block from coming b
 
 TEST_CASE("IPL: a log write cut after j of its k sectors leaves the page old",
           "[store][ipl][powerloss][regression]") {
-  // 4 KiB pages: a log sector carries 256 bytes of records, so a page's worth of changes takes
-  // many sectors; 8 sectors per log page, 2 log pages.
+  // 4 KiB pages: a log sector carries 256 bytes of records (100 in 128-byte sectors), so a
+  // page's worth of changes takes many sectors; 8 sectors per log page (32 of 128 bytes, on a
+  // chip allowing as many programs per page), 2 log pages.
   const uint32_t j = GENERATE(1u, 2u, 5u);
   const Tear tear = GENERATE(Tear::kNone, Tear::kPrefix, Tear::kRandomBits);
-  INFO("cut at sector " << j << " tear " << int(tear));
+  const uint32_t log_sector = GENERATE(512u, 128u);
+  INFO("cut at sector " << j << " tear " << int(tear) << ", log sectors of " << log_sector);
   Geometry g = pdl::test::geometry(4096, 128, 8, 10);
-  g.partial_programs = 8;
+  g.partial_programs = 4096 / log_sector;
   std::unique_ptr<EmulatedNand> emu = pdl::test::make_ram_nand(g);
   CutAt nand(*emu);
   StoreParams p;
   p.method = Method::kIpl;
   p.log_region = 2 * 4096;
+  p.log_sector = log_sector;
   std::unique_ptr<PageStore> s;
   REQUIRE(format_store(nand, p, &s).is_ok());
   auto rng = pdl::test::seeded_rng(0x1b1 + j);
@@ -169,8 +172,8 @@ TEST_CASE("IPL: a log write cut after j of its k sectors leaves the page old",
   REQUIRE(s->write(0, v1).is_ok());
   REQUIRE(s->write(1, pdl::test::random_page(rng, psz)).is_ok());
   REQUIRE(s->sync().is_ok());
-  // Eight changed runs of 200 bytes: about seven sectors of log (more than j + 1), within the
-  // region's sixteen.
+  // Eight changed runs of 200 bytes: about seven sectors of log (seventeen small ones; more
+  // than j + 1), within the region's sixteen (sixty-four).
   Page v2 = v1;
   for (uint32_t c = 0; c < 8; c++)
     for (uint32_t i = 0; i < 200; i++) v2[c * 500 + i] ^= 0x5A;

@@ -5,8 +5,11 @@
 // small geometries so that garbage collection runs many times within a test. IPU and IPL have
 // no obsolete marks: once per geometry; IPL with a two-page log region (2 log sectors per block
 // on 512-byte pages, 8 on 2 KiB pages) so that merges are frequent; both at their full size.
+// IPL again with 128-byte log sectors ([PDL]'s 128-byte log buffer as the flush unit), on a
+// chip allowing page/128 programs per page (NOP 16 for 2 KiB pages).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -60,6 +63,11 @@ inline std::vector<StoreConfig> store_matrix_for(const std::vector<Geometry>& ge
     ipl.log_region = 2 * g.page_data;
     out.push_back({"IPU/" + gname, g, ipu});
     out.push_back({"IPL(2p)/" + gname, g, ipl});
+    StoreParams ipl128 = ipl;
+    ipl128.log_sector = 128;
+    Geometry g128 = g;
+    g128.partial_programs = std::max(g.partial_programs, g.page_data / 128);
+    out.push_back({"IPL(2p,128B sectors)/" + gname, g128, ipl128});
   }
   return out;
 }

@@ -224,9 +224,13 @@ try:
     check(rc == 0 and b"method       opu" in out and b"32 pages/block" in out, "info of opu image")
 
     # ---- IPU and IPL images: format, fill through SQLite, info, fsck, dump of log sectors ----
-    for method, extra in (("ipl", ["--log-region", "8K", "--pages-per-block", "16"]),
-                          ("ipu", ["--pages-per-block", "16"])):
-        ip = os.path.join(tmp, method + ".pdl")
+    # (IPL also with 128-byte log sectors: 16 per 2 KiB page, on a chip allowing 16 programs)
+    for name, method, sector, extra in (
+            ("ipl", "ipl", 512, ["--log-region", "8K", "--pages-per-block", "16"]),
+            ("ipl128", "ipl", 128, ["--log-region", "8K", "--pages-per-block", "16",
+                                    "--log-sector", "128", "--nop", "16"]),
+            ("ipu", "ipu", 0, ["--pages-per-block", "16"])):
+        ip = os.path.join(tmp, name + ".pdl")
         rc, _, err = pdl("format", ip, "--size", "4M", "--method", method, *extra)
         check(rc == 0, "format %s: %s" % (method, err))
         sql(ip, "create table t(x); insert into t select randomblob(300) from "
@@ -239,10 +243,13 @@ try:
         check(rc == 0 and ("method       " + method).encode() in out, "info of %s image" % method)
         if method == "ipl":
             check(b"log region 8K (4 of 16 pages per block)" in out, "info names the log region")
+            check(("log sectors of %d B" % sector).encode() in out,
+                  "info names the log sector size (%d)" % sector)
             rc, out, _ = pdl("info", ip, "--json")
             j = json.loads(out)
-            check(j["method"] == "ipl" and j["log_region"] == 8192 and j["obsolete"] == "none",
-                  "info --json of ipl: method, log_region, no obsolete marks")
+            check(j["method"] == "ipl" and j["log_region"] == 8192 and j["obsolete"] == "none"
+                  and j["log_sector"] == sector,
+                  "info --json of ipl: method, log_region, log_sector, no obsolete marks")
             # Some block holds log sectors: dump shows them decoded.
             found = False
             for b in range(2, 64):

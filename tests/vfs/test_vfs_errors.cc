@@ -100,6 +100,11 @@ TEST_CASE("a bad URI parameter fails the open, names the parameter and creates n
       {"size=8M&method=ipl&log_region=128K", "log_region"},      // the whole 64-page block
       {"size=8M&method=ipl&log_region=lots", "log_region"},
       {"size=8M&method=ipl&page=8192", "nop"},                   // 16 sectors, NOP 4
+      {"size=8M&method=ipl&log_sector=128", "log_sector"},       // 16 sectors, NOP 4
+      {"size=8M&method=ipl&log_sector=200&nop=16", "log_sector"},  // not a power of two
+      {"size=8M&method=ipl&log_sector=64&nop=16", "log_sector"},
+      {"size=8M&method=ipu&log_sector=128", "log_sector"},       // ipu has none
+      {"size=8M&method=pdl&log_sector=128", "log_sector"},       // only ipl has them
   }));
   const std::string path = temp_path("bad.db");
   INFO("URI parameters: " << bad.params);
@@ -145,6 +150,9 @@ TEST_CASE("a parameter contradicting an existing image fails the open and names 
       {"method=ipl&log_region=18K", "log_region=64K", "log_region"},
       {"method=ipl", "method=ipu", "method"},
       {"method=ipu", "log_region=18K", "log_region"},
+      {"method=ipl&log_sector=128&nop=16", "log_sector=512", "log_sector"},
+      {"method=ipl", "log_sector=128", "log_sector"},
+      {"method=pdl", "log_sector=512", "log_sector"},
   }));
   const bool still_open = GENERATE(false, true);  // the image closed, or open in this process
   INFO("created with " << clash.created << ", reopened with " << clash.reopened

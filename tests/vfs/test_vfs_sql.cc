@@ -257,6 +257,35 @@ TEST_CASE("SQL statements agree with an in-memory model before and after reopen"
   check_healthy(c);
 }
 
+// [PDL]'s IPL: a 128-byte log buffer per 2 KiB page is one log sector (16 per page, NOP 16).
+TEST_CASE("an IPL image of 128-byte log sectors agrees with the model across reopen",
+          "[vfs][sql]") {
+  use_pdl_vfs();
+  const std::string journal = GENERATE(as<std::string>(), "DELETE", "WAL");
+  const Config cfg{"ipl", journal, 2048, 0};
+  INFO(cfg.name() << " log_sector=128");
+  const std::string path = temp_path("ipl128.db");
+  auto rng = seeded_rng(0x128);
+  Model m;
+  {
+    Conn c(pdl_uri(path, "size=16M&method=ipl&log_sector=128&nop=16"));
+    setup(c, cfg);
+    c.must("CREATE TABLE kv(k INTEGER PRIMARY KEY, v TEXT NOT NULL, n INTEGER NOT NULL)");
+    random_transactions(c, cfg, m, rng, 40);
+    check_model(c, m);
+    REQUIRE(c.close() == SQLITE_OK);
+  }
+  Conn c(pdl_uri(path));  // no parameters: the image knows them
+  reopen_setup(c, cfg);
+  check_model(c, m);
+  random_transactions(c, cfg, m, rng, 15);
+  check_model(c, m);
+  check_healthy(c);
+  const Json j = parse_json(c.text("PRAGMA pdl_stats"));
+  CHECK(json_number(j, "log_sector") == 128);
+  CHECK(json_number(j, "store.log_sectors") > 0);
+}
+
 TEST_CASE("a larger table stays exact through bulk updates, deletes and reopen", "[vfs][sql]") {
   use_pdl_vfs();
   const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
