@@ -8,6 +8,7 @@
 // reading step, reads/programs/erases of the writing step, GC included). A few points are also
 // *measured* (source = "measured") on chips whose Geometry::read_us / program_us are changed;
 // their records carry derived_total_us, and the report prints both (they must be equal).
+// One placement only: the first asked for (fields unless --placement run).
 #include <cmath>
 #include <cstdio>
 
@@ -36,7 +37,7 @@ RunSpec measured_spec(const Series& s, const Options& o, Point p) {
 }  // namespace
 
 void plan_exp5(const Options& o, RunPlan& plan) {
-  for (const Series& s : make_series(o.sweep_methods(), o.sweep_modes)) {
+  for (const Series& s : sweep_series(o, o.placements.front())) {
     plan.add(series_spec(s, o.sweep_chip_blocks(), 1, kChanged));
     for (Point p : kMeasured) plan.add(measured_spec(s, o, p));
   }
@@ -54,7 +55,7 @@ void report_exp5(const Options& o, RunPlan& plan, ExpOutput* out) {
       kChanged, kTErase);
   std::vector<std::string> xs;
   for (uint32_t t : kTRead) xs.push_back("Tr=" + std::to_string(t));
-  const std::vector<Series> series = make_series(o.sweep_methods(), o.sweep_modes);
+  const std::vector<Series> series = sweep_series(o, o.placements.front());
   for (uint32_t tw : kTWrite) {
     std::vector<std::string> rows;
     std::vector<std::vector<std::string>> cells;
