@@ -291,9 +291,10 @@ def plot_iplsweep(recs, path):
 def plot_experiment(exp, recs, path, note=""):
     if exp == "1":
         plot_exp1(recs, path, note)
-    elif exp == "2":
+    elif exp in ("2", "2-8k"):
+        what = "Exp. 2 (Fig. 9)" if exp == "2" else "Exp. 2 with 8 KB logical pages ([PDL] §5.1)"
         plot_vs_n(recs, path, "total_us",
-                  "Exp. 2 (Fig. 9): overall time per update operation\n"
+                  f"{what}: overall time per update operation\n"
                   "vs N_updates_till_write (%ChangedByOneU_Op = 2)" + note,
                   "overall time per update op (us)")
     elif exp == "3":
@@ -321,11 +322,6 @@ def plot_experiment(exp, recs, path, note=""):
                   "Exp. 6 (Fig. 13): erase operations per update operation\n"
                   "vs N_updates_till_write (%ChangedByOneU_Op = 2)" + note,
                   "erases per update op")
-    elif exp == "2-8k":
-        plot_vs_n(recs, path, "total_us",
-                  "Exp. 2 with 8 KB logical pages ([PDL] §5.1): overall time per update "
-                  "operation\nvs N_updates_till_write (%ChangedByOneU_Op = 2)",
-                  "overall time per update op (us)")
 
 
 def main():
