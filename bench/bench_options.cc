@@ -2,6 +2,8 @@
 // scale defaults.
 #include "bench/bench_options.h"
 
+#include <cstdlib>
+
 #include "cli/app.h"
 #include "flash/common/output_file.h"
 
@@ -14,14 +16,16 @@ const char kDescription[] =
     "methods, plus the codec and mount benchmarks; simulated flash time per operation.";
 
 const char kExperiments[] =
-    "1..6 (PDL paper Exp. 1-6, Table 2), codec, mount, all\n"
-    "(= 1,2,3,4,5,6,codec,mount), comma-separated:\n"
+    "1..6 (PDL paper Exp. 1-6, Table 2), iplsweep, 2-8k, codec, mount,\n"
+    "all (= 1,2,3,4,5,6,iplsweep,2-8k,codec,mount), comma-separated:\n"
     "  1  read/write/overall time per update op (Fig. 8)\n"
     "  2  overall time vs N_updates_till_write 1-8 (Fig. 9)\n"
     "  3  overall time vs %ChangedByOneU_Op 0.1-100, N=1,5 (Fig. 10)\n"
     "  4  overall time per op vs %UpdateOps 0-100, N=1,5 (Fig. 11)\n"
     "  5  overall time vs T_read 10-1500 x T_write 500,1000 (Fig. 12)\n"
-    "  6  erases per update op vs N_updates_till_write 1-8 (Fig. 13)";
+    "  6  erases per update op vs N_updates_till_write 1-8 (Fig. 13)\n"
+    "  iplsweep  IPL log region 8-64 KB x log sector 512, 128 B at exp 1's point\n"
+    "  2-8k  exp 2 with 8 KB logical pages (4 flash pages; paper section 5.1)";
 
 const char kExitStatus[] =
     "An option given twice: the last one counts.\n"
@@ -40,7 +44,7 @@ bool parse_modes(const std::string& m, std::vector<ObsoleteMode>* out) {
 
 bool parse_exps(const std::string& list, Options* o, std::string* err) {
   for (int i = 0; i <= 6; i++) o->exp[i] = false;
-  o->codec = o->mount = false;
+  o->codec = o->mount = o->iplsweep = o->exp2_8k = o->all = false;
   size_t pos = 0;
   bool any = false;
   while (pos <= list.size()) {
@@ -56,11 +60,15 @@ bool parse_exps(const std::string& list, Options* o, std::string* err) {
       o->codec = true;
     else if (e == "mount")
       o->mount = true;
+    else if (e == "iplsweep")
+      o->iplsweep = true;
+    else if (e == "2-8k")
+      o->exp2_8k = true;
     else if (e == "all") {
       for (int i = 1; i <= 6; i++) o->exp[i] = true;
-      o->codec = o->mount = true;
+      o->codec = o->mount = o->iplsweep = o->exp2_8k = o->all = true;
     } else {
-      *err = "unknown experiment '" + e + "' (1..6, codec, mount, all)";
+      *err = "unknown experiment '" + e + "' (1..6, iplsweep, 2-8k, codec, mount, all)";
       return false;
     }
   }
@@ -74,7 +82,7 @@ int parse_args(int argc, char** argv, Options* o) {
   cli::CommandLine cl({"pdl-bench", {"--exp LIST [options]"}, kDescription, kExitStatus,
                        cli::Repeats::kLastWins});
   CLI::App& app = cl.app();
-  std::string exps, methods, obsolete, sweep_obsolete;
+  std::string exps, methods, obsolete, sweep_obsolete, placement;
   // The lists are checked as given, by the same functions that read them afterwards.
   const CLI::Validator exp_list(
       [](std::string& s) -> std::string {
@@ -146,8 +154,28 @@ int parse_args(int argc, char** argv, Options* o) {
       ->type_name("N")->check(cli::integer(1, 1000))->capture_default_str()->group(kWorkload);
   app.add_option("--update-pct", o->update_pct, "exp 1's %UpdateOps")
       ->type_name("PCT")->check(cli::number(0, 100))->capture_default_str()->group(kWorkload);
-  app.add_option("--change-run", o->change_run, "bytes per changed run")
+  app.add_option("--change-run", o->change_run, "bytes per changed run (placement fields)")
       ->type_name("N")->check(cli::integer(1, 65536))->capture_default_str()->group(kWorkload);
+  app.add_option("--placement", placement,
+                 "where a change's bytes go: fields (--change-run bytes at random\n"
+                 "places), run (one contiguous run at a random offset) or both")
+      ->type_name("P")->check(CLI::IsMember({"fields", "run", "both"}))
+      ->default_str("fields; --exp all both")->group(kWorkload);
+  app.add_option("--logical-page", o->logical_page,
+                 "bytes of a logical page: k consecutive flash pages read, changed\n"
+                 "(%ChangedByOneU_Op of k pages) and written back per operation")
+      ->type_name("BYTES")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            const unsigned long n = std::strtoul(v.c_str(), nullptr, 10);
+            return n >= 2048 && n <= (1u << 20) && n % 2048 == 0 &&
+                           v.find_first_not_of("0123456789") == std::string::npos
+                       ? ""
+                       : "expected a multiple of the 2048-byte flash page up to 1 MiB, got '" +
+                             v + "'";
+          },
+          ""))
+      ->default_str("2048 (a flash page)")->group(kWorkload);
 
   const char* const kOutput = "output";
   app.add_option("--json", o->json, "write every record as a JSON array to FILE")
@@ -169,6 +197,11 @@ int parse_args(int argc, char** argv, Options* o) {
     o->mount_modes = o->sweep_modes = o->exp1_modes;
   }
   if (!sweep_obsolete.empty()) (void)parse_modes(sweep_obsolete, &o->sweep_modes);
+  o->placement_set = !placement.empty();
+  if (placement == "run")
+    o->placements = {Placement::kRun};
+  else if (placement == "both" || (placement.empty() && o->all))
+    o->placements = {Placement::kFields, Placement::kRun};
   // The results are written at the end: refuse a file that cannot be written before the run.
   for (const std::string& f : {o->json, o->csv_prefix.empty() ? "" : o->csv_prefix + "exp1.csv"})
     if (!f.empty())
@@ -200,6 +233,7 @@ uint32_t Options::sweep_chip_blocks() const {
 WorkloadConfig Options::base_workload() const {
   WorkloadConfig cfg;
   cfg.change_run = change_run;
+  cfg.logical_page = logical_page;
   cfg.warm_rounds = warm_rounds >= 0 ? warm_rounds : quick ? 3 : 10;
   cfg.measure_rounds = measure_rounds > 0 ? measure_rounds : quick ? 2 : 5;
   cfg.measure_ops = measure_ops;
@@ -215,6 +249,11 @@ std::vector<MethodPreset> Options::exp1_methods() const {
 
 std::vector<MethodPreset> Options::sweep_methods() const {
   return methods.empty() ? paper_methods() : methods;
+}
+
+std::vector<ObsoleteMode> Options::sweep_modes_for(Placement p) const {
+  if (p == Placement::kRun && placements.size() > 1) return {ObsoleteMode::kSpare};
+  return sweep_modes;
 }
 
 }  // namespace pdl::bench

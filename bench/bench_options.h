@@ -25,7 +25,10 @@ namespace pdl::bench {
 
 struct Options {
   bool exp[7] = {};  // exp[1..6]: [PDL] Experiments 1-6
+  bool iplsweep = false;  // IPL's log region 8-64 KB x log sector 512/128 at Exp. 1's point
+  bool exp2_8k = false;   // Exp. 2 again with 8 KB logical pages ([PDL] §5.1)
   bool codec = false, mount = false;
+  bool all = false;  // --exp all (its default placements: both)
   bool quick = false, paper = false;
   std::string json;        // --json FILE
   std::string csv_prefix;  // --csv PREFIX: PREFIX + "exp1.csv" ... "exp6.csv"
@@ -42,6 +45,11 @@ struct Options {
   uint32_t n_updates = 1;
   double update_pct = 100;
   uint32_t change_run = 8;
+  // Where a change's bytes go; --placement both = {fields, run}. Default: fields, both with
+  // --exp all. With both, the sweeps (Exp. 2-4, 6) run `run` in obsolete=spare only.
+  std::vector<Placement> placements{Placement::kFields};
+  bool placement_set = false;  // --placement given (iplsweep runs both unless it is)
+  uint32_t logical_page = 0;  // --logical-page: bytes, a multiple of the flash page; 0 = a page
   double data_pct = 49;
   double warm_rounds = -1, measure_rounds = -1;  // -1 = by scale
   uint64_t measure_ops = 0;
@@ -51,7 +59,7 @@ struct Options {
   bool any_update_exp() const {
     for (int i = 1; i <= 6; i++)
       if (exp[i]) return true;
-    return false;
+    return iplsweep || exp2_8k;
   }
   uint32_t exp1_chip_blocks() const;
   uint32_t sweep_chip_blocks() const;
@@ -61,6 +69,9 @@ struct Options {
   // (default: the paper's six).
   std::vector<MethodPreset> exp1_methods() const;
   std::vector<MethodPreset> sweep_methods() const;
+  // Obsolete modes of the sweeps' series with placement `p`: sweep_modes, or spare only for
+  // `run` when both placements run (the paper's mode; keeps the default run affordable).
+  std::vector<ObsoleteMode> sweep_modes_for(Placement p) const;
 };
 
 // Parses argv into *o. -1: go on; otherwise the exit code, after printing the help (0) or why

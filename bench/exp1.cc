@@ -1,7 +1,8 @@
 // exp1.cc — [PDL] Experiment 1 (Fig. 8): read, write and overall simulated flash time per
 // update operation, each method on a fresh chip (%ChangedByOneU_Op = 2, N_updates_till_write
 // = 1 unless --changed / --n-updates / --update-pct say otherwise), both obsolete modes for
-// PDL and OPU by default, and IPL both with the update-log hook and without it (/diff).
+// PDL and OPU by default, and IPL both with the update-log hook and without it (/diff). With
+// several placements (--placement both, --exp all) the tables are printed once per placement.
 #include <cinttypes>
 #include <cstdio>
 
@@ -10,9 +11,9 @@
 namespace pdl::bench {
 namespace {
 
-std::vector<RunSpec> exp1_specs(const Options& o) {
+std::vector<RunSpec> exp1_specs(const Options& o, Placement p) {
   std::vector<RunSpec> v;
-  for (const Series& s : make_series(o.exp1_methods(), o.exp1_modes)) {
+  for (const Series& s : make_series(o.exp1_methods(), o.exp1_modes, p)) {
     RunSpec r = series_spec(s, o.exp1_chip_blocks(), o.n_updates, o.changed);
     r.update_pcts = {o.update_pct};
     v.push_back(r);
@@ -23,8 +24,13 @@ std::vector<RunSpec> exp1_specs(const Options& o) {
 }  // namespace
 
 void plan_exp1(const Options& o, RunPlan& plan) {
-  for (const RunSpec& s : exp1_specs(o)) plan.add(s);
+  for (Placement p : o.placements)
+    for (const RunSpec& s : exp1_specs(o, p)) plan.add(s);
 }
+
+namespace {
+void report_exp1_placement(const Options& o, RunPlan& plan, Placement p, ExpOutput* out);
+}  // namespace
 
 void report_exp1(const Options& o, RunPlan& plan, ExpOutput* out) {
   const uint32_t blocks = o.exp1_chip_blocks();
@@ -38,9 +44,17 @@ void report_exp1(const Options& o, RunPlan& plan, ExpOutput* out) {
       "amortized into write (gc%% = its share of write).\n",
       o.changed, PageChanger(g.page_data, o.changed, o.change_run).bytes_per_change(),
       o.n_updates, o.update_pct, g.read_us, g.program_us, g.erase_us);
+  for (Placement p : o.placements) report_exp1_placement(o, plan, p, out);
+  std::fflush(stdout);
+}
 
+namespace {
+
+void report_exp1_placement(const Options& o, RunPlan& plan, Placement p, ExpOutput* out) {
+  const std::string note = placement_note(o, p);
+  if (!note.empty()) std::printf("\n-- Exp. 1%s --\n", note.c_str());
   std::vector<size_t> idx;
-  for (const RunSpec& s : exp1_specs(o)) {
+  for (const RunSpec& s : exp1_specs(o, p)) {
     const size_t i = plan.add(s);
     idx.push_back(i);
     add_record("1", plan, i, 0, out);
@@ -95,7 +109,8 @@ void report_exp1(const Options& o, RunPlan& plan, ExpOutput* out) {
       const RunSpec& sa = plan.spec(a);
       const RunSpec& sb = plan.spec(b);
       if (sa.method.method != Method::kIpl || !sa.method.note_updates ||
-          sb.method.note_updates || sb.method.log_region != sa.method.log_region)
+          sb.method.note_updates || sb.method.log_region != sa.method.log_region ||
+          sb.method.log_sector != sa.method.log_sector)
         continue;
       if (!plan.result(a).status.is_ok() || !plan.result(b).status.is_ok()) continue;
       const Measurement& ma = plan.result(a).m[0];
@@ -107,7 +122,17 @@ void report_exp1(const Options& o, RunPlan& plan, ExpOutput* out) {
                   double(ma.stats.log_records) / double(ma.measure_ops),
                   double(mb.stats.log_records) / double(mb.measure_ops));
     }
-  std::fflush(stdout);
+
+  // PDL(2KB) against its no-merge twin, per obsolete mode.
+  std::vector<MergePair> pairs;
+  for (size_t a : idx)
+    for (size_t b : idx)
+      if (is_pdl2k(plan.spec(a).method) && is_pdl2k_nomerge(plan.spec(b).method) &&
+          plan.spec(a).mode == plan.spec(b).mode)
+        pairs.push_back({obsolete_name(plan.spec(a).mode), a, b});
+  print_merge_table(plan, pairs);
 }
+
+}  // namespace
 
 }  // namespace pdl::bench

@@ -13,9 +13,10 @@ constexpr uint32_t kN[] = {1, 5};
 }  // namespace
 
 void plan_exp3(const Options& o, RunPlan& plan) {
-  for (const Series& s : make_series(o.sweep_methods(), o.sweep_modes))
-    for (uint32_t n : kN)
-      for (double c : kChanged) plan.add(series_spec(s, o.sweep_chip_blocks(), n, c));
+  for (Placement p : o.placements)
+    for (const Series& s : sweep_series(o, p))
+      for (uint32_t n : kN)
+        for (double c : kChanged) plan.add(series_spec(s, o.sweep_chip_blocks(), n, c));
 }
 
 void report_exp3(const Options& o, RunPlan& plan, ExpOutput* out) {
@@ -26,10 +27,11 @@ void report_exp3(const Options& o, RunPlan& plan, ExpOutput* out) {
   std::printf("%%UpdateOps=100; simulated us per update operation.\n");
   std::vector<std::string> xs;
   for (double c : kChanged) xs.push_back(fmt_num("%g%%", c));
+  for (Placement p : o.placements)
   for (uint32_t n : kN) {
     std::vector<std::string> rows;
     std::vector<std::vector<std::string>> cells;
-    for (const Series& s : make_series(o.sweep_methods(), o.sweep_modes)) {
+    for (const Series& s : sweep_series(o, p)) {
       rows.push_back(s.label());
       cells.emplace_back();
       for (double c : kChanged) {
@@ -38,7 +40,8 @@ void report_exp3(const Options& o, RunPlan& plan, ExpOutput* out) {
         cells.back().push_back(cell(plan, i, 0, [](const Measurement& m) { return m.total_us; }));
       }
     }
-    print_grid("overall time per update op (us), N_updates_till_write = " + std::to_string(n),
+    print_grid("overall time per update op (us), N_updates_till_write = " + std::to_string(n) +
+                   placement_note(o, p),
                "method \\ %Changed", xs, rows, cells);
   }
 }

@@ -31,8 +31,9 @@ RunSpec exp4_spec(const Series& s, const Options& o, uint32_t n) {
 }  // namespace
 
 void plan_exp4(const Options& o, RunPlan& plan) {
-  for (const Series& s : make_series(o.sweep_methods(), o.sweep_modes))
-    for (uint32_t n : kN) plan.add(exp4_spec(s, o, n));
+  for (Placement p : o.placements)
+    for (const Series& s : sweep_series(o, p))
+      for (uint32_t n : kN) plan.add(exp4_spec(s, o, n));
 }
 
 void report_exp4(const Options& o, RunPlan& plan, ExpOutput* out) {
@@ -48,10 +49,11 @@ void report_exp4(const Options& o, RunPlan& plan, ExpOutput* out) {
   std::vector<std::string> xs;
   for (int p = 0; p <= 100; p += 10) xs.push_back(std::to_string(p) + "%");
   xs.push_back("check");
+  for (Placement pl : o.placements)
   for (uint32_t n : kN) {
     std::vector<std::string> rows;
     std::vector<std::vector<std::string>> cells;
-    for (const Series& s : make_series(o.sweep_methods(), o.sweep_modes)) {
+    for (const Series& s : sweep_series(o, pl)) {
       const RunSpec spec = exp4_spec(s, o, n);
       const size_t i = plan.add(spec);
       rows.push_back(s.label());
@@ -75,7 +77,8 @@ void report_exp4(const Options& o, RunPlan& plan, ExpOutput* out) {
       }
       cells.back().push_back(fmt_num("(%.1f)", worst));
     }
-    print_grid("overall time per operation (us), N_updates_till_write = " + std::to_string(n),
+    print_grid("overall time per operation (us), N_updates_till_write = " + std::to_string(n) +
+                   placement_note(o, pl),
                "method \\ %UpdateOps", xs, rows, cells);
   }
 }

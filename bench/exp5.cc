@@ -8,6 +8,8 @@
 // reading step, reads/programs/erases of the writing step, GC included). A few points are also
 // *measured* (source = "measured") on chips whose Geometry::read_us / program_us are changed;
 // their records carry derived_total_us, and the report prints both (they must be equal).
+// The measured points: the first placement asked for only (fields unless --placement run);
+// the derived grids for every placement (free: Exp. 2's N=1 runs of that placement).
 #include <cmath>
 #include <cstdio>
 
@@ -36,10 +38,13 @@ RunSpec measured_spec(const Series& s, const Options& o, Point p) {
 }  // namespace
 
 void plan_exp5(const Options& o, RunPlan& plan) {
-  for (const Series& s : make_series(o.sweep_methods(), o.sweep_modes)) {
+  for (const Series& s : sweep_series(o, o.placements.front())) {
     plan.add(series_spec(s, o.sweep_chip_blocks(), 1, kChanged));
     for (Point p : kMeasured) plan.add(measured_spec(s, o, p));
   }
+  for (size_t k = 1; k < o.placements.size(); k++)
+    for (const Series& s : sweep_series(o, o.placements[k]))
+      plan.add(series_spec(s, o.sweep_chip_blocks(), 1, kChanged));
 }
 
 void report_exp5(const Options& o, RunPlan& plan, ExpOutput* out) {
@@ -54,8 +59,9 @@ void report_exp5(const Options& o, RunPlan& plan, ExpOutput* out) {
       kChanged, kTErase);
   std::vector<std::string> xs;
   for (uint32_t t : kTRead) xs.push_back("Tr=" + std::to_string(t));
-  const std::vector<Series> series = make_series(o.sweep_methods(), o.sweep_modes);
+  for (Placement pl : o.placements)
   for (uint32_t tw : kTWrite) {
+    const std::vector<Series> series = sweep_series(o, pl);
     std::vector<std::string> rows;
     std::vector<std::vector<std::string>> cells;
     for (const Series& s : series) {
@@ -69,15 +75,17 @@ void report_exp5(const Options& o, RunPlan& plan, ExpOutput* out) {
         }
         std::string c = fmt_num("%.1f", derived_total(plan.result(base).m[0], tr, tw, kTErase));
         for (Point p : kMeasured)
-          if (p.t_read == tr && p.t_write == tw) c += "*";
+          if (p.t_read == tr && p.t_write == tw && pl == o.placements.front()) c += "*";
         out->records.push_back(derived_record("5", plan, base, 0, tr, tw, kTErase));
         cells.back().push_back(c);
       }
       if (tw == kTWrite[0] && !plan.result(base).status.is_ok()) add_record("5", plan, base, 0, out);
     }
-    print_grid("overall time per update op (us), T_write = " + std::to_string(tw) + " us",
+    print_grid("overall time per update op (us), T_write = " + std::to_string(tw) + " us" +
+                   placement_note(o, pl),
                "method \\ T_read", xs, rows, cells);
   }
+  const std::vector<Series> series = sweep_series(o, o.placements.front());
 
   std::printf("\nmeasured vs derived (us per update op):\n");
   std::printf("  %-22s %13s %12s %12s %10s\n", "method", "T_read/T_write", "measured",

@@ -13,22 +13,35 @@ std::string Series::label() const {
 }
 
 std::vector<Series> make_series(const std::vector<MethodPreset>& methods,
-                                const std::vector<ObsoleteMode>& modes) {
+                                const std::vector<ObsoleteMode>& modes, Placement p) {
   std::vector<Series> v;
   // Mode-major, so a table lists every spare series before the memory ones (the paper's mode
   // first); methods without modes appear once, with the first mode.
   for (size_t k = 0; k < modes.size(); k++)
     for (const MethodPreset& m : methods) {
       if (!m.has_obsolete_modes() && k > 0) continue;
-      v.push_back({m, m.has_obsolete_modes() ? modes[k] : ObsoleteMode::kSpare});
+      v.push_back({m, m.has_obsolete_modes() ? modes[k] : ObsoleteMode::kSpare, p});
     }
   return v;
+}
+
+std::vector<Series> sweep_series(const Options& o, Placement p) {
+  return make_series(o.sweep_methods(), o.sweep_modes_for(p), p);
+}
+
+std::string placement_note(const Options& o, Placement p) {
+  if (o.placements.size() == 1 && o.placements[0] == Placement::kFields) return "";
+  if (p == Placement::kRun)
+    return " [placement run: each change one contiguous run at a random offset]";
+  return " [placement fields: each change in " + std::to_string(o.change_run) +
+         "-byte runs at random places]";
 }
 
 RunSpec series_spec(const Series& s, uint32_t blocks, uint32_t n_updates, double changed_pct) {
   RunSpec r;
   r.method = s.method;
   r.mode = s.mode;
+  r.placement = s.placement;
   r.blocks = blocks;
   r.n_updates = n_updates;
   r.changed_pct = changed_pct;
@@ -40,7 +53,7 @@ namespace {
 // Fields naming the run: method, parameters, chip.
 void spec_fields(Record& r, const std::string& exp, const std::string& source, const RunSpec& s,
                  const Geometry& g, uint32_t logical_pages, double update_pct,
-                 uint32_t change_run) {
+                 uint32_t change_run, uint32_t logical_page) {
   const double mib = 1024.0 * 1024.0;
   r.s("exp", exp)
       .s("source", source)
@@ -50,8 +63,13 @@ void spec_fields(Record& r, const std::string& exp, const std::string& source, c
       .b("hinted", s.method.note_updates)
       .u("n_updates", s.n_updates)
       .n("changed_pct", s.changed_pct)
-      .u("changed_bytes", PageChanger(g.page_data, s.changed_pct, change_run).bytes_per_change())
+      .u("changed_bytes",
+         PageChanger(logical_page, s.changed_pct, change_run, s.placement).bytes_per_change())
       .u("change_run", change_run)
+      .s("placement", placement_name(s.placement))
+      .u("logical_page", logical_page)
+      .u("log_sector", log_sector_bytes(s.method))
+      .u("nop", g.partial_programs)
       .n("update_pct", update_pct)
       .u("t_read_us", g.read_us)
       .u("t_write_us", g.program_us)
@@ -168,7 +186,7 @@ Record measured_record(const std::string& exp, const RunPlan& plan, size_t i, si
   const Geometry& g = res.setup.geo;
   Record r;
   spec_fields(r, exp, "measured", s, g, res.setup.logical_pages, m.update_pct,
-              plan.base().change_run);
+              plan.base().change_run, plan.logical_page(s));
   r.u("max_diff", res.setup.params.max_differential).u("log_region", res.setup.params.log_region);
   figure_fields(r, m, g.read_us, g.program_us, g.erase_us);
   count_fields(r, m);
@@ -187,7 +205,7 @@ Record derived_record(const std::string& exp, const RunPlan& plan, size_t i, siz
   g.erase_us = t_erase;
   Record r;
   spec_fields(r, exp, "derived", s, g, res.setup.logical_pages, m.update_pct,
-              plan.base().change_run);
+              plan.base().change_run, plan.logical_page(s));
   r.u("max_diff", res.setup.params.max_differential).u("log_region", res.setup.params.log_region);
   figure_fields(r, m, t_read, t_write, t_erase);
   count_fields(r, m);
@@ -203,10 +221,11 @@ double derived_total(const Measurement& m, double t_read, double t_write, double
 
 Record error_record(const std::string& exp, const RunPlan& plan, size_t i) {
   const RunSpec& s = plan.spec(i);
-  const Geometry g = chip(s.blocks, s.t_read, s.t_program, s.t_erase);
+  const Geometry g = run_chip(s.method, s.blocks, s.t_read, s.t_program, s.t_erase).resolved();
   Record r;
   spec_fields(r, exp, "error", s, g, plan.logical_pages(s.blocks),
-              s.update_pcts.empty() ? 100 : s.update_pcts.back(), plan.base().change_run);
+              s.update_pcts.empty() ? 100 : s.update_pcts.back(), plan.base().change_run,
+              plan.logical_page(s));
   r.s("error", plan.result(i).status.to_string());
   return r;
 }
@@ -240,6 +259,51 @@ void print_grid(const std::string& title, const std::string& corner,
     std::printf("\n");
   }
   std::fflush(stdout);
+}
+
+bool is_pdl2k(const MethodPreset& m) {
+  return m.method == Method::kPdl && m.max_differential == 0 && m.gc_merge;
+}
+
+bool is_pdl2k_nomerge(const MethodPreset& m) {
+  return m.method == Method::kPdl && m.max_differential == 0 && !m.gc_merge;
+}
+
+void print_merge_table(const RunPlan& plan, const std::vector<MergePair>& rows) {
+  if (rows.empty()) return;
+  std::printf(
+      "\nPDL(2KB) with vs without the GC merge (GC rewrites a differential > half a page into a "
+      "new base page; without it PDL(2KB) may have no steady state):\n");
+  std::printf("%-12s %8s %8s %10s %10s %10s %10s %6s %6s %7s %7s\n", "", "case3%", "case3%",
+              "gcmerge/op", "gcmerge/op", "total_us", "total_us", "unst.", "unst.", "gc_rnd",
+              "gc_rnd");
+  std::printf("%-12s %8s %8s %10s %10s %10s %10s %6s %6s %7s %7s\n", "", "merge", "none",
+              "merge", "none", "merge", "none", "merge", "none", "merge", "none");
+  for (const MergePair& p : rows) {
+    const RunResult& a = plan.result(p.with);
+    const RunResult& b = plan.result(p.without);
+    if (!a.status.is_ok() || !b.status.is_ok()) {
+      std::printf("%-12s fail\n", p.label.c_str());
+      continue;
+    }
+    const Measurement& ma = a.m[0];
+    const Measurement& mb = b.m[0];
+    auto case3 = [](const Measurement& m) {
+      return m.stats.writes ? 100.0 * double(m.stats.case3) / double(m.stats.writes) : 0.0;
+    };
+    auto merges = [](const Measurement& m) {
+      return double(m.stats.gc_merges) / double(m.measure_ops);
+    };
+    auto unsteady = [](const RunResult& r) {
+      return r.m[0].unsteady || r.setup.warm_capped ? "yes" : "no";
+    };
+    std::printf("%-12s %8.1f %8.1f %10.4f %10.4f %10.1f %10.1f %6s %6s %7.2f %7.2f\n",
+                p.label.c_str(), case3(ma), case3(mb), merges(ma), merges(mb), ma.total_us,
+                mb.total_us, unsteady(a), unsteady(b), a.setup.gc_rounds_reached,
+                b.setup.gc_rounds_reached);
+  }
+  std::printf("(unst. = not in a steady state: erases/op off the last warm-up round's by > 20 %%, "
+              "or warm-up stopped at its operation cap; gc_rnd = GC rounds reached by warm-up)\n");
 }
 
 std::string fmt_num(const char* f, double v) {
@@ -287,6 +351,8 @@ void print_plan_header(const Options& o, const RunPlan& plan) {
   std::printf("pdl-bench: the PDL paper's experiments");
   for (int e = 1; e <= 6; e++)
     if (o.exp[e]) std::printf(" %d", e);
+  if (o.exp2_8k) std::printf(" 2-8k");
+  if (o.iplsweep) std::printf(" iplsweep");
   std::printf(" (%s scale), %zu distinct runs\n",
               o.blocks || o.sweep_blocks ? "custom" : o.paper ? "paper" : o.quick ? "quick" : "default",
               plan.size());
@@ -310,6 +376,15 @@ void print_plan_header(const Options& o, const RunPlan& plan) {
         "update, its cost barely varies)\n",
         cfg.measure_rounds, (unsigned long long)cfg.min_measure_ops,
         (unsigned long long)std::min(cfg.min_measure_ops, kIpuMinOps));
+  if (o.placements.size() > 1)
+    std::printf("  placements: fields (%u-byte runs at random places) and run (one contiguous "
+                "run); the sweeps (Exp. 2-4, 6) run 'run' in obsolete=spare only\n",
+                o.change_run);
+  else if (o.placements[0] == Placement::kRun)
+    std::printf("  placement: run (each change one contiguous run at a random offset)\n");
+  if (o.logical_page)
+    std::printf("  logical page: %u bytes (flash pages read, changed and written together)\n",
+                o.logical_page);
   std::printf(
       "  IPU and IPL have no obsolete marks (obsolete = none); IPL gets every changed run "
       "through PageStore::note_update, IPL(..)/diff does not (it diffs pages itself)\n");

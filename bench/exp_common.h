@@ -19,14 +19,22 @@
 namespace pdl::bench {
 
 // One line of a figure: a method, and for PDL/OPU an obsolete mode.
+// (Tables print one placement at a time; the label does not name it.)
 struct Series {
   MethodPreset method;
   ObsoleteMode mode = ObsoleteMode::kSpare;
+  Placement placement = Placement::kFields;
   std::string label() const;  // "PDL(256B) spare", "IPL(18KB)"
 };
-// Methods x modes (methods without obsolete modes once).
+// Methods x modes (methods without obsolete modes once), all with placement `p`.
 std::vector<Series> make_series(const std::vector<MethodPreset>& methods,
-                                const std::vector<ObsoleteMode>& modes);
+                                const std::vector<ObsoleteMode>& modes,
+                                Placement p = Placement::kFields);
+// The sweeps' series (Exp. 2-4, 6) with placement `p`: sweep methods x sweep_modes_for(p).
+std::vector<Series> sweep_series(const Options& o, Placement p);
+// A table title's note of placement `p`: "" when only the default (fields) runs, else
+// " [placement fields: ...]" / " [placement run: ...]".
+std::string placement_note(const Options& o, Placement p);
 // A run of `s` on `blocks` blocks at Table 1 timing, 100 % updates.
 RunSpec series_spec(const Series& s, uint32_t blocks, uint32_t n_updates, double changed_pct);
 
@@ -60,6 +68,17 @@ std::string fmt_num(const char* f, double v);  // snprintf of one double
 // "%.1f" of field `f` of a run's window, or "fail" for a failed run.
 std::string cell(const RunPlan& plan, size_t i, size_t j, double (*f)(const Measurement&),
                  const char* format = "%.1f");
+// PDL(2KB) with vs without GC's merge of large differentials: one line per (row label, run
+// with the merge, run without it): Case 3 %, GC merges per op, total us, unsteady, GC rounds.
+struct MergePair {
+  std::string label;
+  size_t with, without;
+};
+void print_merge_table(const RunPlan& plan, const std::vector<MergePair>& rows);
+// Whether `m` is pdl2k's no-merge twin ("pdl2k-nomerge") or pdl2k itself.
+bool is_pdl2k(const MethodPreset& m);
+bool is_pdl2k_nomerge(const MethodPreset& m);
+
 // The header line of a sweep: chip, data, workload settings.
 void print_setup_line(const Options& o, const RunPlan& plan, uint32_t blocks);
 

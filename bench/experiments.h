@@ -27,6 +27,11 @@ void report_exp1(const Options& o, RunPlan& plan, ExpOutput* out);
 void plan_exp2(const Options& o, RunPlan& plan);  // also Exp. 6's runs
 void report_exp2(const Options& o, RunPlan& plan, ExpOutput* out);
 void report_exp6(const Options& o, RunPlan& plan, ExpOutput* out);
+void plan_exp2_8k(const Options& o, RunPlan& plan);  // Exp. 2 with 8 KB logical pages
+void report_exp2_8k(const Options& o, RunPlan& plan, ExpOutput* out);
+// The IPL log-region sweep at Exp. 1's point (exp_iplsweep.cc).
+void plan_iplsweep(const Options& o, RunPlan& plan);
+void report_iplsweep(const Options& o, RunPlan& plan, ExpOutput* out);
 void plan_exp3(const Options& o, RunPlan& plan);
 void report_exp3(const Options& o, RunPlan& plan, ExpOutput* out);
 void plan_exp4(const Options& o, RunPlan& plan);

@@ -44,22 +44,28 @@ int main_impl(int argc, char** argv) {
     if (o.exp[3]) plan_exp3(o, plan);
     if (o.exp[4]) plan_exp4(o, plan);
     if (o.exp[5]) plan_exp5(o, plan);
+    if (o.iplsweep) plan_iplsweep(o, plan);
+    if (o.exp2_8k) plan_exp2_8k(o, plan);
     print_plan_header(o, plan);
     plan.execute(o.jobs);
 
-    ExpOutput outs[7];
+    ExpOutput outs[9];  // [1..6] Exp. 1-6, [7] iplsweep, [8] 2-8k
     if (o.exp[1]) report_exp1(o, plan, &outs[1]);
     if (o.exp[2]) report_exp2(o, plan, &outs[2]);
     if (o.exp[3]) report_exp3(o, plan, &outs[3]);
     if (o.exp[4]) report_exp4(o, plan, &outs[4]);
     if (o.exp[5]) report_exp5(o, plan, &outs[5]);
     if (o.exp[6]) report_exp6(o, plan, &outs[6]);
-    for (int e = 1; e <= 6; e++) {
-      if (!o.exp[e]) continue;
+    if (o.exp2_8k) report_exp2_8k(o, plan, &outs[8]);
+    if (o.iplsweep) report_iplsweep(o, plan, &outs[7]);
+    const char* const csv_names[9] = {"",     "exp1", "exp2", "exp3",    "exp4",
+                                      "exp5", "exp6", "iplsweep", "exp2-8k"};
+    for (int e = 1; e <= 8; e++) {
+      if (e <= 6 ? !o.exp[e] : e == 7 ? !o.iplsweep : !o.exp2_8k) continue;
       failed += outs[e].failed_runs;
       for (const Record& r : outs[e].records) json.push_back(r.json());
       if (!o.csv_prefix.empty()) {
-        const std::string path = o.csv_prefix + "exp" + std::to_string(e) + ".csv";
+        const std::string path = o.csv_prefix + csv_names[e] + ".csv";
         if (!write_csv(path, outs[e].records)) {
           std::fprintf(stderr, "pdl-bench: error: cannot write %s: %s\n", path.c_str(),
                        std::strerror(errno));

@@ -13,6 +13,12 @@ writes, for each experiment present in the JSON (records with "exp" "1".."6"):
     exp5.png  Fig. 12: overall time per update op vs T_read, T_write = 500 and 1000 us
               (lines: derived from operation counts; hollow markers: measured directly)
     exp6.png  Fig. 13: erases per update op vs N_updates_till_write
+    expN-run.png  the same figure for the records of placement "run" (each change one
+              contiguous run), beside expN.png (placement "fields", 8-byte fields at random
+              places), when the JSON has them (pdl-bench --placement both, --exp all)
+    iplsweep.png  IPL's overall time per update op vs log region (8-64 KB), one line per log
+              sector (512, 128 B) and placement ([PDL] §5.2 Exp. 1's choice of IPL(18KB/64KB))
+    exp2-8k.png   Exp. 2 with 8 KB logical pages ([PDL] §5.1)
 Lines/bars: one colour per method; PDL/OPU with obsolete marks in RAM (obsolete=memory, the
 §6 enhancement) dashed / lighter. IPU is ~70 ms per update, 30-700x the others: line plots use
 a log y axis (labelled in us); in Fig. 8 bars taller than the axis are clipped and labelled
@@ -31,12 +37,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 METHOD_ORDER = ["PDL(256B)", "PDL(2KB)", "OPU", "IPU", "IPL(18KB)", "IPL(64KB)",
-                "IPL(18KB)/diff", "IPL(64KB)/diff"]
+                "IPL(18KB)/diff", "IPL(64KB)/diff", "IPL(18KB)/128B", "IPL(64KB)/128B",
+                "PDL(2KB)/no-merge"]
 COLORS = {"PDL(256B)": "#d62728", "PDL(2KB)": "#ff7f0e", "OPU": "#1f77b4", "IPU": "#7f7f7f",
           "IPL(18KB)": "#2ca02c", "IPL(64KB)": "#9467bd", "IPL(18KB)/diff": "#98df8a",
-          "IPL(64KB)/diff": "#c5b0d5"}
+          "IPL(64KB)/diff": "#c5b0d5", "IPL(18KB)/128B": "#17becf", "IPL(64KB)/128B": "#8c564b",
+          "PDL(2KB)/no-merge": "#bcbd22"}
 MARKERS = {"PDL(256B)": "o", "PDL(2KB)": "s", "OPU": "^", "IPU": "v", "IPL(18KB)": "D",
-           "IPL(64KB)": "P", "IPL(18KB)/diff": "d", "IPL(64KB)/diff": "X"}
+           "IPL(64KB)": "P", "IPL(18KB)/diff": "d", "IPL(64KB)/diff": "X",
+           "IPL(18KB)/128B": "<", "IPL(64KB)/128B": ">", "PDL(2KB)/no-merge": "*"}
+PLACEMENT_NOTE = {"fields": "", "run": " [placement run: each change one contiguous run]"}
 
 
 def method_rank(m):
@@ -97,9 +107,10 @@ def log_ticks(ax):
     ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
 
 
-def good(records, exp):
+def good(records, exp, placement=None):
     return [r for r in records if r.get("exp") == exp and r.get("source") != "error"
-            and r.get("total_us") is not None]
+            and r.get("total_us") is not None
+            and (placement is None or r.get("placement", "fields") == placement)]
 
 
 def lines(ax, recs, x_field, y_field, where=None):
@@ -164,7 +175,7 @@ def bar_panel(ax, names, values, title, ylabel, top, stacks=None):
     ax.grid(True, axis="y", alpha=0.3)
 
 
-def plot_exp1(recs, path):
+def plot_exp1(recs, path, note=""):
     by = {}
     for r in recs:
         by[series_key(r)] = r
@@ -192,7 +203,7 @@ def plot_exp1(recs, path):
     fig.suptitle(
         "Exp. 1 (Fig. 8): read, write and overall time per update operation "
         f"(N_updates_till_write = {r['n_updates']}, %ChangedByOneU_Op = {r['changed_pct']:g}, "
-        f"T_read = {r['t_read_us']} us, T_write = {r['t_write_us']} us)", fontsize=11)
+        f"T_read = {r['t_read_us']} us, T_write = {r['t_write_us']} us){note}", fontsize=11)
     footer(fig, recs)
     fig.tight_layout(rect=(0, 0.03, 1, 0.95))
     save(fig, path)
@@ -251,6 +262,68 @@ def two_panels(recs, path, split_field, split_values, split_name, x_field, xlabe
     save(fig, path)
 
 
+# ---- the IPL log-region sweep ----
+
+def plot_iplsweep(recs, path):
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    keys = sorted({(r["log_sector"], r.get("placement", "fields")) for r in recs},
+                  key=lambda k: (-k[0], k[1]))
+    colors = {512: "#2ca02c", 128: "#17becf"}
+    for sector, pl in keys:
+        pts = sorted((r["log_region"] / 1024, r["total_us"]) for r in recs
+                     if r["log_sector"] == sector and r.get("placement", "fields") == pl)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o" if pl == "fields" else "s",
+                color=colors.get(sector, "black"), linestyle="-" if pl == "fields" else "--",
+                label=f"log sector {sector} B, placement {pl}")
+    ax.set_xlabel("log region per block (KB)")
+    ax.set_xticks(sorted({r["log_region"] / 1024 for r in recs}))
+    ax.set_ylabel("overall time per update op (us)")
+    ax.grid(True, alpha=0.3)
+    ax.set_ylim(bottom=0)
+    ax.set_title("IPL(y), y = 8 .. 64 KB ([PDL] §5.2 Exp. 1): overall time per update op\n"
+                 "(N_updates_till_write = 1, %ChangedByOneU_Op = 2)", fontsize=11)
+    ax.legend(fontsize=8)
+    footer(fig, recs)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    save(fig, path)
+
+
+def plot_experiment(exp, recs, path, note=""):
+    if exp == "1":
+        plot_exp1(recs, path, note)
+    elif exp in ("2", "2-8k"):
+        what = "Exp. 2 (Fig. 9)" if exp == "2" else "Exp. 2 with 8 KB logical pages ([PDL] §5.1)"
+        plot_vs_n(recs, path, "total_us",
+                  f"{what}: overall time per update operation\n"
+                  "vs N_updates_till_write (%ChangedByOneU_Op = 2)" + note,
+                  "overall time per update op (us)")
+    elif exp == "3":
+        ns = sorted({r["n_updates"] for r in recs})
+        two_panels(recs, path, "n_updates", ns, "N_updates_till_write", "changed_pct",
+                   "%ChangedByOneU_Op", "Exp. 3 (Fig. 10): overall time per update "
+                   "operation vs %ChangedByOneU_Op" + note, "overall time per update op (us)",
+                   log_x=True)
+    elif exp == "4":
+        ns = sorted({r["n_updates"] for r in recs})
+        two_panels(recs, path, "n_updates", ns, "N_updates_till_write", "update_pct",
+                   "%UpdateOps", "Exp. 4 (Fig. 11): overall time per operation for mixes "
+                   "of read-only and update operations (%ChangedByOneU_Op = 2)" + note,
+                   "overall time per operation (us)")
+    elif exp == "5":
+        tws = sorted({r["t_write_us"] for r in recs if r["source"] == "derived"})
+        two_panels(recs, path, "t_write_us", tws, "T_write (us)", "t_read_us",
+                   "T_read (us)", "Exp. 5 (Fig. 12): overall time per update operation vs "
+                   "flash timing (N_updates_till_write = 1, %ChangedByOneU_Op = 2, "
+                   "T_erase = 1500 us)\nlines: derived from the operation counts of one "
+                   "run at Table 1 timing; circles: measured on chips with that timing" + note,
+                   "overall time per update op (us)", measured_overlay=True)
+    elif exp == "6":
+        plot_vs_n(recs, path, "erases_per_update",
+                  "Exp. 6 (Fig. 13): erase operations per update operation\n"
+                  "vs N_updates_till_write (%ChangedByOneU_Op = 2)" + note,
+                  "erases per update op")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("json", help="pdl-bench --json output")
@@ -263,42 +336,22 @@ def main():
     out = lambda n: os.path.join(a.out, f"{a.prefix}exp{n}.png")  # noqa: E731
     made = 0
     for exp in "123456":
-        recs = good(records, exp)
-        if not recs:
-            print(f"exp {exp}: no records, no figure", file=sys.stderr)
-            continue
-        if exp == "1":
-            plot_exp1(recs, out(1))
-        elif exp == "2":
-            plot_vs_n(recs, out(2), "total_us",
-                      "Exp. 2 (Fig. 9): overall time per update operation\n"
-                      "vs N_updates_till_write (%ChangedByOneU_Op = 2)",
-                      "overall time per update op (us)")
-        elif exp == "3":
-            ns = sorted({r["n_updates"] for r in recs})
-            two_panels(recs, out(3), "n_updates", ns, "N_updates_till_write", "changed_pct",
-                       "%ChangedByOneU_Op", "Exp. 3 (Fig. 10): overall time per update "
-                       "operation vs %ChangedByOneU_Op", "overall time per update op (us)",
-                       log_x=True)
-        elif exp == "4":
-            ns = sorted({r["n_updates"] for r in recs})
-            two_panels(recs, out(4), "n_updates", ns, "N_updates_till_write", "update_pct",
-                       "%UpdateOps", "Exp. 4 (Fig. 11): overall time per operation for mixes "
-                       "of read-only and update operations (%ChangedByOneU_Op = 2)",
-                       "overall time per operation (us)")
-        elif exp == "5":
-            tws = sorted({r["t_write_us"] for r in recs if r["source"] == "derived"})
-            two_panels(recs, out(5), "t_write_us", tws, "T_write (us)", "t_read_us",
-                       "T_read (us)", "Exp. 5 (Fig. 12): overall time per update operation vs "
-                       "flash timing (N_updates_till_write = 1, %ChangedByOneU_Op = 2, "
-                       "T_erase = 1500 us)\nlines: derived from the operation counts of one "
-                       "run at Table 1 timing; circles: measured on chips with that timing",
-                       "overall time per update op (us)", measured_overlay=True)
-        elif exp == "6":
-            plot_vs_n(recs, out(6), "erases_per_update",
-                      "Exp. 6 (Fig. 13): erase operations per update operation\n"
-                      "vs N_updates_till_write (%ChangedByOneU_Op = 2)",
-                      "erases per update op")
+        for pl in ("fields", "run"):
+            recs = good(records, exp, pl)
+            if not recs:
+                if pl == "fields":
+                    print(f"exp {exp}: no records, no figure", file=sys.stderr)
+                continue
+            name = exp if pl == "fields" else f"{exp}-run"
+            plot_experiment(exp, recs, out(name), PLACEMENT_NOTE[pl])
+            made += 1
+    recs = good(records, "2-8k")
+    if recs:
+        plot_experiment("2-8k", recs, out("2-8k"))
+        made += 1
+    recs = good(records, "iplsweep")
+    if recs:
+        plot_iplsweep(recs, os.path.join(a.out, f"{a.prefix}iplsweep.png"))
         made += 1
     if made == 0:
         print("plot_results: no experiment records in " + a.json, file=sys.stderr)

@@ -29,7 +29,8 @@ std::string RunSpec::key() const {
   std::string k = method.key + "|" + obsolete_label(method.method, mode) +
                   "|" + std::to_string(blocks) + "|" + std::to_string(t_read) + "/" +
                   std::to_string(t_program) + "/" + std::to_string(t_erase) + "|" +
-                  std::to_string(n_updates) + "|" + num(changed_pct) + "|" + num(min_scaled_pct);
+                  std::to_string(n_updates) + "|" + num(changed_pct) + "|" + num(min_scaled_pct) +
+                  "|" + placement_name(placement) + "|" + std::to_string(logical_page);
   for (double p : update_pcts) k += "|" + num(p);
   return k;
 }
@@ -44,7 +45,27 @@ std::string RunSpec::describe() const {
   if (t_read || t_program || t_erase)
     d += " T=" + std::to_string(t_read) + "/" + std::to_string(t_program) + "/" +
          std::to_string(t_erase) + "us";
+  if (placement != Placement::kFields) d += std::string(" placement=") + placement_name(placement);
+  if (logical_page) d += " logical_page=" + std::to_string(logical_page);
   return d + " " + std::to_string(blocks) + " blocks";
+}
+
+uint32_t log_sector_bytes(const MethodPreset& m) {
+  if (m.method != Method::kIpl) return 0;
+  return m.log_sector ? m.log_sector : 512;
+}
+
+Geometry run_chip(const MethodPreset& m, uint32_t blocks, uint32_t t_read, uint32_t t_program,
+                  uint32_t t_erase) {
+  Geometry g = chip(blocks, t_read, t_program, t_erase);
+  if (m.method == Method::kIpl && m.log_sector)
+    g.partial_programs = std::max<uint32_t>(4, g.page_data / m.log_sector);
+  return g;
+}
+
+uint32_t RunPlan::logical_page(const RunSpec& s) const {
+  const uint32_t lp = s.logical_page ? s.logical_page : base_.logical_page;
+  return std::max(lp, chip(s.blocks).page_data);
 }
 
 size_t RunPlan::add(const RunSpec& spec) {
@@ -71,11 +92,13 @@ RunResult RunPlan::run_one(const RunSpec& s) const {
   WorkloadConfig cfg = base_;
   cfg.n_updates = s.n_updates;
   cfg.changed_pct = s.changed_pct;
+  cfg.placement = s.placement;
+  if (s.logical_page) cfg.logical_page = s.logical_page;
   cfg.update_pct = 100;
   cfg.note_updates = s.method.note_updates;
   cfg.label = s.describe();
   if (s.method.method == Method::kIpu) cfg.min_measure_ops = std::min(cfg.min_measure_ops, kIpuMinOps);
-  const Geometry g = chip(s.blocks, s.t_read, s.t_program, s.t_erase);
+  const Geometry g = run_chip(s.method, s.blocks, s.t_read, s.t_program, s.t_erase);
   std::unique_ptr<UpdateBench> b;
   r.status = UpdateBench::create(g, s.method.params(logical_pages(s.blocks), s.mode), cfg, &b);
   if (!r.status.is_ok()) return r;
@@ -105,7 +128,7 @@ void RunPlan::execute(unsigned jobs) {
   }
   for (const auto& [key, blocks] : probe_blocks) {
     const uint32_t pb = std::min<uint32_t>(blocks, 256);
-    const Geometry g = chip(pb);
+    const Geometry g = run_chip(probe_method[key], pb);
     std::unique_ptr<EmulatedNand> nand;
     Status st = EmulatedNand::create_ram(g, &nand);
     std::unique_ptr<PageStore> store;

@@ -38,6 +38,8 @@ struct RunSpec {
   uint32_t t_read = 0, t_program = 0, t_erase = 0;  // 0 = Table 1
   uint32_t n_updates = 1;
   double changed_pct = 2;
+  Placement placement = Placement::kFields;  // where a change's bytes go
+  uint32_t logical_page = 0;  // bytes; 0 = the plan's (WorkloadConfig::logical_page)
   std::vector<double> update_pcts{100};
   // Window of a %UpdateOps point p < 100: the 100 % window x 100 / max(p, min_scaled_pct), so
   // low-update points still see a few GC rounds (0 = every point gets the 100 % window).
@@ -46,6 +48,14 @@ struct RunSpec {
   std::string key() const;       // identity for deduplication
   std::string describe() const;  // "PDL(256B) spare N=1 changed=2% 512 blocks"
 };
+
+// The chip of a run of `m`: a Table 1 chip of `blocks` blocks (timings replaced where
+// non-zero) whose NOP (partial programs per page) is max(4, page data / log sector) for an
+// IPL with a log sector set, so that a page can take every one of its log sectors.
+Geometry run_chip(const MethodPreset& m, uint32_t blocks, uint32_t t_read = 0,
+                  uint32_t t_program = 0, uint32_t t_erase = 0);
+// Bytes of one IPL log sector of `m` (the engine's 512 when not set), 0 for other methods.
+uint32_t log_sector_bytes(const MethodPreset& m);
 
 struct RunResult {
   Status status;
@@ -65,6 +75,8 @@ class RunPlan {
   const WorkloadConfig& base() const { return base_; }
   // Logical pages every method gets on a chip of `blocks` blocks.
   uint32_t logical_pages(uint32_t blocks) const;
+  // Bytes of the workload's logical page in run `s` (a flash page unless set).
+  uint32_t logical_page(const RunSpec& s) const;
   // Probes the methods, then runs everything on `jobs` threads. Progress on stderr.
   void execute(unsigned jobs);
   // Methods whose probe failed, with the error.

@@ -43,8 +43,13 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0) {
 
 }  // namespace
 
-PageChanger::PageChanger(size_t page_size, double changed_pct, uint32_t change_run)
-    : page_size_(page_size), run_(std::clamp<size_t>(change_run, 1, page_size)) {
+const char* placement_name(Placement p) { return p == Placement::kRun ? "run" : "fields"; }
+
+PageChanger::PageChanger(size_t page_size, double changed_pct, uint32_t change_run,
+                         Placement placement)
+    : page_size_(page_size),
+      run_(std::clamp<size_t>(change_run, 1, page_size)),
+      placement_(placement) {
   const double want = std::round(changed_pct / 100.0 * double(page_size));
   total_ = std::clamp<size_t>(want < 1 ? 1 : size_t(want), 1, page_size);
   slots_.resize((page_size_ + run_ - 1) / run_);
@@ -53,6 +58,12 @@ PageChanger::PageChanger(size_t page_size, double changed_pct, uint32_t change_r
 
 void PageChanger::change(std::span<uint8_t> page, std::mt19937_64& rng,
                          std::vector<ChangeRun>* runs) {
+  if (placement_ == Placement::kRun) {
+    const size_t off = size_t(rng() % (page_size_ - total_ + 1));
+    for (size_t i = 0; i < total_; i++) page[off + i] ^= uint8_t(1 + rng() % 255);
+    if (runs) runs->push_back({uint32_t(off), uint32_t(total_)});
+    return;
+  }
   // Distinct field slots by a partial Fisher-Yates shuffle of a permutation: any permutation
   // is a valid start, so slots_ is never reset.
   size_t left = total_;
@@ -92,9 +103,11 @@ OpRunner::OpRunner(PageStore& store, Nand& nand, const WorkloadConfig& cfg,
       nand_(nand),
       cfg_(cfg),
       rng_(rng),
-      changer_(store.page_size(), cfg.changed_pct, cfg.change_run),
-      page_(store.page_size()),
-      pick_(0, store.logical_pages() - 1),
+      store_pages_(std::max<uint32_t>(1, cfg.logical_page / store.page_size())),
+      changer_(size_t(store_pages_) * store.page_size(), cfg.changed_pct, cfg.change_run,
+               cfg.placement),
+      page_(size_t(store_pages_) * store.page_size()),
+      pick_(0, store.logical_pages() / store_pages_ - 1),
       is_update_(std::clamp(cfg.update_pct / 100.0, 0.0, 1.0)) {}
 
 void OpRunner::set_update_pct(double pct) {
@@ -103,10 +116,13 @@ void OpRunner::set_update_pct(double pct) {
 
 Status OpRunner::run_one(OpCost* cost) {
   Nand& nand = nand_;
-  const Lpn lpn = pick_(rng_);
+  const uint32_t k = store_pages_;
+  const size_t ps = store_.page_size();
+  const Lpn first = pick_(rng_) * k;  // the logical page's first store page
   const bool update = is_update_(rng_);
+  auto part = [&](uint32_t i) { return std::span<uint8_t>(page_).subspan(i * ps, ps); };
   const NandCounters c0 = nand.counters();
-  PDL_TRY(store_.read(lpn, page_));
+  for (uint32_t i = 0; i < k; i++) PDL_TRY(store_.read(first + i, part(i)));
   const NandCounters c1 = nand.counters();
   cost->read = c1 - c0;
   cost->write = NandCounters{};
@@ -119,9 +135,14 @@ Status OpRunner::run_one(OpCost* cost) {
     }
     runs_.clear();
     changer_.change(page_, rng_, &runs_);
-    for (const ChangeRun& r : runs_) store_.note_update(lpn, r.offset, r.len);
+    for (const ChangeRun& r : runs_)
+      for (size_t off = r.offset, end = size_t(r.offset) + r.len; off < end;) {
+        const size_t len = std::min(end, (off / ps + 1) * ps) - off;  // up to the page's end
+        store_.note_update(first + Lpn(off / ps), uint32_t(off % ps), uint32_t(len));
+        off += len;
+      }
   }
-  PDL_TRY(store_.write(lpn, page_));
+  for (uint32_t i = 0; i < k; i++) PDL_TRY(store_.write(first + i, part(i)));
   cost->write = nand.counters() - c1;
   return Status::ok();
 }
@@ -193,12 +214,20 @@ Status UpdateBench::create(const Geometry& geometry, const StoreParams& params,
   PageStore& store = *b->store_;
   res.params = store.params();
   res.logical_pages = store.logical_pages();
+  const uint32_t ps = store.page_size();
+  if (cfg.logical_page % ps != 0 || cfg.logical_page / ps > res.logical_pages)
+    return Status::error(Errc::kInvalidArgument,
+                         "logical page of " + std::to_string(cfg.logical_page) +
+                             " bytes: not a multiple of the " + std::to_string(ps) +
+                             "-byte flash page, or larger than the store");
+  res.logical_page = std::max(cfg.logical_page, ps);
   b->rng_.seed(cfg.seed);
   b->runner_ = std::make_unique<OpRunner>(store, nand, b->cfg_, b->rng_);
   OpRunner& runner = *b->runner_;
   runner.set_update_pct(100);
   res.bytes_per_change =
-      PageChanger(g.page_data, cfg.changed_pct, cfg.change_run).bytes_per_change();
+      PageChanger(res.logical_page, cfg.changed_pct, cfg.change_run, cfg.placement)
+          .bytes_per_change();
 
   // (b) load
   auto t0 = Clock::now();

@@ -4,16 +4,26 @@
 // (2) change %ChangedByOneU_Op of its bytes, N_updates_till_write times in memory, (3) write
 // it back. A read-only operation (the 100 - %UpdateOps share, Exp. 4) is step (1) alone.
 //
-// Change model: a change is a set of contiguous runs of `change_run` bytes (default 8: one
-// numeric field) at random field-aligned offsets, distinct within one change, every changed
-// byte given a different value; total bytes changed = round(pct/100 x page size), at least 1
-// (the last run is shortened to hit the total exactly). Runs of successive changes are drawn
-// independently, so they may overlap earlier ones, as the paper's N_updates_till_write
-// discussion (Exp. 2) assumes.
+// Change model: total bytes changed = round(pct/100 x logical page size), at least 1, every
+// changed byte given a different value, placed one of two ways ([PDL] §5.1 only says the
+// changed portion is randomly selected):
+//   fields  contiguous runs of `change_run` bytes (default 8: one numeric field) at random
+//           field-aligned offsets, distinct within one change (the last run is shortened to
+//           hit the total exactly);
+//   run     the whole change as one contiguous run at a uniformly random offset.
+// Runs of successive changes are drawn independently, so they may overlap earlier ones, as
+// the paper's N_updates_till_write discussion (Exp. 2) assumes.
+//
+// Logical page: by default one store page. With WorkloadConfig::logical_page = k x the store's
+// page ([PDL] §5.1 also ran 8 KB logical pages on 2 KB flash pages), logical page i is the k
+// consecutive store pages k*i .. k*i+k-1 (as pdl's VFS stores a SQLite page larger than a
+// flash page): an operation reads the k pages; an update changes %ChangedByOneU_Op of the
+// k x page bytes and writes the k pages back; the figures are per logical-page operation.
 //
 // Update-log hook: with WorkloadConfig::note_updates (the default), every run of every one of
 // the N changes is reported to PageStore::note_update(lpn, offset, len) before the write, as
-// the paper's in-DBMS IPL learnt its update logs from the DBMS. Stores other than IPL ignore
+// the paper's in-DBMS IPL learnt its update logs from the DBMS (a run crossing a store page
+// boundary is reported per store page). Stores other than IPL ignore
 // it; with note_updates = false IPL must find the changes itself by comparing with the
 // previous version (the DBMS-independent path).
 //
@@ -48,11 +58,17 @@
 
 namespace pdl::bench {
 
+// Where the changed bytes of one change go (see the change model above).
+enum class Placement { kFields, kRun };
+const char* placement_name(Placement p);  // "fields", "run"
+
 struct WorkloadConfig {
   double changed_pct = 2;     // %ChangedByOneU_Op
   uint32_t n_updates = 1;     // N_updates_till_write
   double update_pct = 100;    // %UpdateOps; the rest are read-only operations
-  uint32_t change_run = 8;    // bytes per changed run (a field)
+  uint32_t change_run = 8;    // bytes per changed run (a field), Placement::kFields
+  Placement placement = Placement::kFields;
+  uint32_t logical_page = 0;  // bytes, a multiple of the store page; 0 = one store page
   bool note_updates = true;   // report changed runs to PageStore::note_update
   double warm_rounds = 10;    // erases per data block to reach before measuring
   double measure_rounds = 5;  // measure window, in erases per data block (if measure_ops = 0)
@@ -72,13 +88,15 @@ struct ChangeRun {
 // Applies one change (cfg.changed_pct of the page) to `page` in place.
 class PageChanger {
  public:
-  PageChanger(size_t page_size, double changed_pct, uint32_t change_run);
+  PageChanger(size_t page_size, double changed_pct, uint32_t change_run,
+              Placement placement = Placement::kFields);
   // Changes `page`; if `runs` is not null, appends the runs changed (in the order drawn).
   void change(std::span<uint8_t> page, std::mt19937_64& rng, std::vector<ChangeRun>* runs = nullptr);
   size_t bytes_per_change() const { return total_; }
 
  private:
   size_t page_size_, run_, total_;
+  Placement placement_;
   std::vector<uint32_t> slots_;  // a permutation of the field slots (partial Fisher-Yates)
 };
 
@@ -124,8 +142,9 @@ class OpRunner {
   Nand& nand_;
   const WorkloadConfig& cfg_;
   std::mt19937_64& rng_;
+  uint32_t store_pages_;  // store pages per logical page (k)
   PageChanger changer_;
-  std::vector<uint8_t> page_;
+  std::vector<uint8_t> page_;  // one logical page
   std::vector<ChangeRun> runs_;
   std::uniform_int_distribution<uint32_t> pick_;
   std::bernoulli_distribution is_update_;
@@ -137,7 +156,8 @@ struct SetupInfo {
   StoreParams params;  // resolved
   Geometry geo;
   uint32_t data_blocks = 0;
-  uint32_t logical_pages = 0;
+  uint32_t logical_pages = 0;  // the store's (flash-page sized)
+  uint32_t logical_page = 0;   // bytes of the workload's logical page (k x page size)
   size_t bytes_per_change = 0;
   double load_wall_s = 0, warm_wall_s = 0;
   uint64_t warm_ops = 0;

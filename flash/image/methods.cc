@@ -38,8 +38,28 @@ const std::vector<MethodPreset>& method_catalogue() {
       {"ipl64k", "", "IPL(64KB)", Method::kIpl, 0, 64 * 1024, true},
       {"ipl18k-diff", "", "IPL(18KB)/diff", Method::kIpl, 0, 18 * 1024, false},
       {"ipl64k-diff", "", "IPL(64KB)/diff", Method::kIpl, 0, 64 * 1024, false},
+      {"ipl18k-s128", "", "IPL(18KB)/128B", Method::kIpl, 0, 18 * 1024, true, 128},
+      {"ipl64k-s128", "", "IPL(64KB)/128B", Method::kIpl, 0, 64 * 1024, true, 128},
+      {"pdl2k-nomerge", "", "PDL(2KB)/no-merge", Method::kPdl, 0, 0, true, 0, false},
   };
   return methods;
+}
+
+MethodPreset ipl_preset(uint32_t log_region, uint32_t log_sector) {
+  if (log_sector == 512) log_sector = 0;
+  for (const MethodPreset& m : method_catalogue())
+    if (m.method == Method::kIpl && m.note_updates && m.log_region == log_region &&
+        m.log_sector == log_sector)
+      return m;
+  MethodPreset m;
+  m.key = "ipl" + std::to_string(log_region / 1024) + "k" +
+          (log_sector ? "-s" + std::to_string(log_sector) : "");
+  m.method = Method::kIpl;
+  m.log_region = log_region;
+  m.log_sector = log_sector;
+  StoreParams p = m.params(0, ObsoleteMode::kSpare);
+  m.label = method_label(p, 2048);
+  return m;
 }
 
 std::vector<MethodPreset> paper_methods() {
@@ -103,10 +123,13 @@ std::string method_label(const StoreParams& p, uint32_t page_size) {
   switch (p.method) {
     case Method::kOpu: return "OPU";
     case Method::kIpu: return "IPU";
-    case Method::kIpl: return "IPL(" + size(p.log_region) + ")";
+    case Method::kIpl:
+      return "IPL(" + size(p.log_region) + ")" +
+             (p.log_sector && p.log_sector != 512 ? "/" + size(p.log_sector) : "");
     case Method::kPdl: break;
   }
-  return "PDL(" + size(p.max_differential == 0 ? page_size : p.max_differential) + ")";
+  return "PDL(" + size(p.max_differential == 0 ? page_size : p.max_differential) + ")" +
+         (p.gc_merge ? "" : "/no-merge");
 }
 
 }  // namespace pdl

@@ -13,6 +13,11 @@
 //   ipl18k-diff             IPL(18KB)/diff  IPL without the update-log hook — the store derives
 //   ipl64k-diff             IPL(64KB)/diff  its log records by comparing with the previous
 //                                           version (the DBMS-independent path)
+//   ipl18k-s128             IPL(18KB)/128B  IPL with 128-byte log sectors ([PDL] §5.1: a
+//   ipl64k-s128             IPL(64KB)/128B  128-byte log buffer per page) instead of 512
+//   pdl2k-nomerge           PDL(2KB)/no-merge  PDL(2KB) without GC's merge of differentials
+//                                           larger than half a page (StoreParams::gc_merge)
+// The last three are pdl-bench's fidelity experiments, not among the paper's six.
 // The plain IPL entries get every changed run through PageStore::note_update, as the paper's
 // in-DBMS IPL did; through the VFS (pdl-tpcc) IPL always compares, since SQLite does not say
 // what it changed, and only the six paper entries run.
@@ -41,8 +46,9 @@ struct MethodPreset {
   bool note_updates = true;       // false: the /diff variant
   uint32_t log_sector = 0;        // IPL: bytes per log sector, 0 = the engine's default
   bool gc_merge = true;           // PDL: GC merges large differentials (StoreParams::gc_merge)
-  // One of [PDL] §5.2's six (not a /diff variant): the set pdl-tpcc runs.
-  bool paper() const { return note_updates; }
+  // One of [PDL] §5.2's six (not a /diff, log-sector or no-merge variant): the set pdl-tpcc
+  // runs.
+  bool paper() const { return note_updates && log_sector == 0 && gc_merge; }
   const std::string& tpcc_key() const { return short_key.empty() ? key : short_key; }
   bool has_obsolete_modes() const { return has_obsolete_marks(method); }
   // StoreParams for this preset with `logical_pages` and obsolete mode `mode`.
@@ -52,8 +58,12 @@ struct MethodPreset {
   std::string uri_params(uint32_t page) const;
 };
 
-// Every entry, in the order of the paper's Fig. 8 legends.
+// Every entry, in the order of the paper's Fig. 8 legends, then the fidelity variants.
 const std::vector<MethodPreset>& method_catalogue();
+// IPL with a log region of `log_region` bytes and log sectors of `log_sector` bytes (0 or 512:
+// the engine's default), update-log hook on: the catalogue's entry if it has one, else one
+// keyed "ipl<KiB>k" / "ipl<KiB>k-s<bytes>" and labelled as method_label labels it.
+MethodPreset ipl_preset(uint32_t log_region, uint32_t log_sector);
 // The six of [PDL] §5.2: pdl256, pdl2k, opu, ipu, ipl18k, ipl64k.
 std::vector<MethodPreset> paper_methods();
 // The entry a key or short key names; nullptr if none.
@@ -70,7 +80,9 @@ bool parse_methods(const std::string& list, const std::vector<MethodPreset>& amo
 // "spare" / "memory" for methods with obsolete marks, "none" for IPU and IPL.
 std::string obsolete_label(Method m, ObsoleteMode mode);
 // Display name of any configuration, resolved: "PDL(256B)", "PDL(2KB)", "OPU", "IPU",
-// "IPL(18KB)" — the catalogue's labels for its presets on 2 KiB pages.
+// "IPL(18KB)" — the catalogue's labels for its presets on 2 KiB pages; an IPL whose log sector
+// is not 512 bytes gets "/<bytes>B" ("IPL(18KB)/128B"), a PDL without the GC merge
+// "/no-merge".
 std::string method_label(const StoreParams& p, uint32_t page_size);
 
 }  // namespace pdl

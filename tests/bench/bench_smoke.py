@@ -10,6 +10,12 @@ for each experiment x method x obsolete mode (exp 1 also the IPL /diff variants)
 ones, one CSV per experiment. Strict: a method whose store cannot be formatted (IPU/IPL before
 their engine is built) fails the test. If PLOT_SCRIPT is given and matplotlib is importable,
 the plots are drawn into a temporary directory and exp1.png ... exp6.png must exist.
+
+Then the paper-fidelity runs, as tiny: `--exp 1,iplsweep,2-8k --placement both` over PDL(2KB),
+its no-merge twin and IPL(18KB) with 512- and 128-byte log sectors (records carry placement,
+log_sector, nop, logical_page; every log region x sector x placement of the sweep; Exp. 2 at
+8 KB logical pages N=1..8), `--logical-page 8192` changing 2 % of 8192 bytes, and bad
+--placement / --logical-page values refused with exit status 2.
 """
 import json
 import os
@@ -115,6 +121,7 @@ def main():
                     png = os.path.join(pdir, f"exp{exp}.png")
                     if not os.path.exists(png) or os.path.getsize(png) == 0:
                         errors.append(f"plot: exp{exp}.png not drawn")
+    errors += fidelity_checks(bench, plot)
     if errors:
         shown = errors[:40]
         print("bench_smoke: FAILED\n  " + "\n  ".join(shown))
@@ -123,6 +130,90 @@ def main():
         return 1
     print(f"bench_smoke: ok ({len(recs)} records)")
     return 0
+
+
+TINY = ["--blocks", "32", "--data-pct", "40", "--warm-rounds", "0.5", "--measure-ops", "200",
+        "--jobs", "2"]
+
+
+def fidelity_checks(bench, plot):
+    """Placement, log sectors, the IPL sweep, no-merge and 8 KB logical pages; the errors."""
+    errors = []
+    with tempfile.TemporaryDirectory() as tmp:
+        out_json = os.path.join(tmp, "fid.json")
+        cmd = [bench, "--exp", "1,iplsweep,2-8k", "--placement", "both", "--methods",
+               "pdl2k,pdl2k-nomerge,ipl18k,ipl18k-s128", "--obsolete", "spare",
+               "--json", out_json, "--csv", os.path.join(tmp, "")] + TINY
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            return [f"fidelity run exited {p.returncode}: " + p.stderr[-1500:]]
+        with open(out_json) as f:
+            recs = json.load(f)
+        for r in recs:
+            for k in ("placement", "log_sector", "nop", "logical_page"):
+                if k not in r:
+                    errors.append(f"exp {r['exp']} {r['method']}: field {k} missing")
+        for pl in ("fields", "run"):
+            for m in ("PDL(2KB)", "PDL(2KB)/no-merge", "IPL(18KB)", "IPL(18KB)/128B"):
+                if not [r for r in recs if r["exp"] == "1" and r["method"] == m
+                        and r.get("placement") == pl]:
+                    errors.append(f"exp 1: no {m} record with placement {pl}")
+        for r in recs:
+            if r["method"] == "IPL(18KB)/128B" and (r["log_sector"], r["nop"]) != (128, 16):
+                errors.append(f"IPL(18KB)/128B: log_sector {r['log_sector']} nop {r['nop']}")
+            if r["method"] == "IPL(18KB)" and (r["log_sector"], r["nop"]) != (512, 4):
+                errors.append(f"IPL(18KB): log_sector {r['log_sector']} nop {r['nop']}")
+        sweep = {(r["log_region"], r["log_sector"], r["placement"])
+                 for r in recs if r["exp"] == "iplsweep"}
+        for kb in (8, 12, 16, 18, 24, 32, 48, 64):
+            for sector in (512, 128):
+                for pl in ("fields", "run"):
+                    if (kb * 1024, sector, pl) not in sweep:
+                        errors.append(f"iplsweep: no {kb}KB x {sector} B x {pl}")
+        k8 = [r for r in recs if r["exp"] == "2-8k"]
+        if {r["n_updates"] for r in k8} != set(range(1, 9)):
+            errors.append("exp 2-8k: not every N of 1..8")
+        if any(r["logical_page"] != 8192 or r["changed_bytes"] != 164 for r in k8):
+            errors.append("exp 2-8k: logical_page != 8192 or changed_bytes != 164")
+        if not any(r["exp"] == "1" and r["method"] == "PDL(2KB)/no-merge" and
+                   r["stats_gc_merges"] == 0 for r in recs):
+            errors.append("PDL(2KB)/no-merge: no record without GC merges")
+        if "PDL(2KB) with vs without the GC merge" not in p.stdout:
+            errors.append("exp 1: no GC-merge table")
+        for name in ("iplsweep.csv", "exp2-8k.csv"):
+            if not os.path.exists(os.path.join(tmp, name)):
+                errors.append(f"{name} not written")
+        if plot:
+            try:
+                import matplotlib  # noqa: F401
+                pdir = os.path.join(tmp, "plots")
+                q = subprocess.run([sys.executable, plot, out_json, "--out", pdir],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for png in ("exp1.png", "exp1-run.png", "iplsweep.png", "exp2-8k.png"):
+                    if not os.path.exists(os.path.join(pdir, png)):
+                        errors.append(f"plot: {png} not drawn: {q.stderr[-500:]}")
+            except ImportError:
+                pass
+
+        cmd = [bench, "--exp", "1", "--methods", "opu", "--obsolete", "spare",
+               "--logical-page", "8192", "--json", out_json] + TINY
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            errors.append(f"--logical-page 8192 run exited {p.returncode}: {p.stderr[-500:]}")
+        else:
+            with open(out_json) as f:
+                r = json.load(f)[0]
+            if (r["logical_page"], r["changed_bytes"], r["placement"]) != (8192, 164, "fields"):
+                errors.append(f"--logical-page 8192: record {r['logical_page']} "
+                              f"{r['changed_bytes']} {r['placement']}")
+            elif r["reads_per_op"] < 4:
+                errors.append(f"--logical-page 8192: {r['reads_per_op']} reads per op (< 4)")
+    for bad in (["--placement", "middle"], ["--logical-page", "3000"]):
+        p = subprocess.run([bench, "--exp", "1"] + bad, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        if p.returncode != 2 or bad[0] not in p.stderr:
+            errors.append(f"{' '.join(bad)}: exit {p.returncode}, stderr {p.stderr[-300:]!r}")
+    return errors
 
 
 if __name__ == "__main__":

@@ -15,10 +15,15 @@ TEST_CASE("the catalogue lists the paper's configurations in Fig. 8 order", "[me
     labels.push_back(m.label);
   }
   CHECK(keys == std::vector<std::string>{"pdl256", "pdl2k", "opu", "ipu", "ipl18k", "ipl64k",
-                                         "ipl18k-diff", "ipl64k-diff"});
+                                         "ipl18k-diff", "ipl64k-diff", "ipl18k-s128",
+                                         "ipl64k-s128", "pdl2k-nomerge"});
   CHECK(labels == std::vector<std::string>{"PDL(256B)", "PDL(2KB)", "OPU", "IPU", "IPL(18KB)",
-                                           "IPL(64KB)", "IPL(18KB)/diff", "IPL(64KB)/diff"});
-  CHECK(method_keys() == "pdl256, pdl2k, opu, ipu, ipl18k, ipl64k, ipl18k-diff, ipl64k-diff");
+                                           "IPL(64KB)", "IPL(18KB)/diff", "IPL(64KB)/diff",
+                                           "IPL(18KB)/128B", "IPL(64KB)/128B",
+                                           "PDL(2KB)/no-merge"});
+  CHECK(method_keys() ==
+        "pdl256, pdl2k, opu, ipu, ipl18k, ipl64k, ipl18k-diff, ipl64k-diff, ipl18k-s128, "
+        "ipl64k-s128, pdl2k-nomerge");
   CHECK(method_keys(true) == "pdl, pdl2k, opu, ipu, ipl, ipl64k");
   CHECK(paper_methods().size() == 6);
 }
@@ -77,6 +82,37 @@ TEST_CASE("a resolved preset on 2 KiB pages is labelled as the catalogue labels 
     REQUIRE(resolve_store_params(&p, g).is_ok());
     CHECK(method_label(p, g.page_data) == m.label);
   }
+}
+
+TEST_CASE("the fidelity variants carry their log sector or GC-merge switch and are labelled "
+          "by it, not among the paper's six",
+          "[methods]") {
+  const StoreParams s128 = find_method("ipl18k-s128")->params(10, ObsoleteMode::kSpare);
+  CHECK(s128.log_sector == 128);
+  CHECK(s128.log_region == 18 * 1024);
+  CHECK(method_label(s128, 2048) == "IPL(18KB)/128B");
+  CHECK(find_method("ipl64k-s128")->params(10, ObsoleteMode::kSpare).log_sector == 128);
+  const StoreParams nm = find_method("pdl2k-nomerge")->params(10, ObsoleteMode::kSpare);
+  CHECK_FALSE(nm.gc_merge);
+  CHECK(method_label(nm, 2048) == "PDL(2KB)/no-merge");
+  StoreParams s512 = find_method("ipl18k")->params(10, ObsoleteMode::kSpare);
+  s512.log_sector = 512;
+  CHECK(method_label(s512, 2048) == "IPL(18KB)");  // 512 is the default: no suffix
+  for (const MethodPreset& m : paper_methods())
+    CHECK((m.log_sector == 0 && m.gc_merge && m.note_updates));
+}
+
+TEST_CASE("an IPL preset of any log region and sector is the catalogue's entry when it has one",
+          "[methods]") {
+  CHECK(ipl_preset(18 * 1024, 512).key == "ipl18k");
+  CHECK(ipl_preset(18 * 1024, 0).key == "ipl18k");
+  CHECK(ipl_preset(64 * 1024, 128).key == "ipl64k-s128");
+  const MethodPreset m = ipl_preset(12 * 1024, 128);
+  CHECK(m.key == "ipl12k-s128");
+  CHECK(m.label == "IPL(12KB)/128B");
+  CHECK(m.params(10, ObsoleteMode::kSpare).log_region == 12 * 1024);
+  CHECK(ipl_preset(8 * 1024, 512).label == "IPL(8KB)");
+  CHECK_FALSE(ipl_preset(8 * 1024, 128).paper());
 }
 
 TEST_CASE("traits come from the method", "[methods]") {
