@@ -56,7 +56,8 @@ struct StoreParams {
   // IPL: bytes of one log sector, the unit a log-buffer flush programs ([IPL] §3.2: 512;
   // [PDL]'s experiments: a 128-byte log buffer per page). A power of two, 128 .. 512; a page
   // holds page_data / log_sector of them, each a partial program, so the chip's NOP must be at
-  // least that. 0 = kLogSector. Stored in the superblock (docs/format.md §2). Others: 0.
+  // least that. 0 = kLogSector. Stored in the superblock (docs/format.md §2: format 3, only when
+  // not 512, so default stores keep format 2). Others: 0.
   uint32_t log_sector = 0;
   // Static wear levelling (a run-time choice, not stored in the superblock: URI key
   // wear_level). When the most-worn free block has endured `wear_level` erases more than the

@@ -195,7 +195,10 @@ TEST_CASE("mount refuses a log sector field a pdl would not write, naming it", "
   };
   auto put = [](uint32_t at, uint32_t v) { return [=](uint8_t* d) { le::put32(d + at, v); }; };
   auto both = [](std::function<void(uint8_t*)> a, std::function<void(uint8_t*)> b) {
-    return [=](uint8_t* d) { a(d), b(d); };
+    return [=](uint8_t* d) {
+      a(d);
+      b(d);
+    };
   };
   const Bad bad = GENERATE_COPY(
       Bad{"superblock field log_sector = 512 is invalid", Errc::kCorrupt,
@@ -206,7 +209,12 @@ TEST_CASE("mount refuses a log sector field a pdl would not write, naming it", "
           both(put(8, 3), put(72, 1024))},
       Bad{"superblock field log_sector = 0 is invalid", Errc::kCorrupt, put(8, 3)},
       Bad{"superblock field method = 1 is invalid", Errc::kCorrupt,
-          [=](uint8_t* d) { d[12] = 1, put(8, 3)(d), put(72, 128)(d), put(68, 0)(d); }},
+          [=](uint8_t* d) {  // a pdl store claiming format 3
+            d[12] = 1;
+            put(8, 3)(d);
+            put(72, 128)(d);
+            put(68, 0)(d);
+          }},
       Bad{"superblock field bytes 72..75 = 128 is invalid", Errc::kCorrupt, put(72, 128)},
       Bad{"made by a newer pdl", Errc::kUnsupported, both(put(8, 4), put(72, 128))});
   auto nand = pdl::test::make_ram_nand(nop16_geometry());
