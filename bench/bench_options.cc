@@ -82,7 +82,7 @@ int parse_args(int argc, char** argv, Options* o) {
   cli::CommandLine cl({"pdl-bench", {"--exp LIST [options]"}, kDescription, kExitStatus,
                        cli::Repeats::kLastWins});
   CLI::App& app = cl.app();
-  std::string exps, methods, obsolete, sweep_obsolete, placement;
+  std::string exps, methods, obsolete, sweep_obsolete, placement, victim;
   // The lists are checked as given, by the same functions that read them afterwards.
   const CLI::Validator exp_list(
       [](std::string& s) -> std::string {
@@ -147,6 +147,17 @@ int parse_args(int argc, char** argv, Options* o) {
   app.add_option("--seed", o->seed, "workload seed (every run uses it)")
       ->type_name("N")->check(cli::integer(0, UINT64_MAX))->capture_default_str()
       ->group(kWorkload);
+  app.add_option("--gc-victim", victim,
+                 "PDL/OPU garbage collection's victim: greedy (fewest valid pages)\n"
+                 "or oldest (JFFS's order, the collection the PDL paper cites)")
+      ->type_name("P")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            return s == "greedy" || s == "oldest" ? ""
+                                                  : "expected greedy or oldest, got '" + s + "'";
+          },
+          ""))
+      ->default_str("greedy")->group(kWorkload);
   app.add_option("--changed", o->changed, "exp 1's %ChangedByOneU_Op")
       ->type_name("PCT")->check(cli::number(0, 100, true))->capture_default_str()
       ->group(kWorkload);
@@ -197,6 +208,7 @@ int parse_args(int argc, char** argv, Options* o) {
     o->mount_modes = o->sweep_modes = o->exp1_modes;
   }
   if (!sweep_obsolete.empty()) (void)parse_modes(sweep_obsolete, &o->sweep_modes);
+  if (victim == "oldest") o->gc_victim = GcVictim::kOldest;
   o->placement_set = !placement.empty();
   if (placement == "run")
     o->placements = {Placement::kRun};
@@ -239,6 +251,7 @@ WorkloadConfig Options::base_workload() const {
   cfg.measure_ops = measure_ops;
   if (quick) cfg.min_measure_ops = 10000;
   cfg.seed = seed;
+  cfg.gc_victim = gc_victim;
   cfg.progress = verbose;
   return cfg;
 }

@@ -38,6 +38,7 @@ struct Options {
   std::vector<ObsoleteMode> mount_modes{ObsoleteMode::kSpare};  // --obsolete only
   std::vector<MethodPreset> methods;  // --methods; empty = per experiment default
   uint64_t seed = 1;
+  GcVictim gc_victim = GcVictim::kGreedy;  // --gc-victim (PDL, OPU)
   uint32_t blocks = 0;        // Exp. 1 (and mount) chip; 0 = by scale
   uint32_t sweep_blocks = 0;  // Exp. 2-6 chip; 0 = by scale (or --blocks if given)
   // Exp. 1's point (Table 2: %ChangedByOneU_Op = 2, N_updates_till_write = 1, all updates).

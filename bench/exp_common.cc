@@ -53,7 +53,7 @@ namespace {
 // Fields naming the run: method, parameters, chip.
 void spec_fields(Record& r, const std::string& exp, const std::string& source, const RunSpec& s,
                  const Geometry& g, uint32_t logical_pages, double update_pct,
-                 uint32_t change_run, uint32_t logical_page) {
+                 uint32_t change_run, uint32_t logical_page, GcVictim victim) {
   const double mib = 1024.0 * 1024.0;
   r.s("exp", exp)
       .s("source", source)
@@ -70,6 +70,8 @@ void spec_fields(Record& r, const std::string& exp, const std::string& source, c
       .u("logical_page", logical_page)
       .u("log_sector", log_sector_bytes(s.method))
       .u("nop", g.partial_programs)
+      .s("gc_victim", !has_obsolete_marks(s.method.method) ? "none"
+                      : victim == GcVictim::kOldest ? "oldest" : "greedy")
       .n("update_pct", update_pct)
       .u("t_read_us", g.read_us)
       .u("t_write_us", g.program_us)
@@ -186,7 +188,7 @@ Record measured_record(const std::string& exp, const RunPlan& plan, size_t i, si
   const Geometry& g = res.setup.geo;
   Record r;
   spec_fields(r, exp, "measured", s, g, res.setup.logical_pages, m.update_pct,
-              plan.base().change_run, plan.logical_page(s));
+              plan.base().change_run, plan.logical_page(s), plan.base().gc_victim);
   r.u("max_diff", res.setup.params.max_differential).u("log_region", res.setup.params.log_region);
   figure_fields(r, m, g.read_us, g.program_us, g.erase_us);
   count_fields(r, m);
@@ -205,7 +207,7 @@ Record derived_record(const std::string& exp, const RunPlan& plan, size_t i, siz
   g.erase_us = t_erase;
   Record r;
   spec_fields(r, exp, "derived", s, g, res.setup.logical_pages, m.update_pct,
-              plan.base().change_run, plan.logical_page(s));
+              plan.base().change_run, plan.logical_page(s), plan.base().gc_victim);
   r.u("max_diff", res.setup.params.max_differential).u("log_region", res.setup.params.log_region);
   figure_fields(r, m, t_read, t_write, t_erase);
   count_fields(r, m);
@@ -225,7 +227,7 @@ Record error_record(const std::string& exp, const RunPlan& plan, size_t i) {
   Record r;
   spec_fields(r, exp, "error", s, g, plan.logical_pages(s.blocks),
               s.update_pcts.empty() ? 100 : s.update_pcts.back(), plan.base().change_run,
-              plan.logical_page(s));
+              plan.logical_page(s), plan.base().gc_victim);
   r.s("error", plan.result(i).status.to_string());
   return r;
 }
@@ -385,6 +387,9 @@ void print_plan_header(const Options& o, const RunPlan& plan) {
   if (o.logical_page)
     std::printf("  logical page: %u bytes (flash pages read, changed and written together)\n",
                 o.logical_page);
+  if (o.gc_victim == GcVictim::kOldest)
+    std::printf("  PDL/OPU garbage collection takes the oldest closed block (JFFS's order), "
+                "not the emptiest\n");
   std::printf(
       "  IPU and IPL have no obsolete marks (obsolete = none); IPL gets every changed run "
       "through PageStore::note_update, IPL(..)/diff does not (it diffs pages itself)\n");

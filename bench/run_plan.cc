@@ -100,7 +100,9 @@ RunResult RunPlan::run_one(const RunSpec& s) const {
   if (s.method.method == Method::kIpu) cfg.min_measure_ops = std::min(cfg.min_measure_ops, kIpuMinOps);
   const Geometry g = run_chip(s.method, s.blocks, s.t_read, s.t_program, s.t_erase);
   std::unique_ptr<UpdateBench> b;
-  r.status = UpdateBench::create(g, s.method.params(logical_pages(s.blocks), s.mode), cfg, &b);
+  StoreParams params = s.method.params(logical_pages(s.blocks), s.mode);
+  params.gc_victim = cfg.gc_victim;
+  r.status = UpdateBench::create(g, params, cfg, &b);
   if (!r.status.is_ok()) return r;
   r.setup = b->setup();
   const uint64_t base_ops = r.setup.window_ops;

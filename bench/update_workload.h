@@ -76,6 +76,9 @@ struct WorkloadConfig {
   uint64_t min_measure_ops = 20000;  // bounds of the derived window
   uint64_t max_measure_ops = 50000000;
   uint64_t seed = 1;
+  // PDL/OPU garbage collection's victim order for every run (StoreParams::gc_victim): greedy,
+  // or JFFS's oldest-first, the collection [PDL] footnote 15 cites.
+  GcVictim gc_victim = GcVictim::kGreedy;
   bool progress = true;  // periodic progress lines on stderr (warnings are always printed)
   std::string label;     // prefix for progress lines
 };

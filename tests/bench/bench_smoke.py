@@ -14,8 +14,9 @@ the plots are drawn into a temporary directory and exp1.png ... exp6.png must ex
 Then the paper-fidelity runs, as tiny: `--exp 1,iplsweep,2-8k --placement both` over PDL(2KB),
 its no-merge twin and IPL(18KB) with 512- and 128-byte log sectors (records carry placement,
 log_sector, nop, logical_page; every log region x sector x placement of the sweep; Exp. 2 at
-8 KB logical pages N=1..8), `--logical-page 8192` changing 2 % of 8192 bytes, and bad
---placement / --logical-page values refused with exit status 2.
+8 KB logical pages N=1..8), `--logical-page 8192` changing 2 % of 8192 bytes, `--gc-victim
+greedy|oldest` (recorded, and collecting differently), and bad --placement / --logical-page /
+--gc-victim values refused with exit status 2.
 """
 import json
 import os
@@ -208,7 +209,25 @@ def fidelity_checks(bench, plot):
                               f"{r['changed_bytes']} {r['placement']}")
             elif r["reads_per_op"] < 4:
                 errors.append(f"--logical-page 8192: {r['reads_per_op']} reads per op (< 4)")
-    for bad in (["--placement", "middle"], ["--logical-page", "3000"]):
+
+        # GC's victim order: the records say which, and the oldest-first order collects
+        # differently from greedy on the same seed.
+        victims = {}
+        for victim in ("greedy", "oldest"):
+            cmd = [bench, "--exp", "1", "--methods", "opu", "--obsolete", "spare",
+                   "--gc-victim", victim, "--json", out_json] + TINY
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            if p.returncode != 0:
+                errors.append(f"--gc-victim {victim} run exited {p.returncode}: {p.stderr[-500:]}")
+                continue
+            with open(out_json) as f:
+                r = json.load(f)[0]
+            if r.get("gc_victim") != victim:
+                errors.append(f"--gc-victim {victim}: record says {r.get('gc_victim')!r}")
+            victims[victim] = (r["stats_gc_base_moves"], r["erases_per_op"], r["total_us"])
+        if len(victims) == 2 and victims["greedy"] == victims["oldest"]:
+            errors.append(f"--gc-victim oldest collected exactly as greedy: {victims}")
+    for bad in (["--placement", "middle"], ["--logical-page", "3000"], ["--gc-victim", "newest"]):
         p = subprocess.run([bench, "--exp", "1"] + bad, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
         if p.returncode != 2 or bad[0] not in p.stderr:
