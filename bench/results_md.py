@@ -481,16 +481,22 @@ def c_e1_read(c):
     return order_text([(short(n), v[n]) for n in SIX]), "yes" if ok else "no"
 
 
-def c_e1_write(c):
-    want = ["IPU", "OPU", "PDL(2KB)", "IPL(18KB)", "IPL(64KB)", "PDL(256B)"]
-    v = {n: c.v("1", n, "write_us") for n in want}
+def order_claim(c, exp, field, want, fmt=us, **kw):
+    """The paper's order `want` (largest first) of `field`: yes if exactly that order; partly if
+    the methods other than IPL are in that order; no otherwise."""
+    v = {n: c.v(exp, n, field, **kw) for n in want}
     got = sorted(want, key=lambda n: -v[n])
     if got == want:
         verdict = "yes"
     else:
         non_ipl = [n for n in got if not n.startswith("IPL")]
         verdict = "partly" if non_ipl == [n for n in want if not n.startswith("IPL")] else "no"
-    return order_text([(short(n), v[n]) for n in want]), verdict
+    return order_text([(short(n), v[n]) for n in want], fmt), verdict
+
+
+def c_e1_write(c):
+    return order_claim(c, "1", "write_us",
+                       ["IPU", "OPU", "PDL(2KB)", "IPL(18KB)", "IPL(64KB)", "PDL(256B)"])
 
 
 def c_e1_programs(c):
@@ -693,15 +699,8 @@ def c_e5_opu_overtakes(c):
 
 
 def c_e6_order(c):
-    want = ["OPU", "PDL(2KB)", "IPL(18KB)", "PDL(256B)", "IPL(64KB)"]
-    v = {n: c.v("6", n, "erases_per_op", n_updates=1) for n in want}
-    got = sorted(want, key=lambda n: -v[n])
-    if got == want:
-        verdict = "yes"
-    else:
-        non_ipl = [n for n in got if not n.startswith("IPL")]
-        verdict = "partly" if non_ipl == [n for n in want if not n.startswith("IPL")] else "no"
-    return order_text([(short(n), v[n]) for n in want], f4), verdict
+    return order_claim(c, "6", "erases_per_op",
+                       ["OPU", "PDL(2KB)", "IPL(18KB)", "PDL(256B)", "IPL(64KB)"], f4, n_updates=1)
 
 
 def c_e6_longevity(c):
