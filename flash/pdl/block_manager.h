@@ -10,7 +10,8 @@
 //             pages) is found in O(pages per block). Greedy is this project's choice: [PDL]
 //             §4.1 only says "we select one block", and its footnote 15 uses the collection of
 //             Woodhouse's JFFS, which takes the log's head — the oldest block — whatever it
-//             holds. That policy is kept as an experiment switch (oldest_victim,
+//             holds. That order (the oldest block with a page to reclaim: a wholly valid one
+//             frees nothing here) is kept as an experiment switch (oldest_victim,
 //             StoreParams::gc_victim) so the difference is measured (docs/results.md).
 //   bad     — out of service for good: marked bad by the factory (found at format or mount),
 //             or retired here (Nand::mark_bad) after an erase failed, the chip's erase limit
