@@ -350,6 +350,13 @@ def crossover_t_read(d, a, b, pl, t_write, t_erase=1500):
     return ((bp - ap) * t_write + (be - ae) * t_erase) / (ar - br)
 
 
+def sweep_points(d, pl, sector):
+    """The IPL log-region sweep under one setting: (total µs, log region KB) per region."""
+    return [(r["total_us"], r["log_region"] // 1024) for r in d.recs
+            if r["exp"] == "iplsweep" and r["placement"] == pl and r["log_sector"] == sector
+            and "error" not in r]
+
+
 def block_iplsweep(d):
     sizes = sorted({r["log_region"] for r in d.recs if r["exp"] == "iplsweep"})
     if not sizes:
@@ -365,13 +372,12 @@ def block_iplsweep(d):
                 row.append("–" if r is None else
                            f"{us(r['total_us'])} ({r['merges_per_op']:.4f})")
         rows.append(row)
-    # Best and worst per column.
     best = []
-    for j in range(1, 5):
-        vals = [(_num(r[j].split(" ")[0]), r[0]) for r in rows if r[j] != "–"]
-        if vals:
-            best.append(f"{['fields/512 B', 'fields/128 B', 'run/512 B', 'run/128 B'][j - 1]}: "
-                        f"best {min(vals)[1]}, worst {max(vals)[1]}")
+    for pl in PLACEMENTS:
+        for sector in (512, 128):
+            pts = sweep_points(d, pl, sector)
+            if pts:
+                best.append(f"{pl}/{sector} B: best {min(pts)[1]} KB, worst {max(pts)[1]} KB")
     return table(["log region", "fields, 512-B sectors", "fields, 128-B sectors",
                   "one run, 512-B sectors", "one run, 128-B sectors"], rows) + (
         "\n\nCells: total µs per update (merges per update). " + "; ".join(best) + ".")
@@ -524,6 +530,16 @@ def c_e1_best(c):
     rest = sorted((n for n in SIX if n != "PDL(256B)"), key=v.get)
     return (f"PDL256 {us(v['PDL(256B)'])}; next {short(rest[0])} {us(v[rest[0]])}",
             "yes" if best == "PDL(256B)" else "no")
+
+
+def c_e1_sweep(c):
+    pts = sweep_points(c.d, c.pl, c.sector)
+    if not pts:
+        raise Missing("iplsweep")
+    best, worst = min(pts)[1], max(pts)[1]
+    return (f"best {best} KB ({us(min(pts)[0])}), worst {worst} KB ({us(max(pts)[0])})",
+            "yes" if (best, worst) == (18, 64) else "partly" if best == 18 or worst == 64
+            else "no")
 
 
 def c_e1_memory(c):
@@ -722,6 +738,28 @@ def c_e6_longevity(c):
             "yes" if two == ["IPL(64KB)", "PDL(256B)"] else "no")
 
 
+def c_e2_8k(c):
+    """At each N, the six rank as at 2 KB (N = 1..8, obsolete=spare, fields)."""
+    if c.pl != "fields":
+        raise Missing("2-8k runs fields only")
+    exp8 = "2-8k" if any(r["exp"] == "2-8k" for r in c.d.recs) else "2"
+    same = []
+    for n in range(1, 9):
+        ranks = []
+        for lp, exp in ((2048, "2"), (8192, exp8)):
+            v = {m: c.d.find(exp, m, "spare", "fields", n_updates=n, logical_page=lp) for m in SIX}
+            if any(r is None for r in v.values()):
+                raise Missing("2-8k")
+            ranks.append(sorted(SIX, key=lambda m: v[m]["total_us"]))
+        same.append(ranks[0] == ranks[1])
+    if c.sector == 128:
+        c.fallback = True
+    diff = [str(n + 1) for n, ok in enumerate(same) if not ok]
+    text = ("the six rank as at 2 KB at every N" if not diff else
+            f"rank as at 2 KB but at N = {', '.join(diff)}")
+    return text, "yes" if not diff else "partly" if len(diff) < 8 else "no"
+
+
 CLAIMS = [
     ("1", "read time, worst first: IPL(64KB), IPL(18KB), PDL(2KB)/PDL(256B), OPU/IPU",
      "each group's fastest slower than the next group's slowest", c_e1_read),
@@ -730,6 +768,8 @@ CLAIMS = [
     ("1", "OPU needs two writes per update, PDL(2KB) about one, IPL one",
      "OPU 1.5–2.5, PDL(2KB) 0.75–1.35 programs/op, IPL(18KB) 0.75–1.25 log sectors/op", c_e1_programs),
     ("1", "overall: PDL(256B) best", "least total µs of the six", c_e1_best),
+    ("1", "IPL's log region, varied 8–64 KB: 18 KB best, 64 KB worst",
+     "least and most total µs of the sweep; partly: one of the two", c_e1_sweep),
     ("1", "obsolete bits in RAM: up to two folds (§6)", "1 < spare/memory ≤ 2 for PDL(256B) and OPU",
      c_e1_memory),
     ("2", "OPU and IPU steady", "max/min over N=1–8 ≤ 1.02", c_e2_steady),
@@ -741,6 +781,8 @@ CLAIMS = [
      "never falls > 1 %, within 10 % of OPU at N=8", c_e2_pdl256),
     ("2", "PDL(256B) outperforms OPU, IPU and IPL",
      "below all four at every N; partly: for the first N only", c_e2_best),
+    ("2", "8 KB logical pages: a tendency similar to 2 KB",
+     "at each N=1–8 the six rank as at 2 KB; partly: not at every N", c_e2_8k),
     ("3", "PDL(256B) outperforms OPU, IPU, IPL (consistent with Exp. 2)",
      "below all four at every %Changed (N=1); partly: up to some %", c_e3_best),
     ("3", "near 100 %, PDL(2KB) slightly above OPU", "1 < PDL(2KB)/OPU ≤ 1.15 at 100 %", c_e3_pdl2k),
@@ -783,7 +825,7 @@ def evaluate(d):
 def block_claims(d):
     ev = evaluate(d)
     rows = []
-    for (exp, claim, rule, _), row in zip(CLAIMS, ev):
+    for i, ((exp, claim, rule, _), row) in enumerate(zip(CLAIMS, ev)):
         cells = []
         for s in SETTINGS:
             v = row[s]
@@ -799,8 +841,8 @@ def block_claims(d):
                 cells.append(f"as 512 B{mark}")
             else:
                 cells.append(f"{text} — **{verdict}**{mark}")
-        rows.append([exp, claim, rule] + cells)
-    head = ["Exp.", "paper claim ([PDL] §5.2)", "rule"] + [SETTING_TEXT[s] for s in SETTINGS]
+        rows.append([f"{exp}.{_index(i)}", claim, rule] + cells)
+    head = ["#", "paper claim ([PDL] §5.2)", "rule"] + [SETTING_TEXT[s] for s in SETTINGS]
     return table(head, rows, ["---"] * (3 + len(SETTINGS)))
 
 
@@ -867,11 +909,12 @@ def block_deviations(d, old):
                  "100 bytes of records after the 28-byte sector header), NOP 16",
                  "; ".join(eff) or "–"])
     # IPL best/worst log region.
-    sw = {}
-    for r in d.recs:
-        if r["exp"] == "iplsweep" and r["placement"] == "fields" and "error" not in r:
-            sw.setdefault(r["log_sector"], []).append((r["total_us"], r["log_region"] // 1024))
-    eff = [f"{s}-B sectors: best {min(v)[1]} KB, worst {max(v)[1]} KB" for s, v in sorted(sw.items())]
+    eff = []
+    for sector in (512, 128):
+        pts = sweep_points(d, "fields", sector)
+        if pts:
+            eff.append(f"{sector}-B sectors: best {min(pts)[1]} KB, worst {max(pts)[1]} KB "
+                       "(fields)")
     rows.append(["IPL's log region", "18 KB best and 64 KB worst of 8–64 KB (Exp. 1 text)",
                  "IPL(18KB) and IPL(64KB) as the paper's, and the sweep", "; ".join(eff) or "–"])
     # GC merge.
@@ -888,12 +931,14 @@ def block_deviations(d, old):
     # GC victim.
     eff = "–"
     if old is not None:
-        ch = []
+        ch = {}
         for r in old.recs:
             g = d.find("1", r["method"], r["obsolete"], r["placement"]) if r["exp"] == "1" else None
             if g:
-                ch.append(f"{short(r['method'])} {100 * (r['total_us'] / g['total_us'] - 1):+.2f} %")
-        eff = "Exp. 1 total µs, oldest-first vs greedy: " + ", ".join(ch)
+                ch.setdefault(r["method"], []).append(100 * (r["total_us"] / g["total_us"] - 1))
+        eff = ("Exp. 1 total µs, oldest-first against greedy (both obsolete modes and "
+               "placements): " + ", ".join(f"{m} {min(v):+.1f} … {max(v):+.1f} %"
+                                           for m, v in ch.items()))
     rows.append(["GC victim", "Woodhouse's JFFS (footnote 15): the log's head, oldest first",
                  "greedy (fewest valid pages)", eff])
     # Case 3 read.
