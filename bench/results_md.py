@@ -20,7 +20,6 @@ Standard library only.
 """
 import argparse
 import json
-import math
 import re
 import sys
 
@@ -87,10 +86,6 @@ def us(v):
     return f"{v:.1f}"
 
 
-def x(v, digits=2):
-    return "–" if v is None else f"{v:.{digits}f}×"
-
-
 def f4(v):
     return "–" if v is None else f"{v:.4f}"
 
@@ -110,10 +105,6 @@ def table(head, rows, align=None):
     return "\n".join(out)
 
 
-def per_op(r, *fields):
-    return sum(r.get(f, 0) for f in fields) / r["measure_ops"]
-
-
 def merges_per_op(r):
     return r["stats_gc_merges"] / r["measure_ops"]
 
@@ -121,7 +112,7 @@ def merges_per_op(r):
 # ---------------------------------------------------------------------------------------------
 # Figure blocks
 
-def series_labels(d, exp, placement, with_memory=True, extra=()):
+def series_labels(d, exp, placement, with_memory=True):
     """The methods an experiment ran, in the paper's order: (label, obsolete) pairs."""
     methods = []
     for r in d.recs:

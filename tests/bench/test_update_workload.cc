@@ -25,6 +25,21 @@ std::vector<size_t> changed_bytes(const std::vector<uint8_t>& a, const std::vect
   return v;
 }
 
+// The small chip these tests use: Table 1 pages, 32 blocks.
+Geometry small_chip() {
+  Geometry g;
+  g.blocks = 32;
+  return g.resolved();
+}
+
+// A fresh RAM chip of `g` and a store of catalogue method `key` (400 logical pages) on it.
+void ram_store(const Geometry& g, const char* key, std::unique_ptr<EmulatedNand>* nand,
+               std::unique_ptr<PageStore>* store) {
+  REQUIRE(EmulatedNand::create_ram(g, nand).is_ok());
+  REQUIRE(format_store(**nand, find_method(key)->params(400, ObsoleteMode::kSpare), store)
+              .is_ok());
+}
+
 }  // namespace
 
 TEST_CASE("placement run changes one contiguous run of exactly the change's size, in bounds",
@@ -85,14 +100,10 @@ TEST_CASE("placement fields changes 8-byte fields at distinct places, the total 
 TEST_CASE("a logical page of k flash pages: an update changes exactly pct of k pages and "
           "writes all k",
           "[workload]") {
-  Geometry g;
-  g.blocks = 32;
-  g = g.resolved();
+  const Geometry g = small_chip();
   std::unique_ptr<EmulatedNand> nand;
-  REQUIRE(EmulatedNand::create_ram(g, &nand).is_ok());
   std::unique_ptr<PageStore> store;
-  REQUIRE(format_store(*nand, find_method("opu")->params(400, ObsoleteMode::kSpare), &store)
-              .is_ok());
+  ram_store(g, "opu", &nand, &store);
   std::mt19937_64 rng(11);
   REQUIRE(load_store(*store, rng).is_ok());
   // Snapshot every store page, run one update, find what changed.
@@ -150,18 +161,14 @@ TEST_CASE("IPL told each run through note_update, per flash page of a k-page log
   // the ranges note_update names once a page has any: a range cut short, or placed at the wrong
   // offset of its flash page, leaves IPL's pages different from OPU's. (A page given no range
   // at all is diffed by IPL, so a range sent to the wrong page costs reads, not content.)
-  Geometry g;
-  g.blocks = 32;
-  g = g.resolved();
+  const Geometry g = small_chip();
   for (const Placement pl : {Placement::kFields, Placement::kRun}) {
     INFO("placement " << placement_name(pl));
     std::vector<std::vector<std::vector<uint8_t>>> images;
     for (const char* key : {"opu", "ipl18k"}) {
       std::unique_ptr<EmulatedNand> nand;
-      REQUIRE(EmulatedNand::create_ram(g, &nand).is_ok());
       std::unique_ptr<PageStore> store;
-      REQUIRE(format_store(*nand, find_method(key)->params(400, ObsoleteMode::kSpare), &store)
-                  .is_ok());
+      ram_store(g, key, &nand, &store);
       std::mt19937_64 rng(5);
       REQUIRE(load_store(*store, rng).is_ok());
       WorkloadConfig cfg;
