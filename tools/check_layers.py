@@ -9,9 +9,11 @@ below it:
     flash/store    the PageStore interface, the on-flash metadata every engine shares
     flash/codec    the differential codec both engines use
     flash/pdl      PDL and OPU      flash/ipl   IPL and IPU   (the engines)
+    flash/ftl      commodity FTL devices (BAST, FAST) and StableBuffer over the PageStore
+                   interface (the page-mapping FTL is flash/pdl's OPU path)
     flash/volume   files inside a store (the Volume), over the PageStore interface
     flash/image    the store factory, image assembly, reports: the only layer that names
-                   an engine; above it nothing includes flash/pdl or flash/ipl
+                   an engine; above it nothing includes flash/pdl, flash/ipl or flash/ftl
     sql            a small RAII wrapper of the sqlite3 C API (programs and tests; not the VFS)
     cli            the programs' common command line: help layout, usage errors, exit codes
     vfs, fuse, tools, tpcc, bench   the programs, over the image layer (tpcc and bench
@@ -44,9 +46,10 @@ ALLOWED = {
     "flash/codec": ["flash/common"],
     "flash/pdl": ["flash/common", "flash/device", "flash/store", "flash/codec"],
     "flash/ipl": ["flash/common", "flash/device", "flash/store", "flash/codec"],
+    "flash/ftl": ["flash/common", "flash/device", "flash/store"],
     "flash/volume": ["flash/common", "flash/device", "flash/store"],
     "flash/image": ["flash/common", "flash/device", "flash/store", "flash/codec", "flash/pdl",
-                    "flash/ipl", "flash/volume"],
+                    "flash/ipl", "flash/ftl", "flash/volume"],
     "sql": ["flash/common"],
     "cli": ["flash/common"],
     "vfs": BELOW_IMAGE,

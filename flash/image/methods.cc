@@ -15,6 +15,8 @@ StoreParams MethodPreset::params(uint32_t logical_pages, ObsoleteMode mode) cons
   p.log_region = has_log_region(method) ? log_region : 0;
   p.log_sector = has_log_region(method) ? log_sector : 0;
   p.gc_merge = gc_merge;
+  p.ftl = ftl;
+  p.log_blocks = log_blocks;
   p.obsolete = mode;
   p.logical_pages = logical_pages;
   return p;
@@ -25,6 +27,8 @@ std::string MethodPreset::uri_params(uint32_t page) const {
   if (writes_differentials(method))
     s += "&max_diff=" + std::to_string(max_differential ? max_differential : page);
   if (has_log_region(method)) s += "&log_region=" + format_size(log_region);
+  if (is_ftl_device(method)) s += std::string("&ftl=") + ftl_name(ftl);
+  if (log_blocks) s += "&log_blocks=" + std::to_string(log_blocks);
   return s;
 }
 
@@ -41,6 +45,17 @@ const std::vector<MethodPreset>& method_catalogue() {
       {"ipl18k-s128", "", "IPL(18KB)/128B", Method::kIpl, 0, 18 * 1024, true, 128},
       {"ipl64k-s128", "", "IPL(64KB)/128B", Method::kIpl, 0, 64 * 1024, true, 128},
       {"pdl2k-nomerge", "", "PDL(2KB)/no-merge", Method::kPdl, 0, 0, true, 0, false},
+      {"ftl-page", "", "FTL(page)", Method::kFtl, 0, 0, true, 0, true, FtlKind::kPage, 0},
+      {"bast16", "", "BAST(16)", Method::kFtl, 0, 0, true, 0, true, FtlKind::kBast, 16},
+      {"bast32", "", "BAST(32)", Method::kFtl, 0, 0, true, 0, true, FtlKind::kBast, 32},
+      {"fast16", "", "FAST(16)", Method::kFtl, 0, 0, true, 0, true, FtlKind::kFast, 16},
+      {"fast32", "", "FAST(32)", Method::kFtl, 0, 0, true, 0, true, FtlKind::kFast, 32},
+      {"sb-page", "", "SB/FTL(page)", Method::kStableBuffer, 0, 0, true, 0, true, FtlKind::kPage,
+       0},
+      {"sb-bast16", "", "SB/BAST(16)", Method::kStableBuffer, 0, 0, true, 0, true,
+       FtlKind::kBast, 16},
+      {"sb-fast16", "", "SB/FAST(16)", Method::kStableBuffer, 0, 0, true, 0, true,
+       FtlKind::kFast, 16},
   };
   return methods;
 }
@@ -66,6 +81,13 @@ std::vector<MethodPreset> paper_methods() {
   std::vector<MethodPreset> v;
   for (const MethodPreset& m : method_catalogue())
     if (m.paper()) v.push_back(m);
+  return v;
+}
+
+std::vector<MethodPreset> ftl_methods() {
+  std::vector<MethodPreset> v;
+  for (const MethodPreset& m : method_catalogue())
+    if (is_ftl_device(m.method)) v.push_back(m);
   return v;
 }
 
@@ -120,7 +142,16 @@ std::string method_label(const StoreParams& p, uint32_t page_size) {
     if (bytes % 1024 == 0) return std::to_string(bytes / 1024) + "KB";
     return std::to_string(bytes) + "B";
   };
+  auto ftl = [&p] {
+    switch (p.ftl) {
+      case FtlKind::kBast: return "BAST(" + std::to_string(p.log_blocks) + ")";
+      case FtlKind::kFast: return "FAST(" + std::to_string(p.log_blocks) + ")";
+      default: return std::string("FTL(page)");
+    }
+  };
   switch (p.method) {
+    case Method::kFtl: return ftl();
+    case Method::kStableBuffer: return "SB/" + ftl();
     case Method::kOpu: return "OPU";
     case Method::kIpu: return "IPU";
     case Method::kIpl:

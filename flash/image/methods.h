@@ -17,7 +17,14 @@
 //   ipl64k-s128             IPL(64KB)/128B  128-byte log buffer per page) instead of 512
 //   pdl2k-nomerge           PDL(2KB)/no-merge  PDL(2KB) without GC's merge of differentials
 //                                           larger than half a page (StoreParams::gc_merge)
-// The last three are pdl-bench's fidelity experiments, not among the paper's six.
+//   ftl-page                FTL(page)       SQLite on a commodity FTL device (method=ftl): a
+//   bast16, bast32          BAST(16)        page-mapping FTL, BAST or FAST with 16 or 32 log
+//   fast16, fast32          FAST(16)        blocks; the journal on the device, no atomic commit
+//   sb-page, sb-bast16,     SB/FTL(page)    StableBuffer in front of that device
+//   sb-fast16               SB/BAST(16) ...
+// The ipl*-s128 and no-merge entries are pdl-bench's fidelity experiments, not among the
+// paper's six; the FTL devices are the baselines of [BAST], [FAST] and [StableBuffer]
+// (ftl_methods()).
 // The plain IPL entries get every changed run through PageStore::note_update, as the paper's
 // in-DBMS IPL did; through the VFS (pdl-tpcc) IPL always compares, since SQLite does not say
 // what it changed, and only the six paper entries run.
@@ -46,9 +53,13 @@ struct MethodPreset {
   bool note_updates = true;       // false: the /diff variant
   uint32_t log_sector = 0;        // IPL: bytes per log sector, 0 = the engine's default
   bool gc_merge = true;           // PDL: GC merges large differentials (StoreParams::gc_merge)
-  // One of [PDL] §5.2's six (not a /diff, log-sector or no-merge variant): the set pdl-tpcc
-  // runs.
-  bool paper() const { return note_updates && log_sector == 0 && gc_merge; }
+  FtlKind ftl = FtlKind::kNone;   // FTL devices: which FTL
+  uint32_t log_blocks = 0;        // BAST/FAST: log blocks
+  // One of [PDL] §5.2's six (not a /diff, log-sector or no-merge variant, not an FTL device):
+  // the set pdl-tpcc runs by default.
+  bool paper() const {
+    return note_updates && log_sector == 0 && gc_merge && !is_ftl_device(method);
+  }
   const std::string& tpcc_key() const { return short_key.empty() ? key : short_key; }
   bool has_obsolete_modes() const { return has_obsolete_marks(method); }
   // StoreParams for this preset with `logical_pages` and obsolete mode `mode`.
@@ -66,6 +77,8 @@ const std::vector<MethodPreset>& method_catalogue();
 MethodPreset ipl_preset(uint32_t log_region, uint32_t log_sector);
 // The six of [PDL] §5.2: pdl256, pdl2k, opu, ipu, ipl18k, ipl64k.
 std::vector<MethodPreset> paper_methods();
+// The FTL devices, with and without StableBuffer: ftl-page, bast16, ..., sb-fast16.
+std::vector<MethodPreset> ftl_methods();
 // The entry a key or short key names; nullptr if none.
 const MethodPreset* find_method(std::string_view key);
 // "pdl256, pdl2k, ..." (every key) or, with `short_keys`, "pdl, pdl2k, ..." (the paper six by
@@ -82,7 +95,8 @@ std::string obsolete_label(Method m, ObsoleteMode mode);
 // Display name of any configuration, resolved: "PDL(256B)", "PDL(2KB)", "OPU", "IPU",
 // "IPL(18KB)" — the catalogue's labels for its presets on 2 KiB pages; an IPL whose log sector
 // is not 512 bytes gets "/<bytes>B" ("IPL(18KB)/128B"), a PDL without the GC merge
-// "/no-merge".
+// "/no-merge"; an FTL device "FTL(page)", "BAST(16)", "FAST(32)", with StableBuffer in front
+// "SB/BAST(16)".
 std::string method_label(const StoreParams& p, uint32_t page_size);
 
 }  // namespace pdl

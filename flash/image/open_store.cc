@@ -8,9 +8,12 @@
 // upgrade_store brings a PDL, OPU or IPL store of superblock format 1 (no commit records) to
 // format 2 (an IPL store without room for a commit log stays format 1).
 #include <ctime>
+#include <optional>
 #include <random>
 
 #include "flash/image/open_store.h"
+#include "flash/ftl/hybrid_store.h"
+#include "flash/ftl/sb_store.h"
 #include "flash/ipl/ipl_page_inspector.h"
 #include "flash/ipl/ipl_store.h"
 #include "flash/pdl/pdl_page_inspector.h"
@@ -25,8 +28,37 @@ Status resolve_store_params(StoreParams* params, const Geometry& g) {
   PDL_TRY(params->check_method());
   if (params->method == Method::kIpu || params->method == Method::kIpl)
     return IplStore::resolve_params(params, g);
+  if (params->method == Method::kStableBuffer)
+    return SbStore::resolve_params(params, g, resolve_store_params);
+  if (params->method == Method::kFtl && params->ftl != FtlKind::kPage)
+    return HybridStore::resolve_params(params, g);
   return PdlStore::resolve_params(params, g);
 }
+
+namespace {
+
+// An FTL device (method=ftl) of resolved `params`: formatted empty, or mounted.
+Status format_ftl_device(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out) {
+  if (params.ftl == FtlKind::kPage)
+    return PdlStore::format(nand, params, CommitMode::kPerPage, out);
+  return HybridStore::format(nand, params, out);
+}
+
+Status mount_ftl_device(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
+                        MountReport* report) {
+  if (params.ftl == FtlKind::kPage)
+    return PdlStore::mount(nand, params, false, CommitMode::kPerPage, out, report);
+  return HybridStore::mount(nand, params, out, report);
+}
+
+// The run-time choices of `run_time` (not stored in the superblock) applied to `params`.
+void apply_run_time(const StoreParams* run_time, StoreParams* params) {
+  if (!run_time) return;
+  params->sb_recognition = run_time->sb_recognition;
+  params->sb_flush = run_time->sb_flush;
+}
+
+}  // namespace
 
 Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
                     CommitMode mode) {
@@ -44,10 +76,17 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
     else PDL_TRY(st);
   }
   std::unique_ptr<PageStore> store;
-  if (in_page(sb.params.method))
+  if (in_page(sb.params.method)) {
     PDL_TRY(IplStore::format(nand, sb.params, &store));  // erases the data blocks
-  else
+  } else if (sb.params.method == Method::kFtl) {
+    PDL_TRY(format_ftl_device(nand, sb.params, &store));  // (no atomic groups)
+  } else if (sb.params.method == Method::kStableBuffer) {
+    std::unique_ptr<PageStore> device;
+    PDL_TRY(format_ftl_device(nand, SbStore::device_params(sb.params, nand.geometry()), &device));
+    PDL_TRY(SbStore::format(std::move(device), sb.params, &store));
+  } else {
     PDL_TRY(PdlStore::format(nand, sb.params, mode, &store));
+  }
   PDL_TRY(write_superblock(nand, sb));
   if (in_page(sb.params.method))
     PDL_TRY(store->set_commit_mode(mode));  // (IPU stays per-page)
@@ -56,10 +95,19 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
 }
 
 Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report,
-                   CommitMode mode) {
+                   CommitMode mode, const StoreParams* run_time) {
   Superblock sb;
   PDL_TRY(read_superblock(nand, resolve_store_params, &sb));
+  apply_run_time(run_time, &sb.params);
   switch (sb.params.method) {
+    case Method::kFtl:  // a block device: no atomic groups, whatever `mode` asks
+      return mount_ftl_device(nand, sb.params, out, report);
+    case Method::kStableBuffer: {
+      std::unique_ptr<PageStore> device;
+      PDL_TRY(mount_ftl_device(nand, SbStore::device_params(sb.params, nand.geometry()), &device,
+                               report));
+      return SbStore::mount(std::move(device), sb.params, out, report);
+    }
     case Method::kPdl:
     case Method::kOpu:
       if (sb.version == kSuperblockLegacy && mode == CommitMode::kGroup)
@@ -99,9 +147,11 @@ Status upgrade_store(Nand& nand, PageStore& store) {
   return rewrite_superblock(nand, sb);
 }
 
-StoreOpener remount_opener(Nand& nand) {
-  return [&nand](CommitMode mode, std::unique_ptr<PageStore>* out) {
-    return mount_store(nand, out, nullptr, mode);
+StoreOpener remount_opener(Nand& nand, const StoreParams* run_time) {
+  std::optional<StoreParams> choices;
+  if (run_time) choices = *run_time;
+  return [&nand, choices](CommitMode mode, std::unique_ptr<PageStore>* out) {
+    return mount_store(nand, out, nullptr, mode, choices ? &*choices : nullptr);
   };
 }
 

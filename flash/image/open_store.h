@@ -22,9 +22,12 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
                     CommitMode mode = CommitMode::kPerPage);
 // Recover the store on `nand` by scanning it (crash recovery, [PDL] Fig. 7). kGroup on a
 // store of superblock format 1 fails with kUnsupported: mount it kPerPage, upgrade_store, then
-// set_commit_mode(kGroup).
+// set_commit_mode(kGroup). An FTL device (method ftl, stablebuffer) has no groups: it mounts
+// per page whatever `mode` says. `run_time`, if given, supplies the run-time choices the
+// superblock does not keep (sb_recognition, sb_flush).
 Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report = nullptr,
-                   CommitMode mode = CommitMode::kPerPage);
+                   CommitMode mode = CommitMode::kPerPage,
+                   const StoreParams* run_time = nullptr);
 // The inspector of the engine that runs `params` (resolved for `g`): decodes its pages' data
 // areas for tools (page_inspector.h).
 std::unique_ptr<PageInspector> page_inspector(const StoreParams& params, const Geometry& g);
@@ -34,7 +37,8 @@ std::unique_ptr<PageInspector> page_inspector(const StoreParams& params, const G
 Status upgrade_store(Nand& nand, PageStore& store);
 
 // What a Volume on `nand` is handed to mount its store again after the store halted (a full
-// host file system): mount_store on the same chip. `nand` must outlive the Volume.
-StoreOpener remount_opener(Nand& nand);
+// host file system): mount_store on the same chip, with the same run-time choices (copied).
+// `nand` must outlive the Volume.
+StoreOpener remount_opener(Nand& nand, const StoreParams* run_time = nullptr);
 
 }  // namespace pdl

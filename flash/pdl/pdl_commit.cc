@@ -284,6 +284,10 @@ Status PdlStore::set_commit_mode(CommitMode mode) {
     blocks_.set_user_keep(1);
     return Status::ok();
   }
+  // The page-mapping FTL device (Method::kFtl) runs this engine on OPU's path but offers a
+  // block device's contract: no groups (page_store.h: other stores stay per-page, and this
+  // succeeds).
+  if (!has_atomic_commit(params_.method)) return Status::ok();
   if (legacy_)
     return Status::error(Errc::kUnsupported,
                          "a store of superblock format 1 has no commit records: upgrade it "

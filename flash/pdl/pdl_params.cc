@@ -13,7 +13,14 @@ Status PdlStore::resolve_params(StoreParams* p, const Geometry& g) {
   const uint32_t data_blocks = g.blocks - kSuperblockBlocks;
   if (p->log_region != 0) return bad("log_region: only the ipl method has a log region");
   if (p->log_sector != 0) return bad("log_sector: only the ipl method has log sectors");
-  if (p->method == Method::kOpu) {
+  if (p->method == Method::kFtl && p->ftl != FtlKind::kPage)
+    return bad("ftl: the page-mapping engine runs ftl=page only");
+  if (p->method == Method::kFtl) {
+    // The page-mapping FTL device: OPU's path, with its invalid-page bits in RAM as a device
+    // FTL keeps them in its tables (no second program of a spare area).
+    p->max_differential = 0;
+    p->obsolete = ObsoleteMode::kMemory;
+  } else if (p->method == Method::kOpu) {
     p->max_differential = 0;  // OPU never writes differentials
   } else {
     if (p->max_differential == 0) p->max_differential = g.page_data;

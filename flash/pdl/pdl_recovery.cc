@@ -396,7 +396,7 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
   const MountClock clock(nand);
   std::unique_ptr<PdlStore> s(new PdlStore(nand, params));
   s->legacy_ = legacy;
-  s->groups_ = mode == CommitMode::kGroup && !legacy;
+  s->groups_ = mode == CommitMode::kGroup && !legacy && has_atomic_commit(params.method);
   s->blocks_.set_user_keep(s->groups_ ? 2 : 1);
   PdlRecovery recovery(*s, nand, legacy);
   PDL_TRY(recovery.scan());

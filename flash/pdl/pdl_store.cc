@@ -32,7 +32,7 @@ PdlStore::PdlStore(Nand& nand, const StoreParams& params)
 Status PdlStore::format(Nand& nand, const StoreParams& params, CommitMode mode,
                         std::unique_ptr<PageStore>* out) {
   std::unique_ptr<PdlStore> s(new PdlStore(nand, params));
-  s->groups_ = mode == CommitMode::kGroup;
+  s->groups_ = mode == CommitMode::kGroup && has_atomic_commit(params.method);
   s->blocks_.set_user_keep(s->groups_ ? 2 : 1);
   // Erase every data block now: pages of an earlier format must never be recovered. Blocks
   // marked bad are skipped; one whose erase fails is marked bad.
@@ -377,7 +377,7 @@ Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
     pending_.data.assign(page.begin(), page.end());
     return Status::ok();
   }
-  if (params_.method == Method::kOpu || e.base == kNoPpa) return write_new_base(lpn, page);
+  if (!writes_differentials(params_.method) || e.base == kNoPpa) return write_new_base(lpn, page);
 
   // Step 1: read the base page.
   PDL_TRY(read_checked(e.base, scratch_base_, nullptr));

@@ -17,7 +17,8 @@
 // method"), minus the base-page read that only differentials need. Method::kOpu runs exactly
 // that path, so both methods share allocation, GC, obsolete marking, commit and recovery, and
 // their comparison differs only in what the paper says differs. Trim tombstones use the write
-// buffer in both methods.
+// buffer in both methods. Method::kFtl (ftl=page), the page-mapping FTL device, is OPU's path
+// too, with obsolete marks in RAM and no atomic groups (docs/design.md §15).
 //
 // Commit modes (page_store.h). kPerPage is [PDL]'s engine: every page is durable once
 // programmed, and carries a commit record covering itself (so one recovery serves both

@@ -15,7 +15,27 @@ enum class Method : uint8_t {
   kOpu = 2,  // out-place update, page-level mapping ([PDL] §3)
   kIpu = 3,  // in-place update: a block is rewritten whole for each overwrite ([PDL] §3)
   kIpl = 4,  // in-page logging: log sectors in each erase block, merge when full ([IPL])
+  // A commodity FTL device (eMMC, SD card) on the same chip: SQLite writes whole pages in
+  // place through a flash translation layer (StoreParams::ftl picks which), and its journal
+  // lives on the device too. No atomic commit: what such a user has (docs/design.md §15).
+  kFtl = 5,
+  // StableBuffer ([StableBuffer]) in front of an FTL device: page writes staged in a small
+  // pre-allocated area of the same device, flushed in the FTL's efficient write patterns.
+  kStableBuffer = 6,
 };
+
+// The flash translation layer of an FTL device (Method::kFtl, kStableBuffer).
+enum class FtlKind : uint8_t {
+  kNone = 0,  // not an FTL device
+  kPage = 1,  // page-level mapping, greedy GC (the page-mapping FTL: PdlStore on OPU's path)
+  kBast = 2,  // block-associative log blocks, switch/partial/full merges ([BAST])
+  kFast = 3,  // fully-associative random log blocks + one sequential log block ([FAST])
+};
+
+// StableBuffer's write-pattern recognition and flushing ([StableBuffer] §3): run-time choices
+// (not stored; URI keys sb_recognition, sb_flush).
+enum class SbRecognition : uint8_t { kOnDemand = 0, kIncremental = 1 };
+enum class SbFlush : uint8_t { kPassive = 0, kProactive = 1 };
 
 // What a method does, asked of the method rather than re-derived from its name. PDL and OPU
 // map pages through a ppmt and mark the old copies obsolete; IPU and IPL keep every logical
@@ -25,8 +45,12 @@ constexpr bool has_obsolete_marks(Method m) { return m == Method::kPdl || m == M
 // Max_Differential_Size applies (PDL only); a log region in each erase block (IPL only).
 constexpr bool writes_differentials(Method m) { return m == Method::kPdl; }
 constexpr bool has_log_region(Method m) { return m == Method::kIpl; }
-// Atomic commit of a group of writes (every method but IPU, which rewrites blocks in place).
-constexpr bool has_atomic_commit(Method m) { return m != Method::kIpu; }
+// An FTL device (with or without StableBuffer): superblock format 4, parameters ftl,
+// log_blocks and sb_slots.
+constexpr bool is_ftl_device(Method m) { return m == Method::kFtl || m == Method::kStableBuffer; }
+// Atomic commit of a group of writes: every method but IPU, which rewrites blocks in place, and
+// the FTL devices, whose block interface has no commit (SQLite keeps its journal on them).
+constexpr bool has_atomic_commit(Method m) { return m != Method::kIpu && !is_ftl_device(m); }
 
 // Which closed block PDL/OPU garbage collection takes (StoreParams::gc_victim).
 enum class GcVictim : uint8_t {
@@ -74,6 +98,18 @@ struct StoreParams {
   // PDL/OPU garbage collection's victim: greedy, or JFFS's oldest-first ([PDL] footnote 15
   // names Woodhouse's JFFS). An experiment switch like gc_merge (not stored, no URI key).
   GcVictim gc_victim = GcVictim::kGreedy;
+  // FTL devices (Method::kFtl, kStableBuffer; kNone for the others). Stored (format 4).
+  FtlKind ftl = FtlKind::kNone;
+  // BAST/FAST: log blocks of the FTL ([BAST], [FAST]); 0 = kLogBlocksDefault. Page FTL,
+  // other methods: 0. Stored (format 4).
+  uint32_t log_blocks = 0;
+  static constexpr uint32_t kLogBlocksDefault = 16;
+  // StableBuffer: pages of the staging area (slots) on the device; 0 = the default the engine
+  // derives ([StableBuffer] §4). Others: 0. Stored (format 4).
+  uint32_t sb_slots = 0;
+  // StableBuffer run-time choices (not stored).
+  SbRecognition sb_recognition = SbRecognition::kOnDemand;
+  SbFlush sb_flush = SbFlush::kPassive;
 
   // The checks every method shares: a known method and obsolete mode. The engine of the
   // method fills the other defaults for a geometry and checks their ranges
@@ -97,9 +133,15 @@ inline constexpr uint32_t kLogSector = 512;
 
 const char* method_name(Method m);
 const char* obsolete_name(ObsoleteMode m);
-// Parse "pdl"/"opu"/"ipu"/"ipl" and "spare"/"memory"; false if unknown.
+const char* ftl_name(FtlKind k);                 // "none", "page", "bast", "fast"
+const char* sb_recognition_name(SbRecognition r);  // "ondemand", "incremental"
+const char* sb_flush_name(SbFlush f);              // "passive", "proactive"
+// Parse "pdl"/"opu"/"ipu"/"ipl"/"ftl"/"stablebuffer" and "spare"/"memory"; false if unknown.
 bool parse_method(const std::string& s, Method* m);
 bool parse_obsolete(const std::string& s, ObsoleteMode* m);
+bool parse_ftl(const std::string& s, FtlKind* k);  // "page", "bast", "fast"
+bool parse_sb_recognition(const std::string& s, SbRecognition* r);
+bool parse_sb_flush(const std::string& s, SbFlush* f);
 
 // Fills the defaults of `params` for geometry `g` and checks their ranges (every method's rules:
 // resolve_store_params in the image layer, which knows the engines). Handed to the store layer

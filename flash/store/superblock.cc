@@ -15,6 +15,9 @@ namespace {
 
 constexpr char kMagic[8] = {'P', 'D', 'L', 'S', 'U', 'P', 'E', 'R'};
 constexpr size_t kCrcAt = 76;
+// Format 4's extension (FTL devices): bytes 80..91 under their own CRC at 92 (docs/format.md §2).
+constexpr size_t kExtAt = 80;
+constexpr size_t kExtCrcAt = 92;
 
 void encode(const Superblock& sb, const Geometry& g, std::span<uint8_t> d) {
   std::fill(d.begin(), d.end(), 0xFF);
@@ -36,6 +39,13 @@ void encode(const Superblock& sb, const Geometry& g, std::span<uint8_t> d) {
   le::put32(p + 68, sb.params.log_region);
   le::put32(p + 72, sb.version == kSuperblockLogSector ? sb.params.log_sector : 0);
   le::put32(p + kCrcAt, crc32c(p, kCrcAt));
+  if (sb.version == kSuperblockFtl) {
+    p[kExtAt] = uint8_t(sb.params.ftl);
+    p[kExtAt + 1] = p[kExtAt + 2] = p[kExtAt + 3] = 0;
+    le::put32(p + kExtAt + 4, sb.params.log_blocks);
+    le::put32(p + kExtAt + 8, sb.params.sb_slots);
+    le::put32(p + kExtCrcAt, crc32c(p + kExtAt, kExtCrcAt - kExtAt));
+  }
 }
 
 // kCorrupt "superblock field <name> = <value> is invalid: <why>".
@@ -55,20 +65,40 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
     return Status::error(Errc::kCorrupt, "superblock checksum mismatch");
   const uint32_t version = le::get32(p + 8);
   const Method method = Method(p[12]);
-  const bool known_method = p[12] >= uint8_t(Method::kPdl) && p[12] <= uint8_t(Method::kIpl);
+  const bool known_method =
+      p[12] >= uint8_t(Method::kPdl) && p[12] <= uint8_t(Method::kStableBuffer);
   if (version == kSuperblockLegacy || version == kSuperblockAtomic ||
-      version == kSuperblockLogSector) {
-    if (!known_method) return bad_field("method", p[12], "1 pdl, 2 opu, 3 ipu or 4 ipl");
+      version == kSuperblockLogSector || version == kSuperblockFtl) {
+    if (!known_method)
+      return bad_field("method", p[12], "1 pdl, 2 opu, 3 ipu, 4 ipl, 5 ftl or 6 stablebuffer");
   }
   const bool atomic_family = has_atomic_commit(method);
   if (version != kSuperblockLegacy && !(version == kSuperblockAtomic && atomic_family) &&
-      version != kSuperblockLogSector)
+      version != kSuperblockLogSector && version != kSuperblockFtl)
     return Status::error(Errc::kUnsupported,
                          "superblock format version " + std::to_string(version) +
                              " is unknown to this pdl (it reads 1, 2 for pdl, opu and ipl "
-                             "stores, and 3 for ipl): the image was made by a newer pdl");
+                             "stores, 3 for ipl and 4 for ftl devices): the image was made by a "
+                             "newer pdl");
   if (version == kSuperblockLogSector && method != Method::kIpl)
     return bad_field("method", p[12], "superblock format 3 is for ipl stores only (4)");
+  if ((version == kSuperblockFtl) != is_ftl_device(method))
+    return bad_field("method", p[12],
+                     "superblock format 4 is for the ftl (5) and stablebuffer (6) methods only, "
+                     "and they have no other");
+  if (version == kSuperblockFtl) {
+    if (le::get32(p + kExtCrcAt) != crc32c(p + kExtAt, kExtCrcAt - kExtAt))
+      return Status::error(Errc::kCorrupt, "superblock extension (bytes 80..95) checksum mismatch");
+    const uint8_t ftl = p[kExtAt];
+    if (ftl < uint8_t(FtlKind::kPage) || ftl > uint8_t(FtlKind::kFast))
+      return bad_field("ftl", ftl, "1 page, 2 bast or 3 fast");
+    if (p[kExtAt + 1] != 0 || p[kExtAt + 2] != 0 || p[kExtAt + 3] != 0)
+      return bad_field("bytes 81..83", p[kExtAt + 1] | p[kExtAt + 2] << 8 | p[kExtAt + 3] << 16,
+                       "must be 0");
+    sb->params.ftl = FtlKind(ftl);
+    sb->params.log_blocks = le::get32(p + kExtAt + 4);
+    sb->params.sb_slots = le::get32(p + kExtAt + 8);
+  }
   sb->version = version;
   if (p[13] != uint8_t(ObsoleteMode::kSpare) && p[13] != uint8_t(ObsoleteMode::kMemory))
     return bad_field("obsolete", p[13], "1 spare or 2 memory");
@@ -113,7 +143,9 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
                 {"logical_pages", "logical_pages:", &StoreParams::logical_pages},
                 {"gc_reserve_blocks", "gc_reserve:", &StoreParams::gc_reserve_blocks},
                 {"log_region", "log_region:", &StoreParams::log_region},
-                {"log_sector", "log_sector:", &StoreParams::log_sector}};
+                {"log_sector", "log_sector:", &StoreParams::log_sector},
+                {"log_blocks", "log_blocks:", &StoreParams::log_blocks},
+                {"sb_slots", "sb_slots:", &StoreParams::sb_slots}};
   StoreParams check = sb->params;
   const Status st = resolve(&check, g);
   if (!st.is_ok()) {
@@ -121,6 +153,7 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
     for (const auto& f : fields)
       if (why.rfind(f.prefix, 0) == 0) return bad_field(f.name, sb->params.*f.field, why);
     if (why.rfind("obsolete:", 0) == 0) return bad_field("obsolete", p[13], why);
+    if (why.rfind("ftl:", 0) == 0) return bad_field("ftl", uint8_t(sb->params.ftl), why);
     return Status::error(Errc::kCorrupt, "superblock parameters are invalid: " + why);
   }
   sb->params.log_sector = check.log_sector;  // resolved: 512 for ipl below format 3
@@ -184,6 +217,7 @@ Status put_superblock(Nand& nand, const Superblock& sb, bool erase) {
 }  // namespace
 
 uint32_t superblock_version_for(const StoreParams& params) {
+  if (is_ftl_device(params.method)) return kSuperblockFtl;
   if (params.method == Method::kIpu) return kSuperblockLegacy;
   if (params.method == Method::kIpl && params.log_sector != 0 && params.log_sector != kLogSector)
     return kSuperblockLogSector;

@@ -8,7 +8,8 @@
 // whose sync can be an atomic commit (commit records in spare areas and IPL log sectors,
 // docs/format.md §3, §7); 3 — version 2 for an IPL store whose log sectors are not 512 bytes:
 // bytes 72..75 hold its log_sector (an IPL store of 512-byte sectors stays version 2, bytes
-// 72..75 zero). A store of version 1 is upgraded in place by the first writable open
+// 72..75 zero); 4 — an FTL device (method ftl or stablebuffer): bytes 80..95 hold an
+// extension (ftl, log_blocks, sb_slots) under its own CRC. A store of version 1 is upgraded in place by the first writable open
 // (upgrade_store, open_store.cc): its superblock is rewritten copy by copy, so a cut leaves one
 // valid copy of either version.
 #pragma once
@@ -26,9 +27,10 @@ namespace pdl {
 inline constexpr uint32_t kSuperblockLegacy = 1;  // no atomic commit: every page counts
 inline constexpr uint32_t kSuperblockAtomic = 2;  // PDL/OPU/IPL: commit records on flash
 inline constexpr uint32_t kSuperblockLogSector = 3;  // 2 + IPL's log_sector in bytes 72..75
+inline constexpr uint32_t kSuperblockFtl = 4;  // FTL devices: the extension in bytes 80..95
 
 // The version a new store of `params` (resolved) gets: 2 for PDL, OPU and IPL; 3 for IPL with
-// log sectors other than kLogSector; 1 for IPU, which has no place for a commit record (no log
+// log sectors other than kLogSector; 4 for the FTL devices; 1 for IPU, which has no place for a commit record (no log
 // region) and keeps format 1.
 uint32_t superblock_version_for(const StoreParams& params);
 

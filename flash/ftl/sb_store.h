@@ -1,0 +1,35 @@
+// sb_store.h — StableBuffer ([StableBuffer]) as a PageStore in front of an FTL device: page
+// writes staged in a pre-allocated area of the same device (slots after the user's pages) and
+// flushed to their destinations in the FTL's efficient write patterns.
+//
+// (Interface of the layer's factory; the classes and invariants are documented with them in
+// this folder.)
+#pragma once
+
+#include <memory>
+
+#include "flash/store/page_store.h"
+#include "flash/store/store_params.h"
+
+namespace pdl {
+
+class SbStore {
+ public:
+  // Defaults and ranges of a method=stablebuffer store for `g` (sb_slots, logical_pages = the
+  // pages offered to the user); `resolve_device` resolves the FTL device under it
+  // (resolve_store_params). Messages name the parameter ("sb_slots: ...").
+  static Status resolve_params(StoreParams* p, const Geometry& g, ParamsResolver resolve_device);
+  // The parameters of the FTL device under a resolved stablebuffer store `p`: method=ftl, the
+  // same ftl and log_blocks, room for the user's pages, the slots and their directory.
+  static StoreParams device_params(const StoreParams& p, const Geometry& g);
+  // An empty store over a freshly formatted `device` (of device_params(p)).
+  static Status format(std::unique_ptr<PageStore> device, const StoreParams& p,
+                       std::unique_ptr<PageStore>* out);
+  // Recovery over a mounted `device`: the staging area's translation table rebuilt from the
+  // slots' destinations and timestamps ([StableBuffer]'s slot scan). Run-time choices
+  // (sb_recognition, sb_flush) come in `p`.
+  static Status mount(std::unique_ptr<PageStore> device, const StoreParams& p,
+                      std::unique_ptr<PageStore>* out, MountReport* report);
+};
+
+}  // namespace pdl
