@@ -90,6 +90,12 @@ Status check_params_match(const ImageParams& p, const Nand& nand, const StorePar
     if (*p.log_sector != sp.log_sector)
       return clash("log_sector", std::to_string(*p.log_sector), std::to_string(sp.log_sector));
   }
+  if (p.ftl && (!is_ftl_device(sp.method) || *p.ftl != sp.ftl))
+    return clash("ftl", ftl_name(*p.ftl), ftl_name(sp.ftl));
+  if (p.log_blocks && *p.log_blocks != sp.log_blocks)
+    return clash("log_blocks", std::to_string(*p.log_blocks), std::to_string(sp.log_blocks));
+  if (p.sb_slots && *p.sb_slots != sp.sb_slots)
+    return clash("sb_slots", std::to_string(*p.sb_slots), std::to_string(sp.sb_slots));
   if (p.page && *p.page != g.page_data)
     return clash("page", std::to_string(*p.page), std::to_string(g.page_data));
   if (p.spare && *p.spare != g.page_spare)
@@ -115,7 +121,8 @@ CommitMode commit_mode(const ImageParams& p) {
 VolumeOptions volume_options(const ImageParams& p, Nand& nand, bool read_only) {
   VolumeOptions o;
   o.read_only = read_only;
-  o.remount = remount_opener(nand);
+  const StoreParams run_time = p.run_time();
+  o.remount = remount_opener(nand, &run_time);
   if (p.cache_chunks) o.cache_chunks = *p.cache_chunks;
   if (p.logical_clock) o.logical_clock = *p.logical_clock;
   if (p.track_changes) o.track_changes = *p.track_changes;
@@ -200,7 +207,8 @@ Status open_image(const std::string& path, const ImageParams& params, ImageMode 
 Status mount_image(Image& img, const ImageParams& params, bool read_only) {
   Nand& nand = *img.nand;
   std::unique_ptr<PageStore> store;
-  PDL_TRY(mount_store(nand, &store, &img.mount));
+  const StoreParams run_time = params.run_time();
+  PDL_TRY(mount_store(nand, &store, &img.mount, CommitMode::kPerPage, &run_time));
   const StoreParams sp = store->params();
   std::unique_ptr<Volume> vol;
   // An image of an older format is brought up to date by its first writable open; then the
@@ -215,7 +223,7 @@ Status mount_image(Image& img, const ImageParams& params, bool read_only) {
     // No room for the mount's clean-up (a chip at the end of its life, or one filled up to a
     // write that failed): mounted again, from what is on flash as after a crash, without the
     // clean-up and read-only, so that everything committed can still be read.
-    PDL_TRY(mount_store(nand, &store, &img.mount));
+    PDL_TRY(mount_store(nand, &store, &img.mount, CommitMode::kPerPage, &run_time));
     if (params.wear_level) store->set_wear_level(*params.wear_level);
     if (!store->legacy_format()) PDL_TRY(store->set_commit_mode(commit_mode(params)));
     VolumeOptions o = volume_options(params, nand, true);

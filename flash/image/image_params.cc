@@ -6,7 +6,8 @@
 namespace pdl {
 
 const char* const ImageParams::kKeys[] = {
-    "method", "max_diff", "obsolete", "log_region", "log_sector", "page", "pages_per_block",
+    "method", "max_diff", "obsolete", "log_region", "log_sector", "ftl", "log_blocks",
+    "sb_slots", "sb_recognition", "sb_flush", "page", "pages_per_block",
     "spare", "size", "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit",
     "wear_level", "track_changes", nullptr};
 
@@ -49,8 +50,25 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
   };
   if (key == "method") {
     Method m;
-    if (!parse_method(std::string(value), &m)) return bad("unknown method (pdl, opu, ipu, ipl)");
+    if (!parse_method(std::string(value), &m))
+      return bad("unknown method (pdl, opu, ipu, ipl, ftl, stablebuffer)");
     method = m;
+  } else if (key == "ftl") {
+    FtlKind k;
+    if (!parse_ftl(std::string(value), &k)) return bad("must be page, bast or fast");
+    ftl = k;
+  } else if (key == "log_blocks") {
+    return u32(&log_blocks, 1, 1u << 20);
+  } else if (key == "sb_slots") {
+    return u32(&sb_slots, 1, 1u << 24);
+  } else if (key == "sb_recognition") {
+    SbRecognition r;
+    if (!parse_sb_recognition(std::string(value), &r)) return bad("must be ondemand or incremental");
+    sb_recognition = r;
+  } else if (key == "sb_flush") {
+    SbFlush f;
+    if (!parse_sb_flush(std::string(value), &f)) return bad("must be passive or proactive");
+    sb_flush = f;
   } else if (key == "obsolete") {
     ObsoleteMode m;
     if (!parse_obsolete(std::string(value), &m)) return bad("must be spare or memory");
@@ -132,6 +150,21 @@ StoreParams ImageParams::store_params() const {
   if (log_region) p.log_region = *log_region;
   if (log_sector) p.log_sector = *log_sector;
   if (wear_level) p.wear_level = *wear_level;
+  // An FTL device names its FTL; the page-mapping one when only the method is given.
+  if (ftl) p.ftl = *ftl;
+  else if (is_ftl_device(p.method)) p.ftl = FtlKind::kPage;
+  if (log_blocks) p.log_blocks = *log_blocks;
+  if (sb_slots) p.sb_slots = *sb_slots;
+  const StoreParams rt = run_time();
+  p.sb_recognition = rt.sb_recognition;
+  p.sb_flush = rt.sb_flush;
+  return p;
+}
+
+StoreParams ImageParams::run_time() const {
+  StoreParams p;
+  if (sb_recognition) p.sb_recognition = *sb_recognition;
+  if (sb_flush) p.sb_flush = *sb_flush;
   return p;
 }
 

@@ -23,6 +23,13 @@ struct ImageParams {
   std::optional<ObsoleteMode> obsolete;
   std::optional<uint32_t> log_region;       // IPL: log region per erase block, bytes
   std::optional<uint32_t> log_sector;       // IPL: bytes of a log sector (128, 256 or 512)
+  std::optional<FtlKind> ftl;               // FTL devices: page, bast or fast
+  std::optional<uint32_t> log_blocks;       // BAST/FAST: log blocks
+  std::optional<uint32_t> sb_slots;         // StableBuffer: staging-area pages
+  // StableBuffer's run-time choices (not stored): URI keys sb_recognition=ondemand|incremental,
+  // sb_flush=passive|proactive.
+  std::optional<SbRecognition> sb_recognition;
+  std::optional<SbFlush> sb_flush;
   std::optional<uint32_t> page;             // page data bytes
   std::optional<uint32_t> pages_per_block;
   std::optional<uint32_t> spare;            // page spare bytes (default page/32, at least 32)
@@ -56,6 +63,8 @@ struct ImageParams {
   // obsolete marks in the spare area as in its experiments), an image keeps obsolete marks in
   // RAM unless told otherwise ([PDL] §6; docs/design.md, "Obsolete marks").
   StoreParams store_params() const;
+  // The run-time choices set (the rest at their defaults), for mount_store's `run_time`.
+  StoreParams run_time() const;
 };
 
 // Chip sizes a user may ask for (size=): at most 256 GiB; at least 8 erase blocks
