@@ -73,7 +73,9 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
       return bad_field("method", p[12], "1 pdl, 2 opu, 3 ipu, 4 ipl, 5 ftl or 6 stablebuffer");
   }
   const bool atomic_family = has_atomic_commit(method);
-  if (version != kSuperblockLegacy && !(version == kSuperblockAtomic && atomic_family) &&
+  // (Format 2 on an FTL device is a known format on the wrong method: named below.)
+  if (version != kSuperblockLegacy &&
+      !(version == kSuperblockAtomic && (atomic_family || is_ftl_device(method))) &&
       version != kSuperblockLogSector && version != kSuperblockFtl)
     return Status::error(Errc::kUnsupported,
                          "superblock format version " + std::to_string(version) +

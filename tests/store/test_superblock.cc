@@ -216,7 +216,8 @@ TEST_CASE("mount refuses a log sector field a pdl would not write, naming it", "
             put(68, 0)(d);
           }},
       Bad{"superblock field bytes 72..75 = 128 is invalid", Errc::kCorrupt, put(72, 128)},
-      Bad{"made by a newer pdl", Errc::kUnsupported, both(put(8, 4), put(72, 128))});
+      Bad{"superblock field method = 4 is invalid", Errc::kCorrupt, put(8, 4)},
+      Bad{"made by a newer pdl", Errc::kUnsupported, both(put(8, 5), put(72, 128))});
   auto nand = pdl::test::make_ram_nand(nop16_geometry());
   StoreParams p;
   p.method = Method::kIpl;
@@ -260,4 +261,173 @@ TEST_CASE("format refuses a log sector size the chip or the method cannot take, 
   CHECK(st.is(Errc::kInvalidArgument));
   CHECK(std::string(st.message()).find(bad.message) != std::string::npos);
   CHECK(std::string(st.message()).rfind("log_sector:", 0) == 0);
+}
+
+// ---- Superblock format 4: FTL devices (docs/format.md §2, bytes 80..95) ----
+
+namespace {
+
+// Accepts any stored parameters unchanged: lets format 4's encoding be read back for FTLs whose
+// engines a test does not need (the field checks against the engines are the cases below).
+Status accept_params(StoreParams* p, const Geometry& g) {
+  (void)g;
+  return p->check_method();
+}
+
+// A page-FTL store (method ftl, ftl=page) on a small chip: format 4.
+std::unique_ptr<Nand> ftl_page_chip() {
+  auto nand = pdl::test::make_ram_nand(pdl::test::small_geometry(16));
+  StoreParams p;
+  p.method = Method::kFtl;
+  p.ftl = FtlKind::kPage;
+  std::unique_ptr<PageStore> store;
+  REQUIRE(format_store(*nand, p, &store).is_ok());
+  return nand;
+}
+
+// Like patch_superblock, and makes the extension's CRC (bytes 92..95) hold again too.
+void patch_extension(Nand& nand, const std::function<void(uint8_t*)>& edit) {
+  patch_superblock(nand, [&](uint8_t* d) {
+    edit(d);
+    le::put32(d + 92, crc32c(d + 80, 12));
+  });
+}
+
+}  // namespace
+
+TEST_CASE("a page ftl store is superblock format 4 with its ftl in byte 80", "[superblock]") {
+  auto nand = ftl_page_chip();
+  const Geometry& g = nand->geometry();
+  std::vector<uint8_t> data(g.page_data), spare(g.page_spare);
+  REQUIRE(nand->read(0, data, spare).is_ok());
+  CHECK(le::get32(data.data() + 8) == kSuperblockFtl);
+  CHECK(data[12] == uint8_t(Method::kFtl));
+  CHECK(data[80] == uint8_t(FtlKind::kPage));
+  CHECK(data[81] == 0);
+  CHECK(data[82] == 0);
+  CHECK(data[83] == 0);
+  CHECK(le::get32(data.data() + 84) == 0u);  // log_blocks: the page FTL has none
+  CHECK(le::get32(data.data() + 88) == 0u);  // sb_slots: no StableBuffer
+  CHECK(le::get32(data.data() + 92) == crc32c(data.data() + 80, 12));
+  CHECK(data[96] == 0xFF);  // the rest of the page stays erased
+  std::unique_ptr<PageStore> again;
+  REQUIRE(mount_store(*nand, &again).is_ok());
+  CHECK(again->params().method == Method::kFtl);
+  CHECK(again->params().ftl == FtlKind::kPage);
+  CHECK(again->params().log_blocks == 0u);
+  CHECK(again->params().sb_slots == 0u);
+  CHECK_FALSE(again->atomic());
+}
+
+TEST_CASE("superblock format 4 round-trips ftl, log_blocks and sb_slots", "[superblock]") {
+  struct Case {
+    Method method;
+    FtlKind ftl;
+    uint32_t log_blocks, sb_slots;
+  };
+  const Case c = GENERATE(Case{Method::kFtl, FtlKind::kPage, 0, 0},
+                          Case{Method::kFtl, FtlKind::kBast, 16, 0},
+                          Case{Method::kFtl, FtlKind::kFast, 32, 0},
+                          Case{Method::kStableBuffer, FtlKind::kPage, 0, 77},
+                          Case{Method::kStableBuffer, FtlKind::kBast, 24, 0x01020304},
+                          Case{Method::kStableBuffer, FtlKind::kFast, 0xA0B0C0D0, 5});
+  auto nand = ftl_page_chip();
+  Superblock sb;
+  REQUIRE(read_superblock(*nand, resolve_store_params, &sb).is_ok());
+  sb.params.method = c.method;
+  sb.params.ftl = c.ftl;
+  sb.params.log_blocks = c.log_blocks;
+  sb.params.sb_slots = c.sb_slots;
+  REQUIRE(rewrite_superblock(*nand, sb).is_ok());
+  std::vector<uint8_t> data(nand->geometry().page_data), spare(nand->geometry().page_spare);
+  REQUIRE(nand->read(0, data, spare).is_ok());
+  CHECK(data[80] == uint8_t(c.ftl));
+  CHECK(le::get32(data.data() + 84) == c.log_blocks);
+  CHECK(le::get32(data.data() + 88) == c.sb_slots);
+  Superblock got;
+  REQUIRE(read_superblock(*nand, accept_params, &got).is_ok());
+  CHECK(got.version == kSuperblockFtl);
+  CHECK(got.params.method == c.method);
+  CHECK(got.params.ftl == c.ftl);
+  CHECK(got.params.log_blocks == c.log_blocks);
+  CHECK(got.params.sb_slots == c.sb_slots);
+  CHECK(got.uuid == sb.uuid);
+  CHECK(got.params.logical_pages == sb.params.logical_pages);
+}
+
+TEST_CASE("mount refuses a format 4 field a pdl would not write, naming it", "[superblock]") {
+  struct Bad {
+    const char* message;
+    std::function<void(uint8_t*)> edit;
+    bool fix_extension_crc;
+  };
+  const Bad bad = GENERATE(
+      Bad{"superblock extension (bytes 80..95) checksum mismatch",
+          [](uint8_t* d) { le::put32(d + 84, 16); }, false},
+      Bad{"superblock extension (bytes 80..95) checksum mismatch",
+          [](uint8_t* d) { d[95] ^= 1; }, false},
+      Bad{"superblock field ftl = 4 is invalid", [](uint8_t* d) { d[80] = 4; }, true},
+      Bad{"superblock field ftl = 0 is invalid", [](uint8_t* d) { d[80] = 0; }, true},
+      Bad{"superblock field ftl = 255 is invalid", [](uint8_t* d) { d[80] = 0xFF; }, true},
+      Bad{"superblock field bytes 81..83 = 1 is invalid", [](uint8_t* d) { d[81] = 1; }, true},
+      Bad{"superblock field bytes 81..83 = 65536 is invalid", [](uint8_t* d) { d[83] = 1; },
+          true},
+      Bad{"superblock field log_blocks = 16 is invalid", [](uint8_t* d) { le::put32(d + 84, 16); },
+          true},
+      Bad{"superblock field sb_slots = 8 is invalid", [](uint8_t* d) { le::put32(d + 88, 8); },
+          true},
+      Bad{"superblock field method = 5 is invalid",  // an FTL device claiming format 2
+          [](uint8_t* d) { le::put32(d + 8, kSuperblockAtomic); }, false},
+      Bad{"superblock field method = 2 is invalid",  // an OPU store claiming format 4
+          [](uint8_t* d) { d[12] = uint8_t(Method::kOpu); }, true});
+  auto nand = ftl_page_chip();
+  if (bad.fix_extension_crc) patch_extension(*nand, bad.edit);
+  else patch_superblock(*nand, bad.edit);
+  Superblock sb;
+  const Status st = read_superblock(*nand, resolve_store_params, &sb);
+  INFO(st.to_string());
+  CHECK(st.is(Errc::kCorrupt));
+  CHECK(std::string(st.message()).find(bad.message) != std::string::npos);
+  std::unique_ptr<PageStore> again;
+  CHECK(!mount_store(*nand, &again).is_ok());
+}
+
+TEST_CASE("stores of the raw-NAND methods never write format 4", "[superblock]") {
+  const Method m = GENERATE(Method::kPdl, Method::kOpu, Method::kIpu, Method::kIpl);
+  auto nand = pdl::test::make_ram_nand(pdl::test::small_geometry(16));
+  StoreParams p;
+  p.method = m;
+  std::unique_ptr<PageStore> store;
+  REQUIRE(format_store(*nand, p, &store).is_ok());
+  std::vector<uint8_t> data(nand->geometry().page_data), spare(nand->geometry().page_spare);
+  REQUIRE(nand->read(0, data, spare).is_ok());
+  CHECK(le::get32(data.data() + 8) != kSuperblockFtl);
+  for (size_t i = 80; i < 96; i++) CHECK(data[i] == 0xFF);  // no extension
+}
+
+TEST_CASE("format refuses FTL parameters on the wrong method, naming them", "[superblock]") {
+  struct Bad {
+    Method method;
+    FtlKind ftl;
+    uint32_t log_blocks, sb_slots;
+    const char* message;
+  };
+  const Bad bad = GENERATE(
+      Bad{Method::kPdl, FtlKind::kPage, 0, 0, "ftl: only the ftl and stablebuffer methods"},
+      Bad{Method::kFtl, FtlKind::kNone, 0, 0, "ftl: an ftl or stablebuffer store needs"},
+      Bad{Method::kFtl, FtlKind::kPage, 16, 0, "log_blocks: only the bast and fast FTLs"},
+      Bad{Method::kFtl, FtlKind::kPage, 0, 8, "sb_slots: only the stablebuffer method"},
+      Bad{Method::kOpu, FtlKind::kNone, 0, 8, "sb_slots: only the stablebuffer method"},
+      Bad{Method::kIpl, FtlKind::kNone, 16, 0, "log_blocks: only the bast and fast FTLs"});
+  auto nand = pdl::test::make_ram_nand(pdl::test::small_geometry(16));
+  StoreParams p;
+  p.method = bad.method;
+  p.ftl = bad.ftl;
+  p.log_blocks = bad.log_blocks;
+  p.sb_slots = bad.sb_slots;
+  std::unique_ptr<PageStore> store;
+  const Status st = format_store(*nand, p, &store);
+  INFO(st.to_string());
+  CHECK(st.is(Errc::kInvalidArgument));
+  CHECK(std::string(st.message()).find(bad.message) != std::string::npos);
 }
