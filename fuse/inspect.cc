@@ -36,6 +36,15 @@ std::string config_text(Image& img, bool read_only) {
     line(&s, "obsolete", obsolete_name(sp.obsolete));
   if (has_log_region(sp.method)) line(&s, "log_region", format_size(sp.log_region));
   if (has_log_region(sp.method)) line(&s, "log_sector", sp.log_sector);
+  if (is_ftl_device(sp.method)) {
+    line(&s, "ftl", ftl_name(sp.ftl));
+    if (sp.log_blocks) line(&s, "log_blocks", sp.log_blocks);
+    if (sp.method == Method::kStableBuffer) {
+      line(&s, "sb_slots", sp.sb_slots);
+      line(&s, "sb_recognition", sb_recognition_name(sp.sb_recognition));
+      line(&s, "sb_flush", sb_flush_name(sp.sb_flush));
+    }
+  }
   line(&s, "page", g.page_data);
   line(&s, "pages_per_block", g.pages_per_block);
   line(&s, "size", format_size(uint64_t(g.page_data) * g.pages_per_block * g.blocks));

@@ -175,11 +175,20 @@ void print_usage(FILE* out) {
         {"-s", "one thread (default: libfuse's multi-threaded loop)"},
         {"-o ro", "read-only: the image is not modified (it must exist)"}}},
       {"image parameters (-o, comma-separated; new image only unless said)",
-       {{"-o method=M", "pdl, opu, ipu or ipl (default: pdl)"},
+       {{"-o method=M", "pdl, opu, ipu or ipl; ftl or stablebuffer: an FTL device\n"
+                        "(eMMC/SD-like, no atomic commit) (default: pdl)"},
         {"-o max_diff=N", "pdl: Max_Differential_Size in bytes (default: 256)"},
         {"-o obsolete=spare|memory", "pdl/opu: where obsolete marks live"},
         {"-o log_region=N", "ipl: log region per erase block, bytes"},
         {"-o log_sector=N", "ipl: bytes of a log sector, 128|256|512 (default: 512)"},
+        {"-o ftl=page|bast|fast", "ftl/stablebuffer: the device's translation layer\n"
+                                  "(default: page)"},
+        {"-o log_blocks=N", "ftl=bast|fast: log blocks (default: 16)"},
+        {"-o sb_slots=N", "stablebuffer: staging pages on the device"},
+        {"-o sb_recognition=R", "stablebuffer: ondemand|incremental write-pattern\n"
+                                "recognition (any mount; default: ondemand)"},
+        {"-o sb_flush=F", "stablebuffer: passive|proactive flushing (any mount;\n"
+                          "default: passive)"},
         {"-o page=N", "flash page data bytes (default: 2048)"},
         {"-o pages_per_block=N", "pages per erase block (default: 64)"},
         {"-o size=S", "chip size, 1M .. 256G, at least 8 erase blocks (default: 256M)"},

@@ -3,8 +3,9 @@
 //   pdl-fuse [-f] [-d] [-s] [-o OPT[,OPT...]] IMAGE MOUNTPOINT | --help | --version
 //
 // pdl's own -o options are the image parameters (ImageParams keys: method, max_diff, obsolete,
-// log_region, log_sector, page, pages_per_block, size, nop, max_files — used when IMAGE is
-// created — and cache_chunks at any mount); `ro` is both ours (the image is opened read-only)
+// log_region, log_sector, ftl, log_blocks, sb_slots, page, pages_per_block, size, nop,
+// max_files — used when IMAGE is created — and cache_chunks, sb_recognition, sb_flush at any
+// mount); `ro` is both ours (the image is opened read-only)
 // and the kernel's (a read-only mount). Every other -o option, and -d, go to libfuse unchanged,
 // which refuses unknown ones. -f and -s are ours: foreground, single-threaded loop. libfuse's
 // parser, not CLI11 (cli/app.h), because most of the command line is libfuse's; the help and

@@ -24,6 +24,7 @@ struct ParamOption {
 constexpr ParamOption kParamOptions[] = {
     {"method", "method"},   {"max-diff", "max_diff"},   {"obsolete", "obsolete"},
     {"log-region", "log_region"}, {"log-sector", "log_sector"},
+    {"ftl", "ftl"},         {"log-blocks", "log_blocks"}, {"sb-slots", "sb_slots"},
     {"page", "page"},       {"pages-per-block", "pages_per_block"},   {"spare", "spare"},
     {"size", "size"},       {"nop", "nop"},             {"max-files", "max_files"},
     {"erase-limit", "erase_limit"},
@@ -98,8 +99,10 @@ int format_and_report(const Command& cmd, const std::string& path, const ImagePa
 
 const Command kFormatCommand = {
     "format",
-    "IMAGE [--method pdl|opu|ipu|ipl] [--max-diff N] [--obsolete spare|memory]\n"
-    "       [--log-region SIZE] [--log-sector N] [--page N] [--pages-per-block N] [--spare N]\n"
+    "IMAGE [--method pdl|opu|ipu|ipl|ftl|stablebuffer] [--max-diff N]\n"
+    "       [--obsolete spare|memory] [--log-region SIZE] [--log-sector N]\n"
+    "       [--ftl page|bast|fast] [--log-blocks N] [--sb-slots N]\n"
+    "       [--page N] [--pages-per-block N] [--spare N]\n"
     "       [--size SIZE] [--nop N] [--max-files N] [--db NAME] [--force]",
     "create a new, empty image (an emulated NAND chip in a sparse file)",
     "Replaces IMAGE if it is a pdl image holding no file that no process has open; an image\n"
@@ -109,16 +112,26 @@ const Command kFormatCommand = {
     "max-diff 256, obsolete memory, 2048-byte pages, 64 pages per block, 256M, NOP 4, 256\n"
     "files). Sizes take K, M, G, T suffixes (binary); a chip has at least 8 erase blocks\n"
     "(1M with the default geometry) and at most 256G.\n"
+    "Methods ftl and stablebuffer make a commodity FTL device (eMMC/SD-like) on the chip:\n"
+    "--ftl picks its translation layer (page mapping, or the BAST/FAST log-block FTLs with\n"
+    "--log-blocks, default 16); stablebuffer stages page writes in --sb-slots pages of the\n"
+    "same device. They have no atomic commit: SQLite keeps its journal on the device.\n"
     "With --mtd DEV (raw NAND through Linux MTD) the geometry is the device's; --size uses\n"
     "its first SIZE bytes; a device holding anything but a pdl store or erased blocks is\n"
     "refused unless --force.\n",
     {
-        {"method", 0, "pdl|opu|ipu|ipl", "page-update method (default pdl)"},
+        {"method", 0, "pdl|opu|ipu|ipl|ftl|stablebuffer",
+         "page-update method, or an FTL device (default pdl)"},
         {"max-diff", 0, "N", "Max_Differential_Size in bytes, record header included (pdl)"},
         {"obsolete", 0, "spare|memory", "how obsolete pages are marked (pdl, opu; default memory)"},
         {"log-region", 0, "SIZE", "log region per erase block (ipl; default 9/64 of the block)"},
         {"log-sector", 0, "N", "bytes of a log sector, 128|256|512 (ipl; default 512; needs "
                                "nop >= page/N)"},
+        {"ftl", 0, "page|bast|fast",
+         "flash translation layer of an FTL device (ftl, stablebuffer; default page)"},
+        {"log-blocks", 0, "N", "log blocks of the BAST/FAST FTL (default 16)"},
+        {"sb-slots", 0, "N", "StableBuffer staging pages on the device (stablebuffer; default: "
+                             "the engine's)"},
         {"page", 0, "N", "page data bytes, a power of two 512..32768 (default 2048)"},
         {"pages-per-block", 0, "N", "pages per erase block (default 64)"},
         {"spare", 0, "N", "page spare (OOB) bytes, 32..4096 (default page/32, at least 32)"},

@@ -114,7 +114,15 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
     std::printf(", log region %s (%u of %u pages per block), log sectors of %u B",
                 format_size(d.sp.log_region).c_str(), d.sp.log_pages(g), g.pages_per_block,
                 d.sp.log_sector);
-  if (has_obsolete_marks(d.sp.method)) {
+  if (is_ftl_device(d.sp.method)) {
+    std::printf(", ftl %s", ftl_name(d.sp.ftl));
+    if (d.sp.log_blocks) std::printf(", %u log blocks", d.sp.log_blocks);
+    if (d.sp.method == Method::kStableBuffer)
+      std::printf(", %u staging slots", d.sp.sb_slots);
+    std::printf(", %u logical pages, %u reserve block%s, no atomic commit (journal on the "
+                "device)\n",
+                d.sp.logical_pages, d.sp.gc_reserve_blocks, d.sp.gc_reserve_blocks == 1 ? "" : "s");
+  } else if (has_obsolete_marks(d.sp.method)) {
     std::printf(", obsolete=%s, %u logical pages, GC reserve %u blocks\n",
                 obsolete_name(d.sp.obsolete), d.sp.logical_pages, d.sp.gc_reserve_blocks);
   } else {

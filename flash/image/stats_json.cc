@@ -142,8 +142,15 @@ std::string image_stats_json(Image& image) {
       .s("obsolete", obsolete_label(sp.method, sp.obsolete))
       .u("log_region", sp.log_region)
       .u("log_sector", sp.log_sector)  // IPL: bytes of a log sector; 0 otherwise
+      // FTL devices (method ftl, stablebuffer): the translation layer ("page", "bast",
+      // "fast"), BAST/FAST's log blocks and StableBuffer's staging slots; "none", 0, 0 for the
+      // raw-NAND methods.
+      .s("ftl", ftl_name(sp.ftl))
+      .u("log_blocks", sp.log_blocks)
+      .u("sb_slots", sp.sb_slots)
       // How the store commits: "atomic" (every sync one atomic commit; the SQLite VFS keeps
-      // the rollback journal in memory) or "journal" (page by page; the journal on flash).
+      // the rollback journal in memory) or "journal" (page by page; the journal on flash —
+      // always for IPU and the FTL devices, which have no atomic commit).
       .s("commit", store.atomic() ? "atomic" : "journal")
       .u("logical_pages", sp.logical_pages)
       .o("geometry", JsonObj()

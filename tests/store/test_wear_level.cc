@@ -77,9 +77,11 @@ Status static_plus_hot(PageStore& store, int hot_writes, Run& t,
 
 TEST_CASE("static wear levelling keeps the erase-count spread of static data near its threshold",
           "[store][wear]") {
-  const Method method = GENERATE(Method::kPdl, Method::kOpu, Method::kIpu, Method::kIpl);
+  const Method method =
+      GENERATE(Method::kPdl, Method::kOpu, Method::kIpu, Method::kIpl, Method::kFtl);
   const CommitMode mode = GENERATE(CommitMode::kPerPage, CommitMode::kGroup);
-  if (method == Method::kIpu && mode == CommitMode::kGroup) return;  // IPU has no groups
+  // IPU and the FTL devices have no groups: their kGroup run would repeat the per-page one.
+  if (!has_atomic_commit(method) && mode == CommitMode::kGroup) return;
   const uint32_t threshold = 8;
   const bool on = GENERATE(true, false);
   INFO(method_name(method) << (mode == CommitMode::kGroup ? " atomic" : " per page")
@@ -88,6 +90,7 @@ TEST_CASE("static wear levelling keeps the erase-count spread of static data nea
   auto nand = pdl::test::make_ram_nand(g);
   StoreParams p;
   p.method = method;
+  if (method == Method::kFtl) p.ftl = FtlKind::kPage;  // the page-mapping FTL device
   if (method == Method::kIpl) p.log_region = 2 * g.page_data;
   p.wear_level = on ? threshold : 0;
   std::unique_ptr<PageStore> store;
@@ -127,13 +130,16 @@ TEST_CASE("static wear levelling keeps the erase-count spread of static data nea
 
 TEST_CASE("a power cut at any operation of a wear-levelling move loses nothing synced",
           "[store][wear][powerloss]") {
-  const Method method = GENERATE(Method::kPdl, Method::kOpu, Method::kIpu, Method::kIpl);
+  const Method method =
+      GENERATE(Method::kPdl, Method::kOpu, Method::kIpu, Method::kIpl, Method::kFtl);
   const CommitMode mode = GENERATE(CommitMode::kPerPage, CommitMode::kGroup);
-  if (method == Method::kIpu && mode == CommitMode::kGroup) return;  // IPU has no groups
+  // IPU and the FTL devices have no groups: their kGroup run would repeat the per-page one.
+  if (!has_atomic_commit(method) && mode == CommitMode::kGroup) return;
   INFO(method_name(method) << (mode == CommitMode::kGroup ? " atomic" : " per page"));
   const Geometry g = pdl::test::geometry(512, 32, 8, 24);
   StoreParams p;
   p.method = method;
+  if (method == Method::kFtl) p.ftl = FtlKind::kPage;  // the page-mapping FTL device
   if (method == Method::kIpl) p.log_region = 2 * g.page_data;
   p.obsolete = method == Method::kPdl ? ObsoleteMode::kSpare : ObsoleteMode::kMemory;
   p.wear_level = 3;
