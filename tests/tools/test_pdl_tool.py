@@ -9,7 +9,8 @@
 # fsck (clean: exit 0; a flipped data byte, a damaged superblock copy, a damaged image header:
 # exit 1), spare-area bit flips (one or two in a header, the obsolete mark, the bad-block
 # marker: cat right and fsck clean; three in a header, a whole marker: cat fails, fsck exit 1), dump --lpn / --block / --file, read-only commands leave the image byte-identical,
-# a non-image file is refused (exit 3) and unchanged, an image held by another process gives
+# an FTL device image (method ftl, ftl=page: format, info naming the FTL, fsck, dump, refused
+# FTL parameters), a non-image file is refused (exit 3) and unchanged, an image held by another process gives
 # exit 4 naming it, usage errors give exit 2, and no command prints a traceback-like crash.
 #
 # Sanitizer builds: the stock sqlite3 loads an instrumented pdl.so, so meson passes the
@@ -262,6 +263,48 @@ try:
                          "--method", method, "--log-region", "2M")
         check(rc == 2 and "log_region" in err, "format %s with a bad log region: exit 2 naming it (%s)"
               % (method, err))
+
+    # ---- an FTL device (method ftl, ftl=page): format, fill through SQLite, info, fsck, dump ----
+    ftl = os.path.join(tmp, "ftl.pdl")
+    rc, out, err = pdl("format", ftl, "--size", "4M", "--method", "ftl", "--ftl", "page",
+                       "--pages-per-block", "16", "--db", "main.db")
+    check(rc == 0 and b"ftl ftl=page" in out, "format --method ftl --ftl page: %s%s"
+          % (out.decode(errors="replace"), err))
+    sql(ftl, "create table t(x); insert into t select randomblob(300) from "
+             "(with recursive c(i) as (select 1 union all select i+1 from c where i<300) "
+             "select * from c); update t set x = randomblob(300) where rowid % 5 = 0; "
+             "delete from t where rowid % 3 = 0;")
+    ftl_before = read_bytes(ftl)
+    rc, out, err = pdl("fsck", ftl)
+    check(rc == 0 and out.rstrip().endswith(b"clean"), "fsck of an ftl=page image: clean (%s)"
+          % err)
+    rc, out, _ = pdl("info", ftl)
+    check(rc == 0 and b"method       ftl, ftl page," in out and b"no atomic commit" in out,
+          "info of an ftl=page image names the FTL and the missing atomic commit")
+    rc, out, _ = pdl("info", ftl, "--json")
+    j = json.loads(out)
+    check(j["method"] == "ftl" and j["ftl"] == "page" and j["log_blocks"] == 0
+          and j["sb_slots"] == 0 and j["commit"] == "journal" and j["obsolete"] == "none",
+          "info --json of ftl=page: method, ftl, log_blocks, sb_slots, journal commit")
+    rc, out, err = pdl("dump", ftl, "--file", "main.db")
+    lines = re.findall(rb"^ +(\d+) +(\d+)  ppa (\d+) \(block (\d+), page (\d+)\)", out, re.M)
+    check(rc == 0 and len(lines) > 10, "dump --file of an ftl=page image lists the chunks (%s)"
+          % err)
+    if lines:
+        rc, out, _ = pdl("dump", ftl, "--lpn", lines[0][1].decode())
+        check(rc == 0 and b"base page      ppa" in out, "dump --lpn of an ftl=page image")
+        rc, out, _ = pdl("dump", ftl, "--block", lines[0][3].decode())
+        check(rc == 0 and b"live (current base)" in out, "dump --block of an ftl=page image")
+    check(read_bytes(ftl) == ftl_before, "info, fsck, dump left the ftl image byte-identical")
+    for args, field in ((["--method", "ftl", "--ftl", "page", "--log-blocks", "16"], "log_blocks"),
+                        (["--method", "ftl", "--sb-slots", "8"], "sb_slots"),
+                        (["--method", "pdl", "--ftl", "page"], "ftl"),
+                        (["--method", "ftl", "--ftl", "nand"], "--ftl"),
+                        (["--method", "ftl", "--log-blocks", "zero"], "--log-blocks")):
+        bad_ftl = os.path.join(tmp, "bad-ftl.pdl")
+        rc, _, err = pdl("format", bad_ftl, "--size", "4M", *args)
+        check(rc == 2 and field in err and not os.path.exists(bad_ftl),
+              "format %s: exit 2 naming %s, nothing created (%s)" % (args, field, err.strip()))
 
     # ---- corruption: one data byte of a live base page ----
     bad = os.path.join(tmp, "bad.pdl")
