@@ -254,6 +254,60 @@ TEST_CASE("a hot journal left on flash by commit=journal is rolled back under co
   c.must("INSERT INTO t(b) VALUES (x'01')");
 }
 
+// An FTL device (eMMC/SD-like: method=ftl, stablebuffer) has no atomic commit: whatever
+// commit= asks, SQLite's rollback journal is a file on the device, written and synced like the
+// database, and a crash mid-transaction is rolled back by SQLite itself from that hot journal.
+TEST_CASE("an FTL device keeps SQLite's journal on the device whatever commit= asks, and its "
+          "hot journal rolls a cut transaction back", "[vfs][atomic][ftl]") {
+  use_pdl_vfs();
+  const std::string commit = GENERATE(as<std::string>(), "atomic", "journal", "");
+  const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST");
+  INFO("commit=" << commit << ", journal_mode " << journal);
+  const std::string path = temp_path("sd.db");
+  const std::string uri =
+      pdl_uri(path, std::string(kChip) + "&method=ftl" + (commit.empty() ? "" : "&commit=" + commit));
+  std::string before;
+  {
+    Conn c(uri);
+    set_journal_mode(c, journal);
+    c.must("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
+    c.must("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300) "
+           "INSERT INTO t(b) SELECT randomblob(300) FROM c");
+    Json j = stats(c);
+    CHECK(json_string(j, "method") == "ftl");
+    CHECK(json_string(j, "ftl") == "page");
+    CHECK(json_string(j, "commit") == "journal");
+    CHECK(json_number(j, "by_kind.journal.flash.programs") > 0);  // the journal was on flash
+    before = content(c);
+    c.must("PRAGMA cache_size=8");
+    c.must("BEGIN");
+    c.must("UPDATE t SET b = randomblob(400)");  // spills: journal synced, database written
+    // Mid-transaction, the journal is a file of the image.
+    j = stats(c);
+    bool journal_file = false;
+    for (const Json& f : j.at("files")->arr)
+      journal_file |= f.at("name")->str == "sd.db-journal" && f.at("kind")->str == "journal";
+    CHECK(journal_file);
+    // Power fails before the commit: the journal on flash is hot.
+    static_cast<pdl::EmulatedNand*>(pdl::vfs::device_of(path))->cut_power_after(0);
+    c.exec("COMMIT");
+  }
+  {  // the image holds the hot journal (read-only look, as pdl ls would)
+    std::unique_ptr<pdl::Image> img;
+    REQUIRE(pdl::open_image(path, pdl::ImageParams(), pdl::ImageMode::kOpen, true, "", &img)
+                .is_ok());
+    pdl::FileInfo fi;
+    REQUIRE(img->volume->stat("sd.db-journal", &fi).is_ok());
+    CHECK(fi.size > 0);
+  }
+  Conn c(uri);  // SQLite finds the hot journal and rolls the transaction back
+  CHECK(content(c) == before);
+  CHECK(c.text("PRAGMA integrity_check") == "ok");
+  CHECK(c.text("PRAGMA pdl_check") == "ok");
+  CHECK(json_string(stats(c), "commit") == "journal");
+  c.must("INSERT INTO t(b) VALUES (x'01')");
+}
+
 TEST_CASE("another connection never sees a transaction's pages before its commit",
           "[vfs][atomic]") {
   use_pdl_vfs();

@@ -1,8 +1,9 @@
 // test_vfs_crash.cc — power cuts under live SQLite connections: acknowledged commits survive,
 // unacknowledged ones are all-or-nothing, and the database is intact after recovery.
 //
-// For each method {pdl, opu, ipu, ipl}, commit mode {atomic — the journal in memory, journal —
-// the journal on flash; IPU has only the latter} and journal mode {DELETE, TRUNCATE,
+// For each method {pdl, opu, ipu, ipl, ftl (the page-mapping FTL device: SQLite on an eMMC/SD
+// card)}, commit mode {atomic — the journal in memory, journal — the journal on flash; IPU and
+// the FTL device have only the latter} and journal mode {DELETE, TRUNCATE,
 // PERSIST, WAL, and with atomic commit MEMORY, which it makes crash-safe} (OFF promises
 // nothing: ROLLBACK does not work in it), a deterministic sequence of transactions runs once
 // uncut to count its mutating flash operations T. Each trial then replays it on a fresh image with the
@@ -55,7 +56,8 @@ const char* const kChips[] = {"size=512K&page=2048&pages_per_block=16&max_files=
 // method x commit x journal mode x chip; IPU (journal on flash only) and IPL on the small chip
 // only, with a quarter of the trials: every IPU overwrite rewrites a 16-page block, which
 // multiplies the host I/O of each trial (the suite runs twice in CI, once under sanitizers).
-constexpr int kConfigs = 2 * (5 + 4) * 2 + 4 + (5 + 4);
+// The FTL device (journal on flash only) on both chips.
+constexpr int kConfigs = 2 * (5 + 4) * 2 + 4 + (5 + 4) + 4 * 2;
 
 struct RowVal {
   int64_t txn = 0;
@@ -201,10 +203,11 @@ struct Workload {
   }
 };
 
-// The commit modes of a method (IPU: the journal on flash only) and whether a journal mode is
+// The commit modes of a method (IPU and the FTL device: the journal on flash only — commit=atomic
+// on them would run the same journal; the VFS tests check that) and whether a journal mode is
 // run under it (MEMORY only with atomic commit, which makes it crash-safe).
 bool runs(const std::string& method, const std::string& commit, const std::string& journal) {
-  if (method == "ipu" && commit == "atomic") return false;
+  if ((method == "ipu" || method == "ftl") && commit == "atomic") return false;
   return journal != "MEMORY" || commit == "atomic";
 }
 
@@ -328,7 +331,7 @@ RandomCut draw_cut(std::mt19937_64& rng, uint64_t total_ops) {
 TEST_CASE("a power cut loses no acknowledged commit and never leaves half a transaction",
           "[vfs][crash]") {
   use_pdl_vfs();
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl", "ftl");
   const std::string commit = GENERATE(as<std::string>(), "atomic", "journal");
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST",
                                        "MEMORY", "WAL");
@@ -648,7 +651,7 @@ bool reopen_and_check(const Workload& wl, const std::string& path, int64_t acked
 TEST_CASE("a power cut at every flash operation of a short workload, each tear, and a cut "
           "during the recovery lose nothing acknowledged", "[vfs][crash][exhaustive]") {
   use_pdl_vfs();
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl", "ftl");
   const std::string commit = GENERATE(as<std::string>(), "atomic", "journal");
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "MEMORY", "WAL");
   if (!runs(method, commit, journal)) return;
@@ -699,7 +702,7 @@ TEST_CASE("a power cut at every flash operation of a short workload, each tear, 
   total_cuts += cuts;
   total_recovery_cuts += recovery_cuts;
   int all_configs = 0;  // (the generators above, as runs() filters them)
-  for (const char* m : {"pdl", "opu", "ipu", "ipl"})
+  for (const char* m : {"pdl", "opu", "ipu", "ipl", "ftl"})
     for (const char* cm : {"atomic", "journal"})
       for (const char* j : {"DELETE", "MEMORY", "WAL"}) all_configs += runs(m, cm, j) ? 1 : 0;
   if (++configs == uint64_t(all_configs))
@@ -726,7 +729,8 @@ TEST_CASE("a power cut at every flash operation of a short workload, each tear, 
 TEST_CASE("an I/O error at any device operation of a short workload fails cleanly and loses "
           "nothing acknowledged", "[vfs][ioerr]") {
   use_pdl_vfs();
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  // (ftl with commit=atomic, as asked: the VFS keeps the journal on the device.)
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl", "ftl");
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "WAL");
   constexpr int64_t kFirst = 7, kLast = 8;
   const Workload wl{method, journal, kChips[0]};
@@ -838,7 +842,7 @@ TEST_CASE("an I/O error at any device operation of a short workload fails cleanl
   total_masked += masked;
   total_failed += failed;
   total_same_conn += same_conn;
-  if (++configs == 8)
+  if (++configs == 10)
     WARN("I/O-error campaign: " << total_runs << " runs (every device operation, at one in "
                                 << stride << ", as a single error and as the device gone): "
                                 << total_masked << " single errors all absorbed, "

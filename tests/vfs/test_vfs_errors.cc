@@ -105,6 +105,18 @@ TEST_CASE("a bad URI parameter fails the open, names the parameter and creates n
       {"size=8M&method=ipl&log_sector=64&nop=16", "log_sector"},
       {"size=8M&method=ipu&log_sector=128", "log_sector"},       // ipu has none
       {"size=8M&method=pdl&log_sector=128", "log_sector"},       // only ipl has them
+      {"size=8M&method=pdl&ftl=page", "ftl"},                    // only FTL devices have one
+      {"size=8M&method=ipl&ftl=bast", "ftl"},
+      {"size=8M&method=ftl&ftl=nand", "ftl"},                    // unknown FTL
+      {"size=8M&method=ftl&ftl=page&log_blocks=16", "log_blocks"},  // the page FTL has none
+      {"size=8M&method=ftl&log_blocks=16", "log_blocks"},       // (ftl=page by default)
+      {"size=8M&method=ftl&log_blocks=0", "log_blocks"},
+      {"size=8M&method=pdl&log_blocks=16", "log_blocks"},
+      {"size=8M&method=ftl&sb_slots=8", "sb_slots"},            // only stablebuffer stages
+      {"size=8M&method=opu&sb_slots=8", "sb_slots"},
+      {"size=8M&method=stablebuffer&sb_slots=lots", "sb_slots"},
+      {"size=8M&method=stablebuffer&sb_recognition=sometimes", "sb_recognition"},
+      {"size=8M&method=stablebuffer&sb_flush=lazy", "sb_flush"},
   }));
   const std::string path = temp_path("bad.db");
   INFO("URI parameters: " << bad.params);
@@ -153,6 +165,12 @@ TEST_CASE("a parameter contradicting an existing image fails the open and names 
       {"method=ipl&log_sector=128&nop=16", "log_sector=512", "log_sector"},
       {"method=ipl", "log_sector=128", "log_sector"},
       {"method=pdl", "log_sector=512", "log_sector"},
+      {"method=ftl", "method=opu", "method"},
+      {"method=opu", "method=ftl", "method"},
+      {"method=ftl&ftl=page", "ftl=bast", "ftl"},
+      {"method=pdl", "ftl=page", "ftl"},
+      {"method=ftl", "log_blocks=16", "log_blocks"},
+      {"method=ftl", "sb_slots=32", "sb_slots"},
   }));
   const bool still_open = GENERATE(false, true);  // the image closed, or open in this process
   INFO("created with " << clash.created << ", reopened with " << clash.reopened

@@ -1,7 +1,8 @@
 // test_vfs_sql.cc — SQL through the pdl VFS behaves like SQL anywhere else.
 //
-// Matrix: method {pdl, opu, ipu, ipl} x journal_mode {DELETE, TRUNCATE, PERSIST, MEMORY, WAL, OFF} x flash
-// page {1024, 2048, 4096, 8192} (URI page=; IPU and IPL at 1024 and 8192), with SQLite's default 4096-byte pages and, for the
+// Matrix: method {pdl, opu, ipu, ipl, ftl (the page-mapping FTL device: SQLite on an SD card,
+// journal on the device)} x journal_mode {DELETE, TRUNCATE, PERSIST, MEMORY, WAL, OFF} x flash
+// page {1024, 2048, 4096, 8192} (URI page=; IPU, IPL and ftl at 1024 and 8192), with SQLite's default 4096-byte pages and, for the
 // flash pages other than 4096, also SQLite's page_size set equal to the flash page. Behaviours:
 //   * random inserts / updates / deletes (single rows and ranges, committed and rolled back)
 //     agree with an in-memory reference model, before and after close + reopen;
@@ -53,12 +54,12 @@ const uint32_t kFlashPages[] = {1024, 2048, 4096, 8192};
 // The whole matrix; `sqlite_pages`: also the configurations with SQLite page_size = flash page.
 std::vector<Config> matrix(bool sqlite_pages) {
   std::vector<Config> out;
-  for (const char* m : {"pdl", "opu", "ipu", "ipl"})
+  for (const std::string m : {"pdl", "opu", "ipu", "ipl", "ftl"})
     for (const char* j : kJournals)
       for (uint32_t p : kFlashPages) {
         // IPU/IPL at the extreme flash pages only (1 KiB: explicit log region; 8 KiB: nop=16),
         // to keep the suite's time (it runs twice in CI, once under sanitizers).
-        if ((m[0] == 'i') && p != 1024 && p != 8192) continue;
+        if ((m[0] == 'i' || m == "ftl") && p != 1024 && p != 8192) continue;
         out.push_back({m, j, p, 0});
         if (sqlite_pages && p != 4096) out.push_back({m, j, p, p});
       }
@@ -288,7 +289,7 @@ TEST_CASE("an IPL image of 128-byte log sectors agrees with the model across reo
 
 TEST_CASE("a larger table stays exact through bulk updates, deletes and reopen", "[vfs][sql]") {
   use_pdl_vfs();
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl", "ftl");
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST",
                                        "MEMORY", "WAL", "OFF");
   const Config cfg{method, journal, 2048, 0};
@@ -459,7 +460,7 @@ TEST_CASE("VACUUM shrinks the database and keeps every row", "[vfs][sql][vacuum]
 TEST_CASE("PRAGMA pdl_stats is JSON describing the image and pdl_stats_reset zeroes it",
           "[vfs][sql][stats]") {
   use_pdl_vfs();
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl", "ftl");
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "WAL");
   const uint32_t page = GENERATE(1024u, 2048u, 4096u, 8192u);
   const Config cfg{method, journal, page, 0};
@@ -481,7 +482,14 @@ TEST_CASE("PRAGMA pdl_stats is JSON describing the image and pdl_stats_reset zer
   if (method == "pdl") CHECK(json_number(j, "max_diff") > 0);
   if (method == "ipl") CHECK(json_number(j, "log_region") > 0);
   if (method == "ipl") CHECK(json_number(j, "store.log_sectors") > 0);
-  if (method == "ipu" || method == "ipl") CHECK(j.at("obsolete")->str == "none");
+  if (method == "ipu" || method == "ipl" || method == "ftl")
+    CHECK(j.at("obsolete")->str == "none");
+  // The FTL device names its FTL and has no atomic commit; the raw-NAND methods have no FTL.
+  CHECK(j.at("ftl")->str == (method == "ftl" ? "page" : "none"));
+  CHECK(json_number(j, "log_blocks") == 0);
+  CHECK(json_number(j, "sb_slots") == 0);
+  if (method == "ftl" || method == "ipu") CHECK(j.at("commit")->str == "journal");
+  else CHECK(j.at("commit")->str == "atomic");
   CHECK(json_number(j, "logical_pages") > 0);
   CHECK(json_number(j, "free_blocks") > 0);
   CHECK(json_number(j, "flash.programs") > 0);
