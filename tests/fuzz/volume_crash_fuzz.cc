@@ -7,7 +7,9 @@
 //                                                            the failing seed's ops,
 //                                                            METHODS=all also draw IPU and
 //                                                            IPL; default PDL/OPU, so that
-//                                                            seeds keep their meaning)
+//                                                            seeds keep their meaning;
+//                                                            METHODS=ftl-page,bast16,... FTL
+//                                                            devices only, see below)
 // Per seed: a random tiny geometry (512/1024-byte pages, 4-8 pages per block, 16-47 blocks),
 // method, obsolete mode, cache size and directory size; six rounds of random file operations
 // (create, byte-range writes, truncates, removes, renames, syncs, closes) against a model, a
@@ -17,6 +19,14 @@
 // zeros; a second mount of a copy identical; the volume keeps working.
 // Slot mtimes come from the Volume's logical clock, so a seed is an exact replay: the same flash
 // operations, the same cuts (seeds numbered before that change meant other runs).
+//
+// METHODS=<keys>: FTL devices (method catalogue keys of ftl_methods(): ftl-page, bast16, fast32,
+// sb-page, ...), comma-separated; each seed draws one of them (from a stream of its own, so the
+// geometry and workload draws keep their meaning) and runs per page — an FTL device has no
+// atomic groups, so ATOMIC=1 is refused with them. The page FTL takes the drawn logical size;
+// BAST/FAST take 2..7 log blocks (the key's 16 or 32 do not fit a tiny chip) and every FTL
+// beyond the page one its engine's default size. The oracle is the per-page one above: what
+// SQLite's journal relies on of a block device.
 //
 // ATOMIC=1: the store runs atomic groups (CommitMode::kGroup; PDL/OPU, and with METHODS=all
 // IPL too — IPU, which has none, is drawn as IPL) and the oracle is exact: after a cut (and
@@ -39,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "flash/image/methods.h"
 #include "flash/image/open_store.h"
 #include "flash/device/emulated_nand.h"
 #include "flash/store/page_store.h"
@@ -92,6 +103,8 @@ struct Cfg {
   uint32_t logical;  // 0 default
   uint32_t log_region = 0;  // IPL
   uint32_t wear_level = StoreParams::kWearLevelDefault;  // PDL/OPU: 0 off, 1..4 moves often
+  FtlKind ftl = FtlKind::kNone;  // FTL devices (METHODS=<keys>)
+  uint32_t log_blocks = 0;       // BAST/FAST
 };
 
 static std::string cfg_str(const Cfg& c) {
@@ -100,6 +113,7 @@ static std::string cfg_str(const Cfg& c) {
     << " max_files=" << c.max_files << " method=" << method_name(c.method) << " max_diff=" << c.max_diff
     << " obsolete=" << obsolete_name(c.ob) << " logical=" << c.logical
     << " log_region=" << c.log_region << " wear_level=" << c.wear_level;
+  if (is_ftl_device(c.method)) o << " ftl=" << ftl_name(c.ftl) << " log_blocks=" << c.log_blocks;
   return o.str();
 }
 
@@ -123,6 +137,8 @@ static Cfg g_cfg;
 static int g_zero_soft = 0, g_kfull_partial = 0, g_kfull = 0, g_cuts = 0;
 static bool g_keep_going = getenv("KEEP") != nullptr;
 static int g_bugs = 0;
+static int g_skipped = 0;  // seeds whose drawn configuration the store or volume refused
+static std::vector<MethodPreset> g_ftl_methods;  // METHODS=<keys>: the FTL devices to draw
 static uint64_t g_wl_runs = 0;  // wear-levelling moves made (counted at each remount)
 struct Bug {};
 static void fail(const std::string& why) {
@@ -177,14 +193,16 @@ static bool format_rig(const Cfg& c, CommitMode mode, Rig* r) {
   sp.logical_pages = c.logical;
   sp.log_region = c.log_region;
   sp.wear_level = c.wear_level;
+  sp.ftl = c.ftl;
+  sp.log_blocks = c.log_blocks;
   std::unique_ptr<PageStore> store;
   Status st = format_store(*r->nand, sp, &store, mode);
-  if (!st.is_ok()) { if (g_verbose) fprintf(stderr, "format_store: %s\n", st.to_string().c_str()); return false; }
+  if (!st.is_ok()) { g_skipped++; if (g_verbose) fprintf(stderr, "format_store: %s\n", st.to_string().c_str()); return false; }
   VolumeOptions o;
   o.cache_chunks = c.cache;
   o.logical_clock = true;
   st = Volume::format(std::move(store), c.max_files, "", o, &r->vol);
-  if (!st.is_ok()) { if (g_verbose) fprintf(stderr, "vol format: %s\n", st.to_string().c_str()); return false; }
+  if (!st.is_ok()) { g_skipped++; if (g_verbose) fprintf(stderr, "vol format: %s\n", st.to_string().c_str()); return false; }
   return true;
 }
 
@@ -546,6 +564,17 @@ static Cfg draw_cfg(uint64_t seed, std::mt19937_64& rng, bool atomic) {
       c.logical = more() % 3 == 0 ? 0 : cap * (5 + uint32_t(more() % 4)) / 8;
     }
   }
+  if (!g_ftl_methods.empty()) {
+    std::mt19937_64 pick(seed ^ 0xf71u);
+    const MethodPreset& m = g_ftl_methods[pick() % g_ftl_methods.size()];
+    c.method = m.method;
+    c.ftl = m.ftl;
+    c.max_diff = 0;
+    c.log_region = 0;
+    c.ob = ObsoleteMode::kMemory;  // (an FTL keeps its invalid-page bits in RAM)
+    if (m.ftl == FtlKind::kBast || m.ftl == FtlKind::kFast) c.log_blocks = 2 + uint32_t(pick() % 6);
+    if (m.ftl != FtlKind::kPage || m.method != Method::kFtl) c.logical = 0;
+  }
   g_cfg = c;
   return c;
 }
@@ -840,6 +869,20 @@ int main(int argc, char** argv) {
   uint64_t first = argc > 1 ? strtoull(argv[1], 0, 0) : 1;
   uint64_t count = argc > 2 ? strtoull(argv[2], 0, 0) : 100;
   int rounds = getenv("ROUNDS") ? atoi(getenv("ROUNDS")) : 6;
+  const bool atomic = getenv("ATOMIC") && std::string(getenv("ATOMIC")) != "0";
+  if (getenv("METHODS") && std::string(getenv("METHODS")) != "all") {
+    std::string err, known;
+    for (const MethodPreset& m : ftl_methods()) known += (known.empty() ? "" : ", ") + m.key;
+    if (!parse_methods(getenv("METHODS"), ftl_methods(), known, &g_ftl_methods, &err)) {
+      fprintf(stderr, "METHODS: %s; give 'all' or FTL device keys\n", err.c_str());
+      return 2;
+    }
+    if (atomic) {
+      fprintf(stderr, "METHODS=%s: FTL devices have no atomic groups; ATOMIC=1 cannot run them\n",
+              getenv("METHODS"));
+      return 2;
+    }
+  }
   for (uint64_t seed = first; seed < first + count; seed++) {
     try {
       if (getenv("ATOMIC") && std::string(getenv("ATOMIC")) != "0") run_seed_atomic(seed, rounds);
@@ -851,6 +894,12 @@ int main(int argc, char** argv) {
           (unsigned long long)first, (unsigned long long)(first + count - 1), g_bugs, g_cuts,
           g_kfull, g_kfull_partial, g_zero_soft);
   fprintf(stderr, "wear-levelling moves before remounts: %llu\n", (unsigned long long)g_wl_runs);
+  fprintf(stderr, "seeds whose drawn configuration was refused (skipped): %d\n", g_skipped);
+  // A campaign in which no seed could run checked nothing.
+  if (count > 0 && uint64_t(g_skipped) == count) {
+    fprintf(stderr, "every seed was skipped: nothing was checked\n");
+    return 1;
+  }
   if (getenv("ATOMIC") && std::string(getenv("ATOMIC")) != "0")
     fprintf(stderr, "atomic: %d commits, %d cuts inside a sync/close, %d rollbacks, %d syncs "
             "that found the chip full\n",
