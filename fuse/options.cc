@@ -59,7 +59,8 @@ int parse_option(void* data, const char* arg, int key) {
       const std::string k(arg, size_t(eq - arg));
       if (k == "commit") {  // the VFS's: programs on a mount keep their own journals
         p.error = "commit= is a parameter of the SQLite VFS; on a mount every fsync commits "
-                  "the store atomically";
+                  "the store atomically (page by page on ipu and the FTL devices, which have no "
+                  "atomic commit)";
         return -1;
       }
       const Status st = o.params.set(k, eq + 1);

@@ -911,6 +911,23 @@ TEST_CASE("/.pdl/config has key=value lines for the image's parameters", "[fuse]
   CHECK(kv["max_files"] == std::to_string(kMaxFiles));
 }
 
+TEST_CASE("/.pdl/config of an FTL device names its FTL, and files on it persist", "[fuse][ftl]") {
+  Mount m("ftl");
+  std::map<std::string, std::string> kv = config_of(*m);
+  CHECK(kv["method"] == "ftl");
+  CHECK(kv["ftl"] == "page");
+  CHECK(kv.count("log_blocks") == 0);  // the page FTL has none
+  CHECK(kv.count("sb_slots") == 0);    // no StableBuffer
+  CHECK(kv.count("max_diff") == 0);
+  CHECK(kv.count("obsolete") == 0);
+  const Bytes data = pattern(3 * kChunk + 100, 85);
+  put(*m, "/f", data);
+  sync_file(*m, "/f");
+  m.remount();
+  CHECK(config_of(*m)["ftl"] == "page");
+  CHECK(read_all(*m, "/f") == data);
+}
+
 TEST_CASE("/.pdl/blocks has a header then one line per erase block", "[fuse]") {
   const std::string method = GENERATE(from_range(std::begin(kMethods), std::end(kMethods)));
   INFO(method);

@@ -6,6 +6,8 @@
 //   * GC's room check ignoring merges: the store poisoned itself with "allocation failed";
 //   * mount reopening a GC victim whose erase was cut as a write head (NOP exceeded);
 //   * repeated cuts during GC using up the reserve until overwrites returned kFull.
+// The first and the last of these run on the page-mapping FTL device too (method ftl: the same
+// GC and recovery, obsolete marks in RAM, no differentials).
 #include <catch2/catch.hpp>
 
 #include <functional>
@@ -62,14 +64,20 @@ Geometry tiny() { return pdl::test::geometry(512, 32, 4, 16).resolved(); }
 
 TEST_CASE("a synced trim survives a cut at the erase of its hidden copy's block",
           "[store][powerloss][regression]") {
+  const Method method = GENERATE(Method::kPdl, Method::kFtl);
   const ObsoleteMode mode = GENERATE(ObsoleteMode::kSpare, ObsoleteMode::kMemory);
+  // The FTL device keeps its obsolete marks in RAM only: its one mode is memory.
+  if (method == Method::kFtl && mode == ObsoleteMode::kSpare) return;
   const bool stale_copy_first = GENERATE(true, false);
   const uint64_t tear_seed = GENERATE(range(1, 7));
-  INFO("obsolete " << int(mode) << " stale copy " << stale_copy_first << " tear " << tear_seed);
+  INFO(method_name(method) << " obsolete " << int(mode) << " stale copy " << stale_copy_first
+                           << " tear " << tear_seed);
   std::unique_ptr<EmulatedNand> emu = pdl::test::make_ram_nand(tiny());
   CutAt nand(*emu);
   StoreParams p;
-  p.max_differential = 64;
+  p.method = method;
+  if (method == Method::kFtl) p.ftl = FtlKind::kPage;
+  else p.max_differential = 64;
   p.obsolete = mode;
   std::unique_ptr<PageStore> s;
   REQUIRE(format_store(nand, p, &s).is_ok());
@@ -157,9 +165,16 @@ TEST_CASE("repeated cuts, torn erases included, never exhaust space or break NAN
   // up GC's room and end in a clean kFull: docs/design.md, "not covered yet".)
   const Geometry g = pdl::test::geometry(GENERATE(512u, 4096u), 64, 8, 12);
   StoreParams p;
+  p.method = GENERATE(Method::kPdl, Method::kFtl);
   p.max_differential = GENERATE(0u, 128u);
   p.obsolete = GENERATE(ObsoleteMode::kSpare, ObsoleteMode::kMemory);
-  INFO("page " << g.page_data << " max_diff " << p.max_differential << " obsolete " << int(p.obsolete));
+  // The FTL device has one configuration: no differentials, obsolete marks in RAM.
+  if (p.method == Method::kFtl &&
+      (p.max_differential != 0 || p.obsolete != ObsoleteMode::kMemory))
+    return;
+  if (p.method == Method::kFtl) p.ftl = FtlKind::kPage;
+  INFO(method_name(p.method) << " page " << g.page_data << " max_diff " << p.max_differential
+                             << " obsolete " << int(p.obsolete));
   auto nand = pdl::test::make_ram_nand(g);
   std::unique_ptr<PageStore> s;
   REQUIRE(format_store(*nand, p, &s).is_ok());

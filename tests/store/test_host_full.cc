@@ -241,7 +241,10 @@ TEST_CASE("a full host file system fails the operation with kHostFull, retires n
   Totals t;
   for (const StoreConfig& cfg : test::store_matrix()) {
     std::vector<CommitMode> modes{CommitMode::kPerPage};
-    if (!pdl::in_page(cfg.params.method)) modes.push_back(CommitMode::kGroup);
+    // Groups where the engine has them (PDL, OPU): IPL's commit log and the FTL devices'
+    // block interface run per page here.
+    if (!pdl::in_page(cfg.params.method) && has_atomic_commit(cfg.params.method))
+      modes.push_back(CommitMode::kGroup);
     for (CommitMode mode : modes)
       for (uint64_t programs : {0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233})
         run(cfg, mode, programs, &t);
