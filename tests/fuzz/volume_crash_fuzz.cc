@@ -197,12 +197,20 @@ static bool format_rig(const Cfg& c, CommitMode mode, Rig* r) {
   sp.log_blocks = c.log_blocks;
   std::unique_ptr<PageStore> store;
   Status st = format_store(*r->nand, sp, &store, mode);
-  if (!st.is_ok()) { g_skipped++; if (g_verbose) fprintf(stderr, "format_store: %s\n", st.to_string().c_str()); return false; }
+  if (!st.is_ok()) {
+    g_skipped++;
+    if (g_verbose) fprintf(stderr, "format_store: %s\n", st.to_string().c_str());
+    return false;
+  }
   VolumeOptions o;
   o.cache_chunks = c.cache;
   o.logical_clock = true;
   st = Volume::format(std::move(store), c.max_files, "", o, &r->vol);
-  if (!st.is_ok()) { g_skipped++; if (g_verbose) fprintf(stderr, "vol format: %s\n", st.to_string().c_str()); return false; }
+  if (!st.is_ok()) {
+    g_skipped++;
+    if (g_verbose) fprintf(stderr, "vol format: %s\n", st.to_string().c_str());
+    return false;
+  }
   return true;
 }
 

@@ -264,8 +264,8 @@ TEST_CASE("an FTL device keeps SQLite's journal on the device whatever commit= a
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST");
   INFO("commit=" << commit << ", journal_mode " << journal);
   const std::string path = temp_path("sd.db");
-  const std::string uri =
-      pdl_uri(path, std::string(kChip) + "&method=ftl" + (commit.empty() ? "" : "&commit=" + commit));
+  const std::string uri = pdl_uri(
+      path, std::string(kChip) + "&method=ftl" + (commit.empty() ? "" : "&commit=" + commit));
   std::string before;
   {
     Conn c(uri);

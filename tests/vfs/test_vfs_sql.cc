@@ -2,8 +2,9 @@
 //
 // Matrix: method {pdl, opu, ipu, ipl, ftl (the page-mapping FTL device: SQLite on an SD card,
 // journal on the device)} x journal_mode {DELETE, TRUNCATE, PERSIST, MEMORY, WAL, OFF} x flash
-// page {1024, 2048, 4096, 8192} (URI page=; IPU, IPL and ftl at 1024 and 8192), with SQLite's default 4096-byte pages and, for the
-// flash pages other than 4096, also SQLite's page_size set equal to the flash page. Behaviours:
+// page {1024, 2048, 4096, 8192} (URI page=; IPU, IPL and ftl at 1024 and 8192), with
+// SQLite's default 4096-byte pages and, for the flash pages other than 4096, also SQLite's
+// page_size set equal to the flash page. Behaviours:
 //   * random inserts / updates / deletes (single rows and ranges, committed and rolled back)
 //     agree with an in-memory reference model, before and after close + reopen;
 //   * PRAGMA integrity_check and PRAGMA pdl_check say "ok" throughout;
