@@ -77,12 +77,14 @@ void HybridStore::count_merge(uint64_t* kind, uint64_t pages) {
   stats_.merge_pages += pages;
 }
 
-Status HybridStore::copy_record(Ppa from, Lpn lpn, uint32_t to_block, uint32_t page_no) {
+Status HybridStore::copy_record(Ppa from, Lpn lpn, uint32_t to_block, uint32_t page_no,
+                                uint32_t merge_records) {
   SpareHeader h;
   PDL_TRY(read_record(from, lpn, &h));
   const std::span<const uint8_t> data =
       h.type == PageType::kFtlTrim ? std::span<const uint8_t>() : std::span<const uint8_t>(page_buf_);
-  return program_record(to_block, page_no, lpn, data, h.seq, h.aux + 1);
+  return program_record(to_block, page_no, lpn, data, h.seq,
+                        make_aux(aux_generation(h.aux) + 1, merge_records));
 }
 
 // Switch when the log block holds every offset at its page (or neither has the page); partial
@@ -100,7 +102,7 @@ Status HybridStore::merge_log(uint32_t lbn, uint32_t log) {
     Status st;
     for (uint32_t i = k; i < n && st.is_ok(); i++) {
       if (cur_[first + i] == kNoPpa) continue;
-      st = copy_record(cur_[first + i], first + i, log, i);
+      st = copy_record(cur_[first + i], first + i, log, i, 0);
       if (st.is_ok()) copies++;
     }
     if (!st.is(Errc::kBadBlock)) {  // (a failed copy closed the log block: a full merge)
@@ -127,6 +129,8 @@ Status HybridStore::merge_log(uint32_t lbn, uint32_t log) {
 
 Status HybridStore::full_merge(uint32_t lbn) {
   const uint32_t n = lpns_in(lbn), first = lbn * ppb();
+  uint32_t records = 0;
+  for (uint32_t i = 0; i < n; i++) records += cur_[first + i] != kNoPpa;
   for (int attempt = 0; attempt < kProgramAttempts; attempt++) {
     uint32_t nb;
     PDL_TRY(allocate_block(&nb));
@@ -136,7 +140,7 @@ Status HybridStore::full_merge(uint32_t lbn) {
     Status st;
     for (uint32_t i = 0; i < n && st.is_ok(); i++) {
       if (cur_[first + i] == kNoPpa) continue;
-      st = copy_record(cur_[first + i], first + i, nb, i);
+      st = copy_record(cur_[first + i], first + i, nb, i, records);
       if (st.is_ok()) copies++;
     }
     if (st.is(Errc::kBadBlock)) {  // retire the new block (it holds no current record)

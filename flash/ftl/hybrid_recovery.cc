@@ -5,10 +5,12 @@
 // only by its data CRC). A page whose header decodes, of type kBase with its data CRC or of type
 // kFtlTrim, naming a logical page in range, is a record; anything else programmed is torn and
 // only counts as used (no program goes there again before an erase). For each logical page the
-// record of highest seq wins, ties (a merge's copies keep the seq) to the lowest aux: the
-// original over its copies, so a merge cut before it erased anything reads as not begun.
-// Pass 2 (place_blocks) gives each block holding a current record its role; the others are
-// free, erased before use.
+// record of highest seq wins. Ties (a merge's copies keep the seq): a copy in a complete full
+// merge (its block holds as many of that merge's records as each says) wins, the newest
+// generation first — so a completed full merge's old blocks hold nothing current, even if their
+// erases were cut; otherwise the lowest generation — the original over a partial merge's
+// copies or a cut full merge's, which then reads as not begun. Then (place_blocks) each block
+// holding a current record gets its role; the others are free, erased before use.
 #include <algorithm>
 #include <map>
 #include <string>
@@ -29,8 +31,12 @@ Status HybridStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr
   MountReport rep;
   const Geometry& g = s->geo_;
   const uint32_t n = uint32_t(s->cur_.size());
-  std::vector<uint64_t> best_seq(n, 0);
-  std::vector<uint32_t> best_aux(n, 0);
+  // Pass 1: every page's record (seq, aux), and per block the full merge it holds, if any.
+  const size_t pages = size_t(g.blocks) * g.pages_per_block;
+  std::vector<uint64_t> seq_of(pages, 0);
+  std::vector<uint32_t> aux_of(pages, 0);
+  std::vector<bool> is_data(pages, false);
+  std::vector<uint32_t> merge_m(g.blocks, 0), merge_n(g.blocks, 0);
   std::vector<uint64_t> min_seq(g.blocks, UINT64_MAX), max_seq(g.blocks, 0);
   std::vector<uint8_t> data(g.page_data), spare(g.page_spare);
   uint64_t top = 0;
@@ -67,18 +73,37 @@ Status HybridStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr
       if (h.repaired) rep.spare_repairs++;
       const Lpn lpn = h.logical_page();
       s->page_lpn_[p] = lpn;
+      seq_of[p] = h.seq;
+      aux_of[p] = h.aux;
+      is_data[p] = h.type == PageType::kBase;
       top = std::max(top, h.seq);
       min_seq[b] = std::min(min_seq[b], h.seq);
       max_seq[b] = std::max(max_seq[b], h.seq);
-      if (s->cur_[lpn] == kNoPpa || h.seq > best_seq[lpn] ||
-          (h.seq == best_seq[lpn] && h.aux < best_aux[lpn])) {
-        s->cur_[lpn] = p;
-        best_seq[lpn] = h.seq;
-        best_aux[lpn] = h.aux;
-        s->mapped_[lpn] = h.type == PageType::kBase;
+      if (const uint32_t m = aux_merge_records(h.aux); m > 0) {
+        merge_m[b] = m;  // (a block holds one full merge's copies: it was fresh for it)
+        merge_n[b]++;
       }
     }
   }
+  // Pass 2: the current record of each lpn (see the file comment for the ties).
+  auto rank = [&](Ppa p) -> int64_t {
+    const uint32_t b = s->block_of(p), gen = aux_generation(aux_of[p]);
+    const bool complete = aux_merge_records(aux_of[p]) > 0 && merge_n[b] == merge_m[b];
+    return complete ? int64_t(1) << 20 | gen : -int64_t(gen);
+  };
+  std::vector<uint64_t> best_seq(n, 0);
+  for (Ppa p = 0; p < pages; p++) {
+    const Lpn lpn = s->page_lpn_[p];
+    if (lpn == kNone) continue;
+    const Ppa c = s->cur_[lpn];
+    if (c == kNoPpa || seq_of[p] > best_seq[lpn] ||
+        (seq_of[p] == best_seq[lpn] && rank(p) > rank(c))) {
+      s->cur_[lpn] = p;
+      best_seq[lpn] = seq_of[p];
+    }
+  }
+  for (Lpn l = 0; l < n; l++)
+    if (s->cur_[l] != kNoPpa) s->mapped_[l] = is_data[s->cur_[l]];
   for (Lpn l = 0; l < n; l++) {
     if (s->cur_[l] == kNoPpa) continue;
     s->blocks_[s->block_of(s->cur_[l])].valid++;

@@ -32,12 +32,16 @@
 //
 // Records on flash (docs/format.md §9): spare header type kBase (data, CRC of the page) or
 // kFtlTrim (spare only), logical_page = lpn, seq = one global counter at the write, aux = copy
-// generation (0 as written; a merge copy keeps seq and gets aux + 1). Crash recovery
-// (hybrid_recovery.cc) reads every page: for each lpn the record of highest seq, ties to the
-// lowest aux (the original over its copies), is current. Merges program every copy before
-// erasing anything, and erase only blocks holding no current record; so after a cut anywhere
-// the current records are those before the merge, or its copies where an original is gone,
-// with the same content either way. Blocks are then classified: holding no current record:
+// generation (0 as written; a merge's copy keeps seq and gets the next generation) and, for a
+// full merge's copies, how many records that merge wrote. Crash recovery (hybrid_recovery.cc)
+// reads every page: for each lpn the record of highest seq is current; among equal seqs (a
+// record and its copies) a copy in a *complete* full merge (as many of its records on flash
+// as it says) wins, the newest generation first; else the lowest generation (the original
+// over a partial merge's or a cut merge's copies). Merges program every copy before erasing
+// anything, and erase only blocks holding no current record; so after a cut anywhere the
+// current records are those before the merge, or those after it, with the same content
+// either way, and a completed full merge leaves its old blocks free even if their erases were
+// cut. Blocks are then classified: holding no current record:
 // free (erased before use); one logical block's records at their offsets: its data block (a
 // second such block: BAST's log block, FAST's sequential one); anything else: BAST's log block
 // of its logical block, or a FAST random log block (oldest first). Whatever does not fit
@@ -60,6 +64,7 @@
 // Thread-safety: none.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -165,8 +170,10 @@ class HybridStore final : public StoreBase {
   // FAST victim (or a block the mount left mixed): full-merge every logical block with a
   // current record in `block`, then release it.
   Status merge_random(uint32_t block);
-  // Copy the record at `from` (lpn's current) to `to_block` page `page_no`, same seq, aux + 1.
-  Status copy_record(Ppa from, Lpn lpn, uint32_t to_block, uint32_t page_no);
+  // Copy the record at `from` (lpn's current) to `to_block` page `page_no`: same seq, the next
+  // copy generation, and `merge_records` (a full merge: the records it writes; else 0).
+  Status copy_record(Ppa from, Lpn lpn, uint32_t to_block, uint32_t page_no,
+                     uint32_t merge_records);
   // --- hybrid_recovery.cc --- mount's second pass: each block with a current record gets its
   // role from what it holds (hybrid_store.h: crash recovery). `min_seq`, `max_seq`: per block.
   void place_blocks(const std::vector<uint64_t>& min_seq, const std::vector<uint64_t>& max_seq);
@@ -183,6 +190,13 @@ class HybridStore final : public StoreBase {
   }
 
   static constexpr int kProgramAttempts = 4;
+  // A record's aux word (docs/format.md §9): copy generation in the low 16 bits, the records
+  // its full merge wrote in the high 16 (0: a host write or a partial merge's copy).
+  static uint32_t aux_generation(uint32_t aux) { return aux & 0xFFFFu; }
+  static uint32_t aux_merge_records(uint32_t aux) { return aux >> 16; }
+  static uint32_t make_aux(uint32_t generation, uint32_t merge_records) {
+    return std::min<uint32_t>(generation, 0xFFFFu) | (merge_records << 16);
+  }
 
   std::vector<Ppa> cur_;          // lpn -> its current record (kNoPpa: never written)
   std::vector<bool> mapped_;      // lpn's current record is data
