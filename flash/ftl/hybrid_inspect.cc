@@ -8,7 +8,7 @@ namespace pdl {
 
 Status HybridStore::check() const {
   auto bad = [](const std::string& m) { return Status::error(Errc::kCorrupt, m); };
-  std::vector<uint32_t> valid(blocks_.size(), 0);
+  std::vector<uint32_t> valid(blocks_.size(), 0), live(blocks_.size(), 0);
   for (Lpn l = 0; l < cur_.size(); l++) {
     if (cur_[l] == kNoPpa) {
       if (mapped_[l]) return bad("logical page " + std::to_string(l) + " mapped without a record");
@@ -26,13 +26,15 @@ Status HybridStore::check() const {
       return bad("logical page " + std::to_string(l) + " current in block " + std::to_string(b) +
                  " of logical block " + std::to_string(blocks_[b].lbn));
     valid[b]++;
+    live[b] += mapped_[l];
   }
   uint32_t free_n = 0, logs = 0, randoms = 0;
   for (uint32_t b = 0; b < blocks_.size(); b++) {
     const Block& blk = blocks_[b];
-    if (blk.valid != valid[b])
-      return bad("block " + std::to_string(b) + ": valid count " + std::to_string(blk.valid) +
-                 ", recomputed " + std::to_string(valid[b]));
+    if (blk.valid != valid[b] || blk.live != live[b])
+      return bad("block " + std::to_string(b) + ": current records " + std::to_string(blk.valid) +
+                 " (data " + std::to_string(blk.live) + "), recomputed " +
+                 std::to_string(valid[b]) + " (" + std::to_string(live[b]) + ")");
     switch (blk.role) {
       case Role::kFree: free_n++; break;
       case Role::kData:
@@ -87,7 +89,7 @@ BlockInfo HybridStore::block_info(uint32_t block) const {
     case Role::kBad: bi.state = BlockInfo::kBad; break;
     default: bi.state = writable(block) ? BlockInfo::kOpen : BlockInfo::kFull; break;
   }
-  bi.valid_pages = blk.valid;
+  bi.valid_pages = blk.live;  // (trim records are kept by merges too, but hold no page)
   bi.erase_count = nand_.erase_count(block);
   return bi;
 }

@@ -62,6 +62,7 @@ Status HybridStore::release_block(uint32_t block) {
             page_lpn_.begin() + ptrdiff_t(ppa(block + 1, 0)), kNone);
   blocks_[block] = Block{};
   if (retiring_[block]) return retire(block);
+  stats_.gc_runs++;  // a block a merge collected
   const Status st = erase_with_retries(nand_, block);
   if (scrubbing_.erase(block) && st.is_ok()) stats_.blocks_scrubbed++;
   if (st.is(Errc::kBadBlock)) return retire(block);
@@ -100,16 +101,21 @@ Status HybridStore::merge_log(uint32_t lbn, uint32_t log) {
   if (sequential) {
     uint64_t copies = 0;
     Status st;
+    const uint32_t old = data_[lbn];
+    // Only the records the data block holds: FAST's in random log blocks stay there (they are
+    // merged with their victim), and those originals would outrank copies at a mount.
+    auto from_data = [&](uint32_t i) {
+      return old != kNone && cur_[first + i] != kNoPpa && block_of(cur_[first + i]) == old;
+    };
     for (uint32_t i = k; i < n && st.is_ok(); i++) {
-      if (cur_[first + i] == kNoPpa) continue;
+      if (!from_data(i)) continue;
       st = copy_record(cur_[first + i], first + i, log, i, 0);
       if (st.is_ok()) copies++;
     }
     if (!st.is(Errc::kBadBlock)) {  // (a failed copy closed the log block: a full merge)
       PDL_TRY(st);
       for (uint32_t i = k; i < n; i++)
-        if (cur_[first + i] != kNoPpa) set_current(first + i, ppa(log, i), mapped_[first + i]);
-      const uint32_t old = data_[lbn];
+        if (from_data(i)) set_current(first + i, ppa(log, i), mapped_[first + i]);
       data_[lbn] = log;
       blocks_[log].role = Role::kData;
       blocks_[log].lbn = lbn;

@@ -107,7 +107,10 @@ Status HybridStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr
   for (Lpn l = 0; l < n; l++) {
     if (s->cur_[l] == kNoPpa) continue;
     s->blocks_[s->block_of(s->cur_[l])].valid++;
-    if (s->mapped_[l]) rep.live_lpns++;
+    if (s->mapped_[l]) {
+      s->blocks_[s->block_of(s->cur_[l])].live++;
+      rep.live_lpns++;
+    }
   }
   s->place_blocks(min_seq, max_seq);
   s->next_seq_ = top + 1;

@@ -139,9 +139,13 @@ Status HybridStore::program_record(uint32_t block, uint32_t page_no, Lpn lpn,
 }
 
 void HybridStore::set_current(Lpn lpn, Ppa p, bool mapped) {
-  if (cur_[lpn] != kNoPpa) blocks_[block_of(cur_[lpn])].valid--;
+  if (cur_[lpn] != kNoPpa) {
+    blocks_[block_of(cur_[lpn])].valid--;
+    if (mapped_[lpn]) blocks_[block_of(cur_[lpn])].live--;
+  }
   cur_[lpn] = p;
   blocks_[block_of(p)].valid++;
+  if (mapped) blocks_[block_of(p)].live++;
   mapped_[lpn] = mapped;
 }
 

@@ -123,7 +123,8 @@ class HybridStore final : public StoreBase {
     Role role = Role::kFree;
     uint32_t lbn = kNone;   // kData, kLog, kExtra
     uint32_t wp = 0;        // pages programmed (or torn, or failed): the next page to program
-    uint32_t valid = 0;     // current records in the block
+    uint32_t valid = 0;     // current records in the block (data and trim)
+    uint32_t live = 0;      // current data records (block_info's valid pages)
     uint64_t last_use = 0;  // BAST log blocks: when last written (LRU victim)
   };
 
