@@ -67,7 +67,11 @@ Status HybridStore::check() const {
   for (uint32_t b : free_)
     if (blocks_[b].role != Role::kFree) return bad("block " + std::to_string(b) + " queued free");
   if (randoms != random_.size()) return bad("random log list disagrees with the block roles");
-  if (!fast() && logs != logs_in_use_) return bad("log block count disagrees with the map");
+  if (!fast() && logs != bast_logs_.size())
+    return bad("log block count disagrees with the map");
+  for (uint32_t b : bast_logs_)
+    if (blocks_[b].role != Role::kLog)
+      return bad("block " + std::to_string(b) + " listed as a log block");
   if (fast() && logs != (seq_block_ == kNone ? 0u : 1u))
     return bad("sequential log block disagrees with the block roles");
   return Status::ok();

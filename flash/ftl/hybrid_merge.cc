@@ -4,6 +4,7 @@
 // Crash safety (hybrid_store.h): a merge programs every copy first (same seq, aux + 1: copies
 // lose ties to their originals at recovery) and only then moves the maps and erases blocks
 // that hold no current record, so a cut anywhere leaves every current record on flash.
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -35,8 +36,8 @@ Status HybridStore::allocate_block(uint32_t* block) {
     }
     erased_[b] = false;
     blocks_[b] = Block{};
-    std::fill(page_lpn_.begin() + ptrdiff_t(ppa(b, 0)), page_lpn_.begin() + ptrdiff_t(ppa(b + 1, 0)),
-              kNone);
+    std::fill(page_lpn_.begin() + ptrdiff_t(ppa(b, 0)),
+              page_lpn_.begin() + ptrdiff_t(ppa(b + 1, 0)), kNone);
     *block = b;
     return Status::ok();
   }
@@ -72,6 +73,11 @@ Status HybridStore::release_block(uint32_t block) {
   return Status::ok();
 }
 
+void HybridStore::drop_bast_log(uint32_t lbn) {
+  bast_logs_.erase(std::find(bast_logs_.begin(), bast_logs_.end(), log_[lbn]));
+  log_[lbn] = kNone;
+}
+
 void HybridStore::count_merge(uint64_t* kind, uint64_t pages) {
   ++*kind;
   stats_.merges++;
@@ -82,8 +88,9 @@ Status HybridStore::copy_record(Ppa from, Lpn lpn, uint32_t to_block, uint32_t p
                                 uint32_t merge_records) {
   SpareHeader h;
   PDL_TRY(read_record(from, lpn, &h));
-  const std::span<const uint8_t> data =
-      h.type == PageType::kFtlTrim ? std::span<const uint8_t>() : std::span<const uint8_t>(page_buf_);
+  const std::span<const uint8_t> data = h.type == PageType::kFtlTrim
+                                            ? std::span<const uint8_t>()
+                                            : std::span<const uint8_t>(page_buf_);
   return program_record(to_block, page_no, lpn, data, h.seq,
                         make_aux(aux_generation(h.aux) + 1, merge_records));
 }
@@ -119,12 +126,8 @@ Status HybridStore::merge_log(uint32_t lbn, uint32_t log) {
       data_[lbn] = log;
       blocks_[log].role = Role::kData;
       blocks_[log].lbn = lbn;
-      if (fast()) {
-        seq_block_ = kNone;
-      } else {
-        log_[lbn] = kNone;
-        logs_in_use_--;
-      }
+      if (fast()) seq_block_ = kNone;
+      else drop_bast_log(lbn);
       count_merge(copies == 0 ? &stats_.switch_merges : &stats_.partial_merges, copies);
       if (old != kNone && old != log) PDL_TRY(release_block(old));
       return Status::ok();
@@ -169,8 +172,7 @@ Status HybridStore::full_merge(uint32_t lbn) {
     blocks_[nb].role = Role::kData;
     if (!fast() && log_[lbn] != kNone) {
       old.push_back(log_[lbn]);
-      log_[lbn] = kNone;
-      logs_in_use_--;
+      drop_bast_log(lbn);
     }
     if (fast() && seq_block_ != kNone && blocks_[seq_block_].lbn == lbn) {
       old.push_back(seq_block_);

@@ -191,7 +191,7 @@ void HybridStore::place_blocks(const std::vector<uint64_t>& min_seq,
     if (rest.empty()) continue;
     log_[lbn] = rest[0];
     assign(rest[0], Role::kLog, lbn);
-    logs_in_use_++;
+    bast_logs_.push_back(rest[0]);
     for (size_t i = 1; i < rest.size(); i++) {  // more than BAST allows: merged at first change
       assign(rest[i], Role::kExtra, lbn);
       extras_[lbn].push_back(rest[i]);

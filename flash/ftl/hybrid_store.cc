@@ -159,13 +159,10 @@ Status HybridStore::log_target_bast(uint32_t lbn, uint32_t* block) {
     }
     return as_gc([&] { return merge_log(lbn, l); });  // full: merged, the caller starts over
   }
-  while (logs_in_use_ >= params_.log_blocks) {  // the least recently written log block
-    uint32_t victim = kNone;
-    for (uint32_t b = 0; b < blocks_.size(); b++)
-      if (blocks_[b].role == Role::kLog &&
-          (victim == kNone || blocks_[b].last_use < blocks_[victim].last_use))
-        victim = b;
-    if (victim == kNone) break;
+  while (bast_logs_.size() >= params_.log_blocks) {  // the least recently written log block
+    uint32_t victim = bast_logs_[0];
+    for (uint32_t b : bast_logs_)
+      if (blocks_[b].last_use < blocks_[victim].last_use) victim = b;
     PDL_TRY(as_gc([&] { return merge_log(blocks_[victim].lbn, victim); }));
   }
   uint32_t nb;
@@ -173,7 +170,7 @@ Status HybridStore::log_target_bast(uint32_t lbn, uint32_t* block) {
   blocks_[nb].role = Role::kLog;
   blocks_[nb].lbn = lbn;
   log_[lbn] = nb;
-  logs_in_use_++;
+  bast_logs_.push_back(nb);
   *block = nb;
   return Status::ok();
 }

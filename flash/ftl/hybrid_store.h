@@ -159,6 +159,7 @@ class HybridStore final : public StoreBase {
   void note_read(uint32_t block);
 
   // --- hybrid_merge.cc ---
+  void drop_bast_log(uint32_t lbn);  // lbn's BAST log block is no longer a log block
   Status allocate_block(uint32_t* block);
   // Erase `block` and queue it free, or retire it (closed by a failure, or its erase fails).
   Status release_block(uint32_t block);
@@ -207,7 +208,7 @@ class HybridStore final : public StoreBase {
   std::vector<uint32_t> log_;     // lbn -> BAST log block
   std::vector<std::vector<uint32_t>> extras_;  // lbn -> blocks the mount could not place
   std::set<uint32_t> unsettled_;  // lbns with extras
-  uint32_t logs_in_use_ = 0;      // BAST
+  std::vector<uint32_t> bast_logs_;  // BAST log blocks in use (the LRU victim is among them)
   uint32_t seq_block_ = kNone;    // FAST sequential log block (its lbn in blocks_)
   std::deque<uint32_t> random_;   // FAST random log blocks, oldest first
   std::deque<uint32_t> free_;
