@@ -266,15 +266,21 @@ bool run_cut_workload(PageStore& s, uint64_t salt, CutRun* run) {
 TEST_CASE("Hybrid FTL: a power cut at any program or erase loses nothing synced",
           "[ftl][hybrid][powerloss]") {
   const Geometry g = pdl::test::geometry(512, 32, 4, 14);
-  for (FtlKind k : {FtlKind::kBast, FtlKind::kFast}) {
-    for (Tear tear : {Tear::kNone, Tear::kRandomBits}) {
-      DYNAMIC_SECTION(kind_name(k) << " tear " << int(tear)) {
+  struct Config {
+    FtlKind kind;
+    uint32_t logs;  // the fewest log blocks each allows, and 3
+  };
+  for (const Config c : {Config{FtlKind::kBast, 1}, Config{FtlKind::kBast, 3},
+                         Config{FtlKind::kFast, 2}, Config{FtlKind::kFast, 3}}) {
+    const FtlKind k = c.kind;
+    for (Tear tear : {Tear::kNone, Tear::kPrefix, Tear::kRandomBits}) {
+      DYNAMIC_SECTION(kind_name(k) << " log_blocks=" << c.logs << " tear " << int(tear)) {
         // How many mutating operations the whole workload takes (after the format).
         uint64_t total;
         {
           auto nand = pdl::test::make_ram_nand(g);
           std::unique_ptr<PageStore> s;
-          REQUIRE(format_store(*nand, hybrid(k, 3, 24), &s).is_ok());
+          REQUIRE(format_store(*nand, hybrid(k, c.logs, 24), &s).is_ok());
           const uint64_t before = nand->mutating_ops();
           CutRun run;
           REQUIRE(run_cut_workload(*s, 77, &run));
@@ -285,7 +291,7 @@ TEST_CASE("Hybrid FTL: a power cut at any program or erase loses nothing synced"
         for (uint64_t cut = 0; cut < total; cut++) {
           auto nand = pdl::test::make_ram_nand(g);
           std::unique_ptr<PageStore> s;
-          REQUIRE(format_store(*nand, hybrid(k, 3, 24), &s).is_ok());
+          REQUIRE(format_store(*nand, hybrid(k, c.logs, 24), &s).is_ok());
           nand->cut_power_after(cut, tear, cut * 31 + 5);
           CutRun run;
           REQUIRE_FALSE(run_cut_workload(*s, 77, &run));
