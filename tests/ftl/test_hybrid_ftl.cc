@@ -1,6 +1,7 @@
 // test_hybrid_ftl.cc — BAST and FAST devices (flash/ftl/hybrid_store.h): which merge each
 // workload causes ([BAST], [FAST]), reads against a model through remounts, a power cut at
-// every program and erase of a workload with merges, trims, the superblock, bad blocks.
+// every program and erase of a workload with merges, trims, the superblock, bad blocks (also
+// failing exactly a merge's copy).
 // The store suites (store_matrix.h rows BAST(4), FAST(4)) cover the PageStore contract.
 #include <catch2/catch.hpp>
 
@@ -11,6 +12,7 @@
 
 #include "flash/image/open_store.h"
 #include "flash/store/page_store.h"
+#include "flash/store/spare.h"
 #include "tests/support/test_util.h"
 
 using namespace pdl;
@@ -448,6 +450,88 @@ TEST_CASE("Hybrid FTL: a block failing during a merge is retired and nothing is 
       }
       // Most failures hit a block that a merge has released (retired) by the end.
       CHECK(retired_runs * 2 > runs);
+    }
+  }
+}
+
+namespace {
+
+// A Nand that makes the block of the first merge copy it sees fail (a grown bad block): a copy
+// is a program whose spare header has a copy generation (docs/format.md §9); `full` picks a
+// full merge's copies (records count set) or a partial merge's (unset).
+class FailMergeCopy final : public Nand {
+ public:
+  FailMergeCopy(EmulatedNand& n, bool full) : n_(n), full_(full) {}
+  bool fired = false;
+
+  const Geometry& geometry() const override { return n_.geometry(); }
+  Status read(Ppa p, std::span<uint8_t> d, std::span<uint8_t> s) override {
+    return n_.read(p, d, s);
+  }
+  Status program(Ppa p, std::span<const uint8_t> d, std::span<const uint8_t> s, uint32_t doff,
+                 uint32_t soff) override {
+    SpareHeader h;
+    if (!fired && s.size() == n_.geometry().page_spare &&
+        spare_decode(s, &h) == SpareState::kValid && (h.aux & 0xFFFF) > 0 &&
+        ((h.aux >> 16) > 0) == full_) {
+      n_.fail_block(p / n_.geometry().pages_per_block);
+      fired = true;
+    }
+    return n_.program(p, d, s, doff, soff);
+  }
+  Status erase(uint32_t b) override { return n_.erase(b); }
+  Status flush() override { return n_.flush(); }
+  const NandCounters& counters() const override { return n_.counters(); }
+  void reset_counters() override { n_.reset_counters(); }
+  void set_counting(bool on) override { n_.set_counting(on); }
+  uint32_t erase_count(uint32_t b) const override { return n_.erase_count(b); }
+  Status mark_bad(uint32_t b) override { return n_.mark_bad(b); }
+  bool is_bad(uint32_t b) override { return n_.is_bad(b); }
+
+ private:
+  EmulatedNand& n_;
+  bool full_;
+};
+
+}  // namespace
+
+TEST_CASE("Hybrid FTL: a merge's copy failing retires its block and the merge is redone",
+          "[ftl][hybrid][badblock]") {
+  for (FtlKind k : {FtlKind::kBast, FtlKind::kFast}) {
+    for (bool full : {false, true}) {
+      DYNAMIC_SECTION(kind_name(k) << (full ? " full merge" : " partial merge")) {
+        auto emu = pdl::test::make_ram_nand(pdl::test::geometry(512, 32, 8, 16));
+        FailMergeCopy nand(*emu, full);
+        std::unique_ptr<PageStore> s;
+        REQUIRE(format_store(nand, hybrid(k, k == FtlKind::kBast ? 1 : 2), &s).is_ok());
+        const uint32_t n = s->logical_pages(), psz = s->page_size();
+        std::vector<Value> model(n);
+        auto write = [&](Lpn l, uint32_t v) {
+          model[l] = stamp(psz, l, v);
+          const Status st = s->write(l, *model[l]);
+          INFO("lpn " << l << ": " << st.to_string());
+          REQUIRE(st.is_ok());
+        };
+        for (Lpn l = 0; l < 16; l++) write(l, 0);
+        if (full) {  // random overwrites: full merges
+          std::mt19937_64 rng = pdl::test::seeded_rng(0xfa11);
+          for (uint32_t i = 1; !nand.fired && i < 500; i++) write(Lpn(rng() % 16), i);
+        } else {  // the partial merge of the test above
+          for (Lpn l = 0; l < 3; l++) write(l, 1);
+          write(8, 1);
+        }
+        REQUIRE(nand.fired);
+        for (uint32_t i = 0; i < 40; i++) write(Lpn(i % 16), 1000 + i);  // more merges
+        const StoreStats& st = s->stats();
+        CHECK(st.program_retries >= 1);
+        CHECK(st.blocks_retired == 1);
+        if (!full) CHECK(st.full_merges >= 1);  // the partial merge fell back to a full one
+        require_model(*s, model);
+        REQUIRE(s->sync().is_ok());
+        s = remount(nand);
+        CHECK(s->stats().bad_blocks == 1);
+        require_model(*s, model);
+      }
     }
   }
 }
