@@ -21,11 +21,10 @@
 
 namespace pdl {
 
-Status HybridStore::mount(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
+Status HybridStore::mount(Nand& nand, const StoreParams& given, std::unique_ptr<PageStore>* out,
                           MountReport* report) {
-  if (params.method != Method::kFtl ||
-      (params.ftl != FtlKind::kBast && params.ftl != FtlKind::kFast))
-    return Status::error(Errc::kInvalidArgument, "ftl: the hybrid engine runs ftl=bast|fast only");
+  StoreParams params = given;  // (resolving again changes nothing resolved, and fills the rest)
+  PDL_TRY(resolve_params(&params, nand.geometry()));
   MountClock clock(nand);
   std::unique_ptr<HybridStore> s(new HybridStore(nand, params));
   MountReport rep;

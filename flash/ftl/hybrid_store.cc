@@ -32,11 +32,10 @@ HybridStore::HybridStore(Nand& nand, const StoreParams& params)
     blocks_[b].role = Role::kReserved;
 }
 
-Status HybridStore::format(Nand& nand, const StoreParams& params,
+Status HybridStore::format(Nand& nand, const StoreParams& given,
                            std::unique_ptr<PageStore>* out) {
-  if (params.method != Method::kFtl ||
-      (params.ftl != FtlKind::kBast && params.ftl != FtlKind::kFast))
-    return Status::error(Errc::kInvalidArgument, "ftl: the hybrid engine runs ftl=bast|fast only");
+  StoreParams params = given;  // (resolving again changes nothing resolved, and fills the rest)
+  PDL_TRY(resolve_params(&params, nand.geometry()));
   std::unique_ptr<HybridStore> s(new HybridStore(nand, params));
   for (uint32_t b = kSuperblockBlocks; b < s->geo_.blocks; b++) {
     if (nand.is_bad(b)) {

@@ -22,7 +22,8 @@
 //               switch  — L holds offset i at its page i for every offset (or neither has the
 //                         page): L becomes the data block, the old one is erased;
 //               partial — the same for L's programmed prefix 0..k-1: the current records of
-//                         offsets k.. are copied into L's pages k.., then as a switch;
+//                         offsets k.. held by the old data block are copied into L's pages
+//                         k.. (FAST's in random log blocks stay there), then as a switch;
 //               full    — the current record of every offset is copied into a fresh block at
 //                         its offset, which becomes the data block; the old data block and the
 //                         logical block's log block (BAST) or sequential log block (FAST) are
