@@ -6,10 +6,10 @@
 // no obsolete marks: once per geometry; IPL with a two-page log region (2 log sectors per block
 // on 512-byte pages, 8 on 2 KiB pages) so that merges are frequent; both at their full size.
 // IPL again with 128-byte log sectors ([PDL]'s 128-byte log buffer as the flush unit), on a
-// chip allowing page/128 programs per page (NOP 16 for 2 KiB pages). The page-mapping FTL
-// device (method ftl, ftl=page) once per geometry: a block device without atomic groups or
-// obsolete marks on flash, so suites select by trait (has_atomic_commit, has_obsolete_marks,
-// is_ftl_device).
+// chip allowing page/128 programs per page (NOP 16 for 2 KiB pages). The commodity FTL devices
+// (method ftl) once per geometry: the page-mapping FTL, BAST and FAST with 4 log blocks (so that
+// every kind of merge runs often) — block devices without atomic groups or obsolete marks on
+// flash, so suites select by trait (has_atomic_commit, has_obsolete_marks, is_ftl_device).
 #pragma once
 
 #include <algorithm>
@@ -72,12 +72,21 @@ inline std::vector<StoreConfig> store_matrix_for(const std::vector<Geometry>& ge
     g128.partial_programs = std::max(g.partial_programs, g.page_data / 128);
     out.push_back({"IPL(2p,128B sectors)/" + gname, g128, ipl128});
     // The page-mapping FTL device (OPU's path, obsolete marks in RAM, no atomic groups) at
-    // OPU's fullness. BAST/FAST and StableBuffer join here once their engines land.
+    // OPU's fullness.
     StoreParams ftl_page;
     ftl_page.method = Method::kFtl;
     ftl_page.ftl = FtlKind::kPage;
     ftl_page.logical_pages = full;
     out.push_back({"FTL(page)/" + gname, g, ftl_page});
+    // Commodity FTL devices: BAST and FAST with 4 log blocks, at their default size.
+    StoreParams bast;
+    bast.method = Method::kFtl;
+    bast.ftl = FtlKind::kBast;
+    bast.log_blocks = 4;
+    StoreParams fast = bast;
+    fast.ftl = FtlKind::kFast;
+    out.push_back({"BAST(4)/" + gname, g, bast});
+    out.push_back({"FAST(4)/" + gname, g, fast});
   }
   return out;
 }
