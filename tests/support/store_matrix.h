@@ -6,7 +6,8 @@
 // no obsolete marks: once per geometry; IPL with a two-page log region (2 log sectors per block
 // on 512-byte pages, 8 on 2 KiB pages) so that merges are frequent; both at their full size.
 // IPL again with 128-byte log sectors ([PDL]'s 128-byte log buffer as the flush unit), on a
-// chip allowing page/128 programs per page (NOP 16 for 2 KiB pages).
+// chip allowing page/128 programs per page (NOP 16 for 2 KiB pages). StableBuffer over the
+// page-mapping FTL device at its default size.
 #pragma once
 
 #include <algorithm>
@@ -68,6 +69,12 @@ inline std::vector<StoreConfig> store_matrix_for(const std::vector<Geometry>& ge
     Geometry g128 = g;
     g128.partial_programs = std::max(g.partial_programs, g.page_data / 128);
     out.push_back({"IPL(2p,128B sectors)/" + gname, g128, ipl128});
+    // StableBuffer in front of the page-mapping FTL device, at its default size (slots: two
+    // erase blocks on these small chips).
+    StoreParams sb;
+    sb.method = Method::kStableBuffer;
+    sb.ftl = FtlKind::kPage;
+    out.push_back({"SB/FTL(page)/" + gname, g, sb});
   }
   return out;
 }
