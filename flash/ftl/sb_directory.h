@@ -70,7 +70,8 @@ void encode_directory_page(const SbLayout& l, const SbDirectory& dir, uint32_t i
 Status write_directory(PageStore& device, const SbLayout& l, const SbDirectory& dir);
 // The committed directory: the complete copy with the highest seq. Slots named twice keep the
 // newest timestamp; the others come back in *stale (their slots hold nothing current but must
-// not be reused before the next commit). kCorrupt if neither copy is complete.
+// not be reused before the next commit). kCorrupt if neither copy is complete. Reads with
+// peek: uncounted (2 x dir_pages page reads; the device's own mount scan is the mount's cost).
 Status load_directory(PageStore& device, const SbLayout& l, SbDirectory* out,
                       std::vector<uint32_t>* stale);
 

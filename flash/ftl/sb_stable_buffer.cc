@@ -17,7 +17,8 @@ StableBufferStore::StableBufferStore(std::unique_ptr<PageStore> device, const St
       slots_(l.slots) {}
 
 Status StableBufferStore::open(std::unique_ptr<PageStore> device, const StoreParams& p,
-                               bool format, std::unique_ptr<PageStore>* out) {
+                               bool format, std::unique_ptr<PageStore>* out,
+                               MountReport* report) {
   if (p.method != Method::kStableBuffer || p.sb_slots == 0 || p.logical_pages == 0)
     return Status::error(Errc::kInvalidArgument,
                          "stablebuffer: parameters not resolved (" + p.describe() + ")");
@@ -28,6 +29,8 @@ Status StableBufferStore::open(std::unique_ptr<PageStore> device, const StorePar
                              std::to_string(device->logical_pages()) + " pages, the buffer needs " +
                              std::to_string(l.device_pages()) + " (user pages, slots, directory)");
   std::unique_ptr<StableBufferStore> s(new StableBufferStore(std::move(device), p, l));
+  s->set_classifier(nullptr);
+  MountClock clock(s->nand_);
   if (format) {
     for (uint32_t i = 0; i < l.slots; i++) s->free_.insert(i);
     s->dir_dirty_ = true;
@@ -53,7 +56,12 @@ Status StableBufferStore::open(std::unique_ptr<PageStore> device, const StorePar
     s->dir_dirty_ = !stale.empty();
     s->sb_.recovered_slots = s->sbtt_.size();
   }
-  s->ledger_.reset();
+  if (report) {
+    MountReport mine;
+    clock.finish(&mine);
+    report->sim_us += mine.sim_us;
+    report->wall_s += mine.wall_s;
+  }
   *out = std::move(s);
   return Status::ok();
 }
@@ -127,7 +135,19 @@ Status StableBufferStore::commit() {
   dir.seq = seq_ + 1;
   dir.next_ts = next_ts_;
   dir.entries = slots_;
-  PDL_TRY(fail(write_directory(*device_, layout_, dir)));
+  Status st = write_directory(*device_, layout_, dir);
+  if (st.is(Errc::kFull)) {
+    // A device filled to the last page (thin provisioning): the copy being replaced is the
+    // older one (the newest complete copy is the other), so trimming it first is safe and
+    // gives the FTL pages to reclaim.
+    // The free slots' pages are dead too (the durable directory names none of them).
+    for (uint32_t i = 0; i < layout_.dir_pages; i++)
+      PDL_TRY(fail(device_->trim(layout_.dir_lpn(uint32_t(dir.seq % 2), i))));
+    for (uint32_t s : free_) PDL_TRY(fail(device_->trim(layout_.slot_lpn(s))));
+    PDL_TRY(fail(device_->sync()));
+    st = write_directory(*device_, layout_, dir);
+  }
+  PDL_TRY(fail(st));
   PDL_TRY(fail(device_->sync()));
   seq_ = dir.seq;
   sb_.directory_commits++;
@@ -151,9 +171,7 @@ Status StableBufferStore::flush_one() {
 Status StableBufferStore::take_slot(uint32_t* slot) {
   if (free_.empty()) {
     // Passive flushing: the buffer is full (or its free slots wait for a commit).
-    ledger_.charge_current();
     PDL_TRY(flush_one());
-    ledger_.charge(ledger_.gc());
   }
   if (free_.empty())
     return Status::error(Errc::kFull, "stablebuffer: no slot frees up (" +
@@ -167,7 +185,6 @@ Status StableBufferStore::take_slot(uint32_t* slot) {
 Status StableBufferStore::write(Lpn lpn, std::span<const uint8_t> page) {
   PDL_TRY(check_page(lpn, page.size()));
   PDL_TRY(changeable());
-  CostLedger::Scope cost(ledger_, ledger_.bucket_of(lpn));
   stats_.writes++;
   dirty_ = true;
   const uint32_t staged = slot_of(lpn);
@@ -177,20 +194,23 @@ Status StableBufferStore::write(Lpn lpn, std::span<const uint8_t> page) {
   }
   uint32_t s = 0;
   PDL_TRY(take_slot(&s));
-  PDL_TRY(fail(device_->write(layout_.slot_lpn(s), page)));
+  slots_[s] = SbSlotEntry{lpn, next_ts_};  // (first: the device charges the slot to lpn's class)
+  const Status st = device_->write(layout_.slot_lpn(s), page);
+  if (!st.is_ok()) {
+    slots_[s] = SbSlotEntry{};
+    return fail(st);
+  }
+  next_ts_++;
   free_.erase(s);
   cursor_ = s + 1;
-  slots_[s] = SbSlotEntry{lpn, next_ts_++};
   sbtt_[lpn] = s;
   recognizer_.insert(lpn);
   dir_dirty_ = true;
   sb_.staged_writes++;
   if (params_.sb_flush == SbFlush::kProactive) {
     if (auto inst = recognizer_.pick(model_, true)) {
-      ledger_.charge_current();
       sb_.proactive_flushes++;
       PDL_TRY(flush(*inst));
-      ledger_.charge(ledger_.gc());
     }
   }
   return Status::ok();
@@ -199,7 +219,6 @@ Status StableBufferStore::write(Lpn lpn, std::span<const uint8_t> page) {
 Status StableBufferStore::trim(Lpn lpn) {
   PDL_TRY(check_lpn(lpn));
   PDL_TRY(changeable());
-  CostLedger::Scope cost(ledger_, ledger_.bucket_of(lpn));
   stats_.trims++;
   dirty_ = true;
   const uint32_t s = slot_of(lpn);
@@ -212,7 +231,6 @@ Status StableBufferStore::trim(Lpn lpn) {
 
 Status StableBufferStore::sync() {
   PDL_TRY(changeable());
-  CostLedger::Scope cost(ledger_, ledger_.other());
   stats_.syncs++;
   if (dir_dirty_ || !pending_.empty()) PDL_TRY(commit());
   else PDL_TRY(fail(device_->sync()));
@@ -227,12 +245,25 @@ bool StableBufferStore::is_mapped(Lpn lpn) const {
 
 const StoreStats& StableBufferStore::stats() const {
   const StoreStats mine = stats_;
-  stats_ = device_->stats();  // the device's flash-level work (GC, merges, bad blocks)
+  stats_ = device_->stats();  // the device's work: its pages, collections, bad blocks
   stats_.reads = mine.reads;
   stats_.writes = mine.writes;
   stats_.trims = mine.trims;
   stats_.syncs = mine.syncs;
   return stats_;
+}
+
+void StableBufferStore::set_classifier(LpnClassifier classifier) {
+  classifier_ = std::move(classifier);
+  device_->set_classifier([this](uint32_t dev_lpn) -> uint8_t {
+    Lpn user = dev_lpn;
+    if (dev_lpn >= layout_.user) {
+      const uint32_t s = dev_lpn - layout_.user;
+      if (s >= layout_.slots || slots_[s].dest == kSbFree) return 0;  // directory, free slot
+      user = slots_[s].dest;
+    }
+    return classifier_ ? classifier_(user) : 0;
+  });
 }
 
 void StableBufferStore::reset_stats() {

@@ -57,8 +57,10 @@ class StableBufferStore final : public StoreBase {
  public:
   // An empty buffer over freshly formatted `device` (`format`), or the buffer recovered from the
   // device's directory. `p`: the resolved stablebuffer parameters (run-time choices included).
+  // The device's format or mount work stays in costs() as `other`, with the directory's;
+  // `report` (may be null) gets the directory read's simulated and wall time added.
   static Status open(std::unique_ptr<PageStore> device, const StoreParams& p, bool format,
-                     std::unique_ptr<PageStore>* out);
+                     std::unique_ptr<PageStore>* out, MountReport* report = nullptr);
 
   Status write(Lpn lpn, std::span<const uint8_t> page) override;
   Status trim(Lpn lpn) override;
@@ -68,6 +70,13 @@ class StableBufferStore final : public StoreBase {
   void set_wear_level(uint32_t threshold) override;
   uint64_t damaged_pages() const override { return device_->damaged_pages(); }
   bool dirty() const override { return dirty_; }
+
+  // Costs are the device's, its lpns classified as the user's: a destination by the user's
+  // classifier, a slot as the page it stages (so a flush is charged to the flushed page's
+  // class), a directory page as class 0. The device charges its GC to gc and its format and
+  // mount to other, as any store does.
+  const CostBreakdown& costs() const override { return device_->costs(); }
+  void set_classifier(LpnClassifier classifier) override;
 
   bool is_mapped(Lpn lpn) const override;
   uint32_t logical_pages() const override { return layout_.user; }
@@ -117,6 +126,7 @@ class StableBufferStore final : public StoreBase {
   bool dir_dirty_ = false; // the RAM directory differs from the last commit
   bool dirty_ = false;     // written or trimmed since the last sync
   SbStats sb_;
+  LpnClassifier classifier_;  // the user's (null: every lpn is class 0)
 };
 
 }  // namespace pdl

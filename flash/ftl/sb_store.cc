@@ -46,10 +46,15 @@ Status SbStore::resolve_params(StoreParams* p, const Geometry& g, ParamsResolver
                  " pages, leaving none for the user's pages");
     p->logical_pages = uint32_t(offered - overhead);
   }
-  if (overhead + p->logical_pages > 4 * g.total_pages() || overhead + p->logical_pages >= 0xFFFFFFF0u)
-    return bad("sb_slots: " + std::to_string(p->sb_slots) + " slots (" + std::to_string(overhead) +
-               " device pages with the directory) and " + std::to_string(p->logical_pages) +
-               " logical pages exceed 4 x the chip's pages");
+  // No thin provisioning: the staging area and the directory must stay writable whatever the
+  // user has written (a commodity device's capacity is fixed too).
+  if (overhead >= offered || p->logical_pages > offered - overhead)
+    return bad("logical_pages: " + std::to_string(p->logical_pages) +
+               " exceeds what a stablebuffer store offers here: at most " +
+               std::to_string(overhead >= offered ? 0 : offered - overhead) +
+               " (the FTL device's " + std::to_string(offered) + " pages less " +
+               std::to_string(p->sb_slots) + " slots and " +
+               std::to_string(overhead - p->sb_slots) + " directory pages)");
   // The device of exactly that size must be one the FTL accepts.
   StoreParams dev = device_params(*p, g);
   return resolve_device(&dev, g);
@@ -70,9 +75,9 @@ Status SbStore::format(std::unique_ptr<PageStore> device, const StoreParams& p,
 
 Status SbStore::mount(std::unique_ptr<PageStore> device, const StoreParams& p,
                       std::unique_ptr<PageStore>* out, MountReport* report) {
-  PDL_TRY(StableBufferStore::open(std::move(device), p, false, out));
-  (void)report;  // the device's mount filled it; the staged pages are in sb_stats()
-  return Status::ok();
+  // The device's mount filled `report`; the directory read adds its time (the staged pages
+  // found are in sb_stats().recovered_slots).
+  return StableBufferStore::open(std::move(device), p, false, out, report);
 }
 
 }  // namespace pdl

@@ -342,6 +342,44 @@ TEST_CASE("StableBuffer: bad parameters are refused naming the parameter", "[ftl
   REQUIRE(d.logical_pages == r.logical_pages + 64 + 2 * 2);
 }
 
+TEST_CASE("StableBuffer: no thin provisioning, and a full-size store written over and over "
+          "never runs out",
+          "[ftl][sb]") {
+  const Geometry g = geometry(512, 32, 8, 40);
+  StoreParams p = sb_params();
+  auto nand = make_ram_nand(g);
+  std::unique_ptr<PageStore> store;
+  StoreParams too_big = p;
+  too_big.logical_pages = 4000;
+  const Status refused = format_store(*nand, too_big, &store);
+  REQUIRE(refused.is(Errc::kInvalidArgument));
+  REQUIRE(std::string(refused.message()).rfind("logical_pages:", 0) == 0);
+  REQUIRE(format_store(*nand, p, &store).is_ok());
+  const uint32_t n = store->logical_pages();
+  auto rng = pdl::test::seeded_rng(0x5B0F);
+  std::vector<Page> model(n);
+  for (int round = 0; round < 4; round++) {
+    std::vector<Lpn> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    if (round % 2) std::shuffle(order.begin(), order.end(), rng);
+    for (Lpn l : order) {
+      model[l] = pdl::test::random_page(rng, g.page_data);
+      const Status st = store->write(l, model[l]);
+      INFO("round " << round << " lpn " << l << ": " << st.to_string());
+      REQUIRE(st.is_ok());
+    }
+    REQUIRE(store->sync().is_ok());
+  }
+  store.reset();
+  REQUIRE(mount_store(*nand, &store).is_ok());
+  Page got(g.page_data);
+  for (Lpn l = 0; l < n; l++) {
+    REQUIRE(store->read(l, got).is_ok());
+    REQUIRE(got == model[l]);
+  }
+  REQUIRE(store->check().is_ok());
+}
+
 namespace {
 
 // What each lpn may read after a crash: its value at the last sync, or any written since.
