@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -397,13 +398,14 @@ struct Tracker {
 // Writes (random pages of a hot range, and sequential bursts), trims, reads and syncs over a
 // small buffer, so that flushes of every pattern and directory commits come often. Every page's
 // bytes carry its lpn, so a page read under the wrong lpn shows.
-Status sb_workload(PageStore& store, uint64_t seed, Tracker& t) {
+Status sb_workload(PageStore& store, uint64_t seed, Tracker& t, int ops) {
   std::mt19937_64 rng(seed);
   const uint32_t psz = store.page_size();
   Lpn seq = 0;
-  for (int i = 0; i < 220; i++) {
+  for (int i = 0; i < ops; i++) {
     const unsigned r = unsigned(rng() % 100);
-    Lpn l = rng() % 2 ? Lpn(rng() % 48) : Lpn(seq++ % 96);
+    const uint32_t n = store.logical_pages();
+    Lpn l = rng() % 2 ? Lpn(rng() % std::min(48u, n / 2)) : Lpn(seq++ % std::min(96u, n));
     if (r < 65) {
       Page p = pdl::test::random_page(rng, psz);
       p[0] = uint8_t(l), p[1] = uint8_t(l >> 8);
@@ -433,8 +435,11 @@ TEST_CASE("StableBuffer: a power cut at every program and erase leaves each page
           "[ftl][sb][powerloss]") {
   const auto rec = GENERATE(SbRecognition::kOnDemand, SbRecognition::kIncremental);
   const auto flush = GENERATE(SbFlush::kPassive, SbFlush::kProactive);
+  // 12 slots: one directory page per copy; 40 slots: two (a commit spans pages).
+  const uint32_t slots = GENERATE(12u, 40u);
+  const int ops = slots == 12 ? 220 : 600;
   const Geometry g = geometry(512, 32, 8, 24);
-  StoreParams p = sb_params(12);
+  StoreParams p = sb_params(slots);
   p.sb_recognition = rec;
   p.sb_flush = flush;
   const uint64_t seed = pdl::test::test_seed() * 3 + uint64_t(rec) * 2 + uint64_t(flush);
@@ -446,22 +451,29 @@ TEST_CASE("StableBuffer: a power cut at every program and erase leaves each page
     REQUIRE(format_store(*nand, p, &store).is_ok());
     const uint64_t base = nand->mutating_ops();
     Tracker t(store->logical_pages());
-    REQUIRE(sb_workload(*store, seed, t).is_ok());
+    REQUIRE(sb_workload(*store, seed, t, ops).is_ok());
+    REQUIRE(dynamic_cast<StableBufferStore&>(*store).layout().dir_pages == (slots == 12 ? 1 : 2));
     total = nand->mutating_ops() - base;
     uncut = dynamic_cast<StableBufferStore&>(*store).sb_stats();
   }
-  INFO("operations " << total << ", flushes " << uncut.flushes << ", commits "
+  INFO("slots " << slots << ", operations " << total << ", flushes " << uncut.flushes << ", commits "
                      << uncut.directory_commits);
   REQUIRE(uncut.flushes >= 5);
+  if (flush == SbFlush::kPassive) REQUIRE(uncut.passive_flushes >= 5);
+  else REQUIRE(uncut.proactive_flushes >= 1);
   REQUIRE(uncut.directory_commits >= 10);
-  for (uint64_t k = 0; k < total; k++) {
+  REQUIRE(uncut.unstaged_trims >= 1);
+  // PDL_EXHAUSTIVE_STRIDE=s (the sanitizer run): every s-th operation only.
+  const char* env = std::getenv("PDL_EXHAUSTIVE_STRIDE");
+  const uint64_t stride = std::max<long>(1, env && *env ? std::atol(env) : 1);
+  for (uint64_t k = 0; k < total; k += stride) {
     INFO("cut before operation " << k);
     auto nand = make_ram_nand(g);
     std::unique_ptr<PageStore> store;
     REQUIRE(format_store(*nand, p, &store).is_ok());
     Tracker t(store->logical_pages());
     nand->cut_power_after(k, k % 2 ? Tear::kPrefix : Tear::kNone, seed + k);
-    const Status st = sb_workload(*store, seed, t);
+    const Status st = sb_workload(*store, seed, t, ops);
     REQUIRE_FALSE(st.is_ok());
     REQUIRE_FALSE(st.is(Errc::kCorrupt));
     store.reset();
