@@ -16,7 +16,6 @@ const char* sb_pattern_name(SbPattern x) {
 }
 
 SbCostModel SbCostModel::of(FtlKind ftl, uint32_t log_blocks, const Geometry& g, uint32_t slots) {
-  (void)log_blocks;  // the focused area fits the log blocks by construction (F <= slots / P)
   SbCostModel m;
   const double r = g.read_us, w = g.program_us, e = g.erase_us, P = g.pages_per_block;
   m.focus_blocks = std::max<uint32_t>(1, slots / g.pages_per_block);
@@ -25,7 +24,11 @@ SbCostModel SbCostModel::of(FtlKind ftl, uint32_t log_blocks, const Geometry& g,
   const double partial = w + (r + w) + 2 * e / P;  // half a block copied per half-block run
   double focus = partial;
   if (ftl == FtlKind::kBast) {
-    focus = w + 2 * (r + w) + 4 * e / P;  // full merge (P copies, 2 erases) per P/2 pages
+    // A full merge (P copies, 2 erases) per P/2 pages of a block while the focused area fits
+    // the log blocks; beyond, a log block is taken back after L/F of that.
+    const double L = std::max<uint32_t>(1, log_blocks);
+    const double per_merge = std::max(1.0, P / 2 * std::min(1.0, L / F));
+    focus = w + (P * (r + w) + 2 * e) / per_merge;
   } else if (ftl == FtlKind::kFast) {
     const double d = std::min(F, P);  // data blocks one random log block's merge touches
     focus = w + (d * (P * (r + w) + e) + e) / P;

@@ -13,7 +13,8 @@
 //                                                        w + (r+w) + 2e/P
 //   focused     random pages within the focused area     page FTL: as partitioned; BAST: a full
 //               (F erase blocks, F = slots / P)          merge per P/2 pages of a block:
-//                                                        w + 2(r+w) + 4e/P; FAST: a random log
+//                                                        w + 2(r+w) + 4e/P (F <= L log blocks;
+//                                                        per P/2 · L/F pages beyond); FAST: a random log
 //                                                        block's merge touches min(F, P) data
 //                                                        blocks: w + (d(P(r+w)+e) + e)/P
 // Thresholds: θ_seq = the granularity at which the FTL's random-write cost is stable — one

@@ -258,9 +258,12 @@ TEST_CASE("StableBuffer: the cost model ranks the patterns as the FTL's merges d
     REQUIRE(m.theta[0] == 64);
     REQUIRE(m.theta[1] == uint32_t(std::ceil(64 * m.t[1] / m.t[0])));
   }
-  // BAST's full merges make focused writes dearer than the page FTL's GC does.
+  // BAST's full merges make focused writes dearer than the page FTL's GC does, and dearer
+  // still when the focused area is wider than the log blocks.
   REQUIRE(SbCostModel::of(FtlKind::kBast, 16, g, 256).t[2] >
           SbCostModel::of(FtlKind::kPage, 0, g, 256).t[2]);
+  REQUIRE(SbCostModel::of(FtlKind::kBast, 2, g, 64 * 8).t[2] >
+          SbCostModel::of(FtlKind::kBast, 16, g, 64 * 8).t[2]);
 }
 
 TEST_CASE("StableBuffer: trim unstages the page and trims its destination", "[ftl][sb]") {
