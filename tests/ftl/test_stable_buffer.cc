@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "flash/ftl/sb_directory.h"
 #include "flash/ftl/sb_stable_buffer.h"
 #include "flash/ftl/sb_store.h"
 #include "flash/image/open_store.h"
@@ -382,6 +383,68 @@ TEST_CASE("StableBuffer: no thin provisioning, and a full-size store written ove
     REQUIRE(got == model[l]);
   }
   REQUIRE(store->check().is_ok());
+}
+
+TEST_CASE("StableBuffer's slot directory: a copy counts only when complete, the newest complete "
+          "copy wins, a destination named twice keeps its newest timestamp",
+          "[ftl][sb]") {
+  auto nand = make_ram_nand(geometry(512, 32, 8, 24));
+  const SbLayout l = SbLayout::of(50, 40, 512);
+  REQUIRE(l.dir_pages == 2);
+  StoreParams dp;
+  dp.method = Method::kFtl;
+  dp.ftl = FtlKind::kPage;
+  dp.logical_pages = l.device_pages();
+  REQUIRE(resolve_store_params(&dp, nand->geometry()).is_ok());
+  std::unique_ptr<PageStore> dev;
+  REQUIRE(PdlStore::format(*nand, dp, CommitMode::kPerPage, &dev).is_ok());
+  SbDirectory got;
+  std::vector<uint32_t> stale;
+  REQUIRE(load_directory(*dev, l, &got, &stale).is(Errc::kCorrupt));  // nothing written yet
+
+  SbDirectory d1;
+  d1.seq = 1;
+  d1.next_ts = 11;
+  d1.entries.assign(l.slots, SbSlotEntry{});
+  d1.entries[0] = {5, 10};
+  REQUIRE(write_directory(*dev, l, d1).is_ok());
+  REQUIRE(load_directory(*dev, l, &got, &stale).is_ok());
+  REQUIRE(got.seq == 1);
+  REQUIRE(got.entries[0].dest == 5);
+
+  // Commit 2 cut after its first page: copy 0 is incomplete, commit 1 stands.
+  SbDirectory d2 = d1;
+  d2.seq = 2;
+  d2.entries[0] = {7, 11};
+  Page page(512);
+  encode_directory_page(l, d2, 0, page);
+  REQUIRE(dev->write(l.dir_lpn(0, 0), page).is_ok());
+  REQUIRE(load_directory(*dev, l, &got, &stale).is_ok());
+  REQUIRE(got.seq == 1);
+  REQUIRE(got.entries[0].dest == 5);
+  encode_directory_page(l, d2, 1, page);
+  REQUIRE(dev->write(l.dir_lpn(0, 1), page).is_ok());
+  REQUIRE(load_directory(*dev, l, &got, &stale).is_ok());
+  REQUIRE(got.seq == 2);
+  REQUIRE(got.entries[0].dest == 7);
+
+  // A page whose CRC fails makes its copy not count.
+  SbDirectory d3 = d2;
+  d3.seq = 3;
+  d3.entries[0] = {9, 20};
+  d3.entries[39] = {9, 30};  // (never written so; load keeps the newest)
+  REQUIRE(write_directory(*dev, l, d3).is_ok());
+  REQUIRE(load_directory(*dev, l, &got, &stale).is_ok());
+  REQUIRE(got.seq == 3);
+  REQUIRE(got.entries[39].dest == 9);
+  REQUIRE(got.entries[0].dest == kSbFree);
+  REQUIRE(stale == std::vector<uint32_t>{0});
+  REQUIRE(got.next_ts >= 31);
+  encode_directory_page(l, d3, 1, page);
+  page[100] ^= 1;
+  REQUIRE(dev->write(l.dir_lpn(1, 1), page).is_ok());
+  REQUIRE(load_directory(*dev, l, &got, &stale).is_ok());
+  REQUIRE(got.seq == 2);
 }
 
 namespace {
