@@ -2,6 +2,7 @@
 // recovery (sb_stable_buffer.h).
 #include "flash/ftl/sb_stable_buffer.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -158,11 +159,18 @@ Status StableBufferStore::commit() {
   return Status::ok();
 }
 
-Status StableBufferStore::flush_one() {
+Status StableBufferStore::flush_passive() {
   PDL_TRY(changeable());
-  if (auto inst = recognizer_.pick(model_, false)) {
+  // The best instance first, as the paper's passive method; then the next best until a batch
+  // of slots is freed, so that one directory commit serves several instances.
+  const uint32_t batch = std::max<uint32_t>(1, layout_.slots / kPassiveBatchDivisor);
+  uint32_t freed = 0;
+  while (freed < batch) {
+    const auto inst = recognizer_.pick(model_, false);
+    if (!inst) break;
     sb_.passive_flushes++;
     PDL_TRY(flush(*inst));
+    freed += uint32_t(inst->pages.size());
   }
   if (dir_dirty_) PDL_TRY(commit());
   return Status::ok();
@@ -171,7 +179,7 @@ Status StableBufferStore::flush_one() {
 Status StableBufferStore::take_slot(uint32_t* slot) {
   if (free_.empty()) {
     // Passive flushing: the buffer is full (or its free slots wait for a commit).
-    PDL_TRY(flush_one());
+    PDL_TRY(flush_passive());
   }
   if (free_.empty())
     return Status::error(Errc::kFull, "stablebuffer: no slot frees up (" +

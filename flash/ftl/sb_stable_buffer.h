@@ -9,7 +9,9 @@
 // staged destination reads its slot, any other its destination. Flush manager: instances of the
 // efficient write patterns (sb_patterns.h) written to their destinations in pattern order —
 // passive (when no slot is free) or proactive (after a write, any instance past its threshold).
-// Directory commits (sync, and a passive flush) make the SBTT durable (sb_directory.h).
+// Directory commits (sync, and a passive flush) make the SBTT durable (sb_directory.h). A
+// passive flush frees at least 1/8 of the slots (the best instances first) so that its directory
+// commit is shared by several instances.
 //
 // Invariants (docs/ftl-sb-notes.md, "Recovery"):
 //   * every slot is in exactly one of: staged (slots_[s].dest != kSbFree, sbtt_[dest] == s),
@@ -97,9 +99,11 @@ class StableBufferStore final : public StoreBase {
   uint32_t free_slots() const { return uint32_t(free_.size()); }
   // The slot staging `lpn`, or kSbFree.
   uint32_t slot_of(Lpn lpn) const;
-  // Flush the best instance now (as the passive method does when the buffer is full) and commit
-  // the directory; no-op with nothing staged. For tests and tools.
-  Status flush_one();
+  // The passive method now (as when a write finds no free slot): flush the best instance, then
+  // the next best until slots / kPassiveBatchDivisor slots are freed, and commit the directory.
+  // With nothing staged, only a pending commit. For tests and tools.
+  Status flush_passive();
+  static constexpr uint32_t kPassiveBatchDivisor = 8;
 
  private:
   StableBufferStore(std::unique_ptr<PageStore> device, const StoreParams& p, const SbLayout& l);

@@ -217,6 +217,22 @@ TEST_CASE("StableBuffer: scattered pages in a focused area flush as focused — 
   REQUIRE(r.store->check().is_ok());
 }
 
+TEST_CASE("StableBuffer: a passive flush frees an eighth of the buffer, best instances first, "
+          "under one directory commit",
+          "[ftl][sb]") {
+  Rig r(kPatternGeo, sb_params(16));  // batch: 2 slots
+  r.write_all(iota_lpns(7, 16, 40));  // one page per erase block: every instance is one page
+  const uint64_t commits = r.sb->sb_stats().directory_commits;
+  const size_t mark = r.dev->writes.size();
+  REQUIRE(r.store->write(1900, r.page_for(1900)).is_ok());
+  const SbStats& s = r.sb->sb_stats();
+  REQUIRE(s.passive_flushes == 2);
+  REQUIRE(s.directory_commits == commits + 1);
+  REQUIRE(r.destinations_since(mark).size() == 2);
+  REQUIRE(r.sb->staged_pages() == 15);
+  REQUIRE(r.store->check().is_ok());
+}
+
 TEST_CASE("StableBuffer: proactive flushing flushes a run once it reaches θ_seq; passive waits "
           "for a full buffer",
           "[ftl][sb]") {
@@ -276,7 +292,7 @@ TEST_CASE("StableBuffer: trim unstages the page and trims its destination", "[ft
   Page a(store->page_size(), 0xA1), b(store->page_size(), 0xB2);
   REQUIRE(store->write(10, a).is_ok());  // staged
   REQUIRE(store->write(11, b).is_ok());
-  REQUIRE(sb->flush_one().is_ok());       // 10, 11 at their destinations
+  REQUIRE(sb->flush_passive().is_ok());       // 10, 11 at their destinations
   REQUIRE(store->write(10, b).is_ok());  // 10 staged again over its destination
   REQUIRE(store->trim(10).is_ok());
   REQUIRE(store->trim(11).is_ok());
