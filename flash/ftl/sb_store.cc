@@ -14,10 +14,10 @@ namespace {
 
 // The paper's default buffer: 4 MB on a 16 GB SSD, 2 MB on 8 GB USB sticks and SD cards — 1/4096
 // of the device ([StableBuffer] §4). Small chips get at least two erase blocks' worth, so that
-// instances the size of an erase block can form; and at most a quarter of the device.
+// instances the size of an erase block can form; and at most an eighth of the device.
 uint32_t default_slots(uint64_t offered, const Geometry& g) {
   uint64_t s = std::max<uint64_t>(offered / 4096, 2ull * g.pages_per_block);
-  s = std::min<uint64_t>(s, std::max<uint64_t>(1, offered / 4));
+  s = std::min<uint64_t>(s, std::max<uint64_t>(1, offered / 8));
   return uint32_t(s);
 }
 
