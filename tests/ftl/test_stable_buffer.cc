@@ -328,11 +328,13 @@ TEST_CASE("StableBuffer: trim unstages the page and trims its destination", "[ft
   REQUIRE(store->trim(10).is_ok());
   REQUIRE(store->trim(11).is_ok());
   REQUIRE(sb->sb_stats().unstaged_trims == 1);
+  REQUIRE(store->dirty());
   Page got(store->page_size());
   REQUIRE(store->read(10, got).is(Errc::kNotFound));
   REQUIRE(store->read(11, got).is(Errc::kNotFound));
   REQUIRE_FALSE(store->is_mapped(10));
   REQUIRE(store->sync().is_ok());
+  REQUIRE_FALSE(store->dirty());
   store.reset();
   REQUIRE(mount_store(*nand, &store).is_ok());
   REQUIRE(store->read(10, got).is(Errc::kNotFound));
