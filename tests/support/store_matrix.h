@@ -9,7 +9,8 @@
 // chip allowing page/128 programs per page (NOP 16 for 2 KiB pages). The commodity FTL devices
 // (method ftl) once per geometry: the page-mapping FTL, BAST and FAST with 4 log blocks (so that
 // every kind of merge runs often) — block devices without atomic groups or obsolete marks on
-// flash, so suites select by trait (has_atomic_commit, has_obsolete_marks, is_ftl_device).
+// flash, so suites select by trait (has_atomic_commit, has_obsolete_marks, is_ftl_device) —
+// and StableBuffer in front of each of them at its default size.
 #pragma once
 
 #include <algorithm>
@@ -87,6 +88,16 @@ inline std::vector<StoreConfig> store_matrix_for(const std::vector<Geometry>& ge
     fast.ftl = FtlKind::kFast;
     out.push_back({"BAST(4)/" + gname, g, bast});
     out.push_back({"FAST(4)/" + gname, g, fast});
+    // StableBuffer in front of each FTL device, at its default size (slots: two erase blocks
+    // on these small chips).
+    for (const StoreParams* dev : {&ftl_page, &bast, &fast}) {
+      StoreParams sb = *dev;
+      sb.method = Method::kStableBuffer;
+      sb.logical_pages = 0;
+      const std::string dname = dev->ftl == FtlKind::kPage ? "FTL(page)"
+                                : dev->ftl == FtlKind::kBast ? "BAST(4)" : "FAST(4)";
+      out.push_back({"SB/" + dname + "/" + gname, g, sb});
+    }
   }
   return out;
 }
