@@ -180,7 +180,8 @@ class PageCheck {
     else if (v_.hdr.type == PageType::kDifferential) diff_++;
     if (!live) {
       stale_++;
-      stale_bad_data_ += !v_.data_crc_ok;
+      // (a trim record of BAST/FAST is spare only: no data to check)
+      stale_bad_data_ += !v_.data_crc_ok && v_.hdr.type != PageType::kFtlTrim;
       return;
     }
     if (base_of_[p] != kNoPpa &&
@@ -222,6 +223,26 @@ class PageCheck {
   std::string first_problem_;
   uint64_t problems_ = 0;
 };
+
+// What PageStore::check() recomputed for `store`, in the engine's terms.
+std::string tables_checked(PageStore& store, const Geometry& g) {
+  const StoreParams& sp = store.params();
+  const unsigned blocks = g.blocks - kSuperblockBlocks;
+  if (pdl::in_page(sp.method))
+    return strf("slot states of %u lpns, block map and free list of %u blocks",
+                store.logical_pages(), blocks);
+  if (sp.method == Method::kStableBuffer) {
+    PageStore& device = store.flash_store();
+    return strf("slot table of %u staging slots over %u lpns; the FTL device's: ", sp.sb_slots,
+                store.logical_pages()) +
+           tables_checked(device, g);
+  }
+  if (sp.ftl == FtlKind::kBast || sp.ftl == FtlKind::kFast)
+    return strf("block map of %u lpns, %u log blocks and free list of %u blocks",
+                store.logical_pages(), sp.log_blocks, blocks);
+  return strf("ppmt of %u lpns, reverse map and vdct of %llu pages, valid counts of %u blocks",
+              store.logical_pages(), (unsigned long long)g.total_pages(), blocks);
+}
 
 void check_pages(PageStore& store, Nand& nand, Report* rep) {
   PageCheck check(store, nand);
@@ -310,21 +331,13 @@ int run_fsck(const Command& cmd, const Args& a) {
                                 m.damaged_pages == 1 ? "" : "s") +
                                scan + ")");
     check_superblocks(nand, store.params(), &rep);
-    const bool in_page = pdl::in_page(store.params().method);
-    if (st = store.check(); st.is_ok() && in_page)
-      rep.ok("store tables", strf("slot states of %u lpns, block map and free list of %u blocks",
-                                  store.logical_pages(),
-                                  nand.geometry().blocks - kSuperblockBlocks));
-    else if (st.is_ok())
-      rep.ok("store tables", strf("ppmt of %u lpns, reverse map and vdct of %llu pages, "
-                                  "valid counts of %u blocks",
-                                  store.logical_pages(),
-                                  (unsigned long long)nand.geometry().total_pages(),
-                                  nand.geometry().blocks - kSuperblockBlocks));
+    if (st = store.check(); st.is_ok())
+      rep.ok("store tables", tables_checked(store, nand.geometry()));
     else
       rep.problem("store tables", std::string(st.message()));
-    check_pages(store, nand, &rep);
-    check_bad_blocks(store, nand, &rep);
+    // The chip's pages against the mapping that names them (StableBuffer: its FTL device's).
+    check_pages(store.flash_store(), nand, &rep);
+    check_bad_blocks(store.flash_store(), nand, &rep);
   }
   uint64_t chunks = 0;
   for (const FileInfo& f : files) chunks += f.chunks_mapped;

@@ -94,6 +94,7 @@ class StableBufferStore final : public StoreBase {
 
   const SbStats& sb_stats() const { return sb_; }
   PageStore& device() { return *device_; }
+  PageStore& flash_store() override { return device_->flash_store(); }
   const PageStore& device() const { return *device_; }
   const SbLayout& layout() const { return layout_; }
   const SbCostModel& cost_model() const { return model_; }

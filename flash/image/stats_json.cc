@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "flash/ftl/sb_stable_buffer.h"
 #include "flash/image/methods.h"
 
 namespace pdl {
@@ -93,6 +94,42 @@ JsonObj wear_json(PageStore& store) {
   return o;
 }
 
+// StableBuffer's own work ([StableBuffer]: staging, flushes by pattern, directory commits) and
+// its cost model; null for every other store.
+std::string stable_buffer_json(const PageStore& store) {
+  const auto* sb = dynamic_cast<const StableBufferStore*>(&store);
+  if (!sb) return "null";
+  const SbStats& st = sb->sb_stats();
+  const SbCostModel& cm = sb->cost_model();
+  JsonObj pages, instances, t_us, theta;
+  for (int x = 0; x < kSbPatterns; x++) {
+    const char* name = sb_pattern_name(SbPattern(x));
+    pages.u(name, st.flushed_pages[x]);
+    instances.u(name, st.instances[x]);
+    t_us.n(name, cm.t[x]);
+    theta.u(name, cm.theta[x]);
+  }
+  const StoreParams& sp = store.params();
+  return JsonObj()
+      .s("recognition", sb_recognition_name(sp.sb_recognition))
+      .s("flush", sb_flush_name(sp.sb_flush))
+      .u("staged_writes", st.staged_writes)
+      .u("restaged_writes", st.restaged_writes)
+      .u("slot_reads", st.slot_reads)
+      .u("direct_reads", st.direct_reads)
+      .u("flushes", st.flushes)
+      .u("passive_flushes", st.passive_flushes)
+      .u("proactive_flushes", st.proactive_flushes)
+      .o("flushed_pages", pages)
+      .o("instances", instances)
+      .u("unstaged_trims", st.unstaged_trims)
+      .u("directory_commits", st.directory_commits)
+      .u("directory_pages", st.directory_pages)
+      .u("recovered_slots", st.recovered_slots)
+      .o("cost_model", JsonObj().o("t_us", t_us).o("theta_pages", theta))
+      .str();
+}
+
 std::string image_stats_json(Image& image) {
   Volume& vol = *image.volume;
   const std::vector<FileInfo> files = vol.list();
@@ -177,6 +214,7 @@ std::string image_stats_json(Image& image) {
                       .u("bytes_programmed", nc.bytes_programmed)
                       .u("sim_us", nc.sim_us))
       .o("store", store_stats_json(ss))
+      .raw("stable_buffer", stable_buffer_json(store))
       .o("wear", wear_json(store))
       .u("free_blocks", store.free_blocks())
       .o("by_kind", by_kind)

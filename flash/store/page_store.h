@@ -256,6 +256,10 @@ class PageStore {
   virtual Status check() const = 0;
 
   // ---- inspection (pdl fsck / dump): RAM only, no flash operation, no stats ----
+  // The store whose mapping names the chip's pages: this one, or, for a layer in front of
+  // another store (StableBuffer in front of an FTL device), the store underneath — what a
+  // check of the chip's pages against the mapping (pdl fsck) must use.
+  virtual PageStore& flash_store() { return *this; }
   // Where lpn lives. An lpn >= logical_pages() gives an empty LpnLocation (all kNoPpa).
   virtual LpnLocation locate(Lpn lpn) const = 0;
   // State, valid-page count and erase count of erase block `block` (a block outside the chip
