@@ -1,9 +1,10 @@
 // test_vfs_crash.cc — power cuts under live SQLite connections: acknowledged commits survive,
 // unacknowledged ones are all-or-nothing, and the database is intact after recovery.
 //
-// For each method {pdl, opu, ipu, ipl, ftl (the page-mapping FTL device: SQLite on an eMMC/SD
-// card)}, commit mode {atomic — the journal in memory, journal — the journal on flash; IPU and
-// the FTL device have only the latter} and journal mode {DELETE, TRUNCATE,
+// For each method {pdl, opu, ipu, ipl, and the FTL devices (SQLite on an eMMC/SD card): the
+// page FTL, BAST, FAST, StableBuffer in front of FAST — kMethods}, commit mode {atomic — the
+// journal in memory, journal — the journal on flash; IPU and the FTL devices have only the
+// latter} and journal mode {DELETE, TRUNCATE,
 // PERSIST, WAL, and with atomic commit MEMORY, which it makes crash-safe} (OFF promises
 // nothing: ROLLBACK does not work in it), a deterministic sequence of transactions runs once
 // uncut to count its mutating flash operations T. Each trial then replays it on a fresh image with the
@@ -56,8 +57,22 @@ const char* const kChips[] = {"size=512K&page=2048&pages_per_block=16&max_files=
 // method x commit x journal mode x chip; IPU (journal on flash only) and IPL on the small chip
 // only, with a quarter of the trials: every IPU overwrite rewrites a 16-page block, which
 // multiplies the host I/O of each trial (the suite runs twice in CI, once under sanitizers).
-// The FTL device (journal on flash only) on both chips.
-constexpr int kConfigs = 2 * (5 + 4) * 2 + 4 + (5 + 4) + 4 * 2;
+// The page FTL device (journal on flash only) on both chips, the other FTL devices on the small
+// one.
+// The methods, as URI values of method= (with their parameters): the four on raw NAND, then the
+// FTL devices — the page-mapping FTL, BAST and FAST with 4 log blocks (merges every few
+// transactions on these chips), and StableBuffer with 8 slots in front of FAST.
+const std::vector<std::string> kMethods = {"pdl", "opu", "ipu", "ipl", "ftl",
+                                           "ftl&ftl=bast&log_blocks=4",
+                                           "ftl&ftl=fast&log_blocks=4",
+                                           "stablebuffer&ftl=fast&log_blocks=4&sb_slots=8"};
+bool ftl_device(const std::string& m) {
+  return m.rfind("ftl", 0) == 0 || m.rfind("stablebuffer", 0) == 0;
+}
+// IPU and IPL, and the FTL devices but the page FTL, run on the small chip only (see above).
+bool small_chip_only(const std::string& m) {
+  return m == "ipu" || m == "ipl" || (ftl_device(m) && m != "ftl");
+}
 
 struct RowVal {
   int64_t txn = 0;
@@ -207,7 +222,7 @@ struct Workload {
 // on them would run the same journal; the VFS tests check that) and whether a journal mode is
 // run under it (MEMORY only with atomic commit, which makes it crash-safe).
 bool runs(const std::string& method, const std::string& commit, const std::string& journal) {
-  if ((method == "ipu" || method == "ftl") && commit == "atomic") return false;
+  if ((method == "ipu" || ftl_device(method)) && commit == "atomic") return false;
   return journal != "MEMORY" || commit == "atomic";
 }
 
@@ -331,13 +346,13 @@ RandomCut draw_cut(std::mt19937_64& rng, uint64_t total_ops) {
 TEST_CASE("a power cut loses no acknowledged commit and never leaves half a transaction",
           "[vfs][crash]") {
   use_pdl_vfs();
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl", "ftl");
+  const std::string method = GENERATE(from_range(kMethods));
   const std::string commit = GENERATE(as<std::string>(), "atomic", "journal");
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST",
                                        "MEMORY", "WAL");
   const int chip_index = GENERATE(0, 1);
   const bool in_page = method == "ipu" || method == "ipl";
-  if ((in_page && chip_index == 1) || !runs(method, commit, journal)) return;
+  if ((small_chip_only(method) && chip_index == 1) || !runs(method, commit, journal)) return;
   const Workload wl{method, journal, kChips[chip_index], commit};
   INFO("method " << method << ", commit=" << commit << ", journal_mode " << journal << ", chip "
                  << wl.chip);
@@ -411,7 +426,12 @@ TEST_CASE("a power cut loses no acknowledged commit and never leaves half a tran
   total_trials += trials;
   configs++;
   CHECK(cuts >= trials * 9 / 10);  // nearly every trial really cut power
-  if (configs == kConfigs)
+  int all_configs = 0;  // (the generators above, as runs() and small_chip_only() filter them)
+  for (const std::string& m : kMethods)
+    for (const char* cm : {"atomic", "journal"})
+      for (const char* j : {"DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL"})
+        all_configs += runs(m, cm, j) ? (small_chip_only(m) ? 1 : 2) : 0;
+  if (configs == all_configs)
     WARN("power cuts performed: " << total_cuts << " in " << total_trials << " trials over "
                                   << configs
                                   << " (method, commit, journal mode, chip) configurations ("
@@ -651,7 +671,7 @@ bool reopen_and_check(const Workload& wl, const std::string& path, int64_t acked
 TEST_CASE("a power cut at every flash operation of a short workload, each tear, and a cut "
           "during the recovery lose nothing acknowledged", "[vfs][crash][exhaustive]") {
   use_pdl_vfs();
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl", "ftl");
+  const std::string method = GENERATE(from_range(kMethods));
   const std::string commit = GENERATE(as<std::string>(), "atomic", "journal");
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "MEMORY", "WAL");
   if (!runs(method, commit, journal)) return;
@@ -702,7 +722,7 @@ TEST_CASE("a power cut at every flash operation of a short workload, each tear, 
   total_cuts += cuts;
   total_recovery_cuts += recovery_cuts;
   int all_configs = 0;  // (the generators above, as runs() filters them)
-  for (const char* m : {"pdl", "opu", "ipu", "ipl", "ftl"})
+  for (const std::string& m : kMethods)
     for (const char* cm : {"atomic", "journal"})
       for (const char* j : {"DELETE", "MEMORY", "WAL"}) all_configs += runs(m, cm, j) ? 1 : 0;
   if (++configs == uint64_t(all_configs))
@@ -730,7 +750,7 @@ TEST_CASE("an I/O error at any device operation of a short workload fails cleanl
           "nothing acknowledged", "[vfs][ioerr]") {
   use_pdl_vfs();
   // (ftl with commit=atomic, as asked: the VFS keeps the journal on the device.)
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl", "ftl");
+  const std::string method = GENERATE(from_range(kMethods));
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "WAL");
   constexpr int64_t kFirst = 7, kLast = 8;
   const Workload wl{method, journal, kChips[0]};
@@ -842,7 +862,7 @@ TEST_CASE("an I/O error at any device operation of a short workload fails cleanl
   total_masked += masked;
   total_failed += failed;
   total_same_conn += same_conn;
-  if (++configs == 10)
+  if (++configs == 2 * kMethods.size())
     WARN("I/O-error campaign: " << total_runs << " runs (every device operation, at one in "
                                 << stride << ", as a single error and as the device gone): "
                                 << total_masked << " single errors all absorbed, "
