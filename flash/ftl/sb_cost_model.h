@@ -4,8 +4,9 @@
 //
 // The paper reads T_seq, T_par and T_focus off uFLIP measurements of a black-box device; here
 // the device is one of our FTLs on a chip of known timing, so T_x comes from the FTL's merge
-// costs (docs/ftl-sb-notes.md, "Thresholds"). Page = one logical page of the device; P = pages
-// per erase block; r, w, e = the chip's read, program and erase times.
+// costs (docs/design.md §15, StableBuffer, "Thresholds from the FTL's costs"). Page = one
+// logical page of the device; P = pages per erase block; r, w, e = the chip's read, program and
+// erase times.
 //   sequential  a whole block written in order          all FTLs: w + e/P (switch merge, or a
 //                                                        block invalidated whole)
 //   partitioned runs of P/2 pages in distinct blocks     page FTL: GC victims half valid;

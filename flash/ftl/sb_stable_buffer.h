@@ -13,7 +13,7 @@
 // passive flush frees at least 1/8 of the slots (the best instances first) so that its directory
 // commit is shared by several instances.
 //
-// Invariants (docs/ftl-sb-notes.md, "Recovery"):
+// Invariants (docs/design.md §15, StableBuffer, "Recovery argument"):
 //   * every slot is in exactly one of: staged (slots_[s].dest != kSbFree, sbtt_[dest] == s),
 //     free_ (free in RAM and in the durable directory), pending_ (free in RAM, maybe still named
 //     by the durable directory);
