@@ -254,15 +254,19 @@ Status PdlStore::gc_once(int64_t victim) {
 
   // Pass 3, only now that the erase is complete: tombstones whose last hidden copy was in the
   // victim protect nothing any more (unless the open group still needs its committed entry).
+  // Every one is dropped even once a mark is refused (a full host halts the store; the tables
+  // stay whole for reads); the first error is returned.
+  Status dropped;
   for (Lpn l : gc_orphans_) {
     PpmtEntry& e = ppmt_[l];
     if (e.copies == 0 && e.base == kNoPpa && e.diff != kNoPpa && !committed_of(l)) {
       const Ppa dp = e.diff;
       e.diff = kNoPpa;
-      PDL_TRY(decrease_vdct(dp));
+      const Status st = decrease_vdct(dp);
+      if (dropped.is_ok()) dropped = st;
     }
   }
-  return Status::ok();
+  return dropped;
 }
 
 }  // namespace pdl

@@ -115,6 +115,10 @@ Status PdlStore::program_page(BlockManager::Head head, std::span<const uint8_t> 
 
 Status PdlStore::mark_obsolete(Ppa ppa, bool* marked) {
   static const uint8_t kMark[1] = {0x00};
+  *marked = false;
+  // A store that halted (or was poisoned) earlier in this change programs nothing more: the
+  // page stays a copy on flash, and the caller's table update still completes.
+  PDL_TRY(changeable());
   stats_.obsolete_marks++;
   const Status st = as_program_status(nand_.program(ppa, {}, kMark, 0, kSpareObsoleteAt));
   *marked = st.is_ok();
@@ -253,6 +257,9 @@ Status PdlStore::write_new_base(Lpn lpn, std::span<const uint8_t> page) {
 
 // lpn's base page becomes `q` (programmed, or kPendingPpa): its old base page and any
 // differential of it — buffered or on flash — are superseded.
+// Both table updates are made even if the first one's obsolete mark fails (a full host
+// halts the store, and reads go on): a new base page under the old one's differential would
+// read as neither version. The first error is returned.
 Status PdlStore::install_base(Lpn lpn, Ppa q) {
   PpmtEntry& e = ppmt_[lpn];
   const Ppa old_base = e.base, old_diff = e.diff;
@@ -261,17 +268,20 @@ Status PdlStore::install_base(Lpn lpn, Ppa q) {
     dwb_.remove(lpn);
     e.in_dwb = 0;
   }
-  PDL_TRY(drop_current_base(lpn, old_base));
-  return old_diff != kNoPpa ? set_current_diff(lpn, kNoPpa) : Status::ok();
+  const Status st = drop_current_base(lpn, old_base);
+  const Status sd = old_diff != kNoPpa ? set_current_diff(lpn, kNoPpa) : Status::ok();
+  return st.is_ok() ? sd : st;
 }
 
 // Apply a trim whose tombstone is (or need not be) on flash: the base page becomes stale.
+// As install_base: both updates are made, the first error is returned.
 Status PdlStore::apply_trim(Lpn lpn) {
   PpmtEntry& e = ppmt_[lpn];
   const Ppa old_base = e.base;
   e.base = kNoPpa;
-  PDL_TRY(drop_current_base(lpn, old_base));
-  return set_current_diff(lpn, kNoPpa);
+  const Status st = drop_current_base(lpn, old_base);
+  const Status sd = set_current_diff(lpn, kNoPpa);
+  return st.is_ok() ? sd : st;
 }
 
 // writingDifferentialWriteBuffer (Fig. 5). Trims take effect here, once their tombstones are
@@ -333,19 +343,24 @@ Status PdlStore::program_write_buffer(bool commit) {
   p2l_[q] = kP2lDifferential;
   if (groups_) note_group_page(q);
   if (commit) set_commit_page(q);
-  Status st;
+  // Every record's lpn now points at the programmed page, even once an obsolete mark failed
+  // (a full host halts the store; reads go on and must find each record where the tables
+  // say): the buffer is cleared below, so an lpn left behind would point into nothing. The
+  // first error is returned.
+  Status first;
   dwb_.for_each([&](const RecordView& r) {
-    if (!st.is_ok()) return;
     PpmtEntry& e = ppmt_[r.lpn];
     e.in_dwb = 0;
     if (r.tombstone) {
-      st = apply_trim(r.lpn);
+      const Status st = apply_trim(r.lpn);
+      if (first.is_ok()) first = st;
       if (e.copies == 0) return;  // nothing left on flash to hide: the record is not needed
     }
-    if (st.is_ok()) st = set_current_diff(r.lpn, q);
+    const Status st = set_current_diff(r.lpn, q);
+    if (first.is_ok()) first = st;
   });
   dwb_.clear();
-  return st;
+  return first;
 }
 
 // Step 3 of Fig. 4: Case 1 (fits the buffer) or Case 2 (flush it first, then put).

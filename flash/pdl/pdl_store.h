@@ -157,7 +157,8 @@ class PdlStore final : public StoreBase {
   Status apply_trim(Lpn lpn);
   bool trim_pending(Lpn lpn) const;  // a tombstone for lpn waits in the write buffer
   // Programs ppa's obsolete mark; *marked false if the program failed on a bad block (the
-  // block is then retired later).
+  // block is then retired later) or was not made: a store halted or poisoned earlier programs
+  // no mark (the page stays a copy) and gets that status back, its caller's table update done.
   Status mark_obsolete(Ppa ppa, bool* marked);
   // Programs a page at head `h`'s next page; a program failure retires the block (later)
   // and the page is programmed at the next page instead.

@@ -10,7 +10,11 @@
 // unchanged); check() is clean and every page reads as the model says (an atomic store after
 // abort(): its last commit; a per-page store: every write that returned, the failed one
 // either way); once the fault is cleared, writes and syncs succeed again on the same store
-// object, and a remount finds the same pages.
+// object (a halted one after a remount, where a per-page store's pages changed since the last
+// sync hold one of their versions since then, the others their synced one), and a remount
+// finds the same pages.
+// Two sequences pin down where PDL's obsolete mark is the program the host refuses, after the
+// change's own page was programmed: the tables must still be whole (reads go on).
 // The real thing — an image file on a full file system — is checked too: a file whose host
 // write fails with ENOSPC (a tmpfs mount of a few blocks, when running as root) fails with
 // kHostFull and the page is untouched.
@@ -20,8 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
+#include <random>
 
 #include "flash/image/open_store.h"
 #include "flash/device/emulated_nand.h"
@@ -40,7 +46,12 @@ using Page = std::vector<uint8_t>;
 // The shared rig (its model: what reads return now), with the commit mode and the last commit.
 struct Rig : test::StoreRig {
   CommitMode mode = CommitMode::kPerPage;
-  std::vector<std::optional<Page>> committed;  // atomic stores: what the last commit holds
+  std::vector<std::optional<Page>> committed;  // what the last sync left (atomic: committed)
+  // Each lpn's versions since the last sync, in order (nullopt: trimmed); empty: untouched
+  // since. (Not model != committed: a page written and then trimmed back to unmapped, or
+  // written back to its synced content, has changed since the sync all the same, and a power
+  // cut may leave it at any of those versions.)
+  std::vector<std::vector<std::optional<Page>>> since_sync;
 };
 
 // Every page as the model says; lpn `either` may also hold `alt` (nullopt: unmapped).
@@ -102,7 +113,11 @@ Status apply(Rig& r, const Op& op) {
 void applied(Rig& r, const Op& op) {
   if (op.kind == Op::kWrite) r.model[op.lpn] = op.page;
   if (op.kind == Op::kTrim) r.model[op.lpn] = std::nullopt;
-  if (op.kind == Op::kSync) r.committed = r.model;
+  if (op.kind != Op::kSync) r.since_sync[op.lpn].push_back(r.model[op.lpn]);
+  if (op.kind == Op::kSync) {
+    r.committed = r.model;
+    r.since_sync.assign(r.model.size(), {});
+  }
 }
 
 struct Totals {
@@ -120,6 +135,7 @@ void run(const StoreConfig& cfg, CommitMode mode, uint64_t programs, Totals* t) 
   REQUIRE(format_store(*r.nand, cfg.params, &r.store, mode).is_ok());
   const Lpn n = r.store->logical_pages();
   r.model.assign(n, std::nullopt);
+  r.since_sync.assign(n, {});
   for (Lpn l = 0; l < n; l++) {
     const Op op{Op::kWrite, l, next_version(r, l)};
     REQUIRE(apply(r, op).is_ok());
@@ -202,11 +218,18 @@ void run(const StoreConfig& cfg, CommitMode mode, uint64_t programs, Totals* t) 
     for (Lpn l = 0; l < n; l++) {
       const Status rs = r.store->read(l, got);
       INFO("lpn " << l << ": " << rs.to_string());
-      // (per page: a page changed since the last sync holds one of its versions since then,
-      // as after a power cut — test_power_cut checks which; verified from here on)
-      if (r.model[l] == r.committed[l] || r.store->atomic()) continue;
-      if (rs.is_ok()) r.model[l] = got;
-      if (rs.is(Errc::kNotFound)) r.model[l] = std::nullopt;
+      // Per page: a page changed since the last sync holds its synced version or one of its
+      // versions since then (the failed write's too), as after a power cut; verified from
+      // here on. A page untouched since the sync must read as synced (verify, below).
+      if (r.since_sync[l].empty() || r.store->atomic()) continue;
+      std::vector<std::optional<Page>> may = r.since_sync[l];
+      may.push_back(r.committed[l]);
+      if (either == l) may.push_back(alt);
+      std::optional<Page> now;
+      if (rs.is_ok()) now = got;
+      REQUIRE((rs.is_ok() || rs.is(Errc::kNotFound)));
+      REQUIRE(std::find(may.begin(), may.end(), now) != may.end());
+      r.model[l] = now;
     }
     verify(r, either, alt);
     s1 = either ? apply(r, failed) : r.store->sync();
@@ -252,6 +275,116 @@ TEST_CASE("a full host file system fails the operation with kHostFull, retires n
   WARN("host full: " << t.runs << " runs; the failing operation was a write "
                      << t.failed_writes << " times, a trim " << t.failed_trims
                      << " times, a sync " << t.failed_syncs << " times; 0 blocks retired");
+}
+
+namespace {
+
+// A PDL store (per page, obsolete marks in the spare area, differentials up to page/8) on a
+// fresh small chip, for the sequences below that make an obsolete mark the first program the
+// host has no room for.
+struct MarkRig {
+  std::unique_ptr<EmulatedNand> nand = test::make_ram_nand(test::geometry(512, 32, 8, 40));
+  std::unique_ptr<PageStore> store;
+  std::mt19937_64 rng = test::seeded_rng(0x4F4D);
+  MarkRig() {
+    StoreParams p;
+    p.method = Method::kPdl;
+    p.logical_pages = 64;
+    p.max_differential = 512 / 8;
+    p.obsolete = ObsoleteMode::kSpare;
+    REQUIRE(format_store(*nand, p, &store, CommitMode::kPerPage).is_ok());
+  }
+  Page random() { return test::random_page(rng, store->page_size()); }
+  // `old` with a few bytes changed: a differential well within page/8.
+  Page small_change(const Page& old) {
+    Page p = old;
+    for (int k = 0; k < 4; k++) p[rng() % p.size()] ^= uint8_t(1 + rng() % 255);
+    return p;
+  }
+  Page read(Lpn l) {
+    Page got(store->page_size());
+    const Status st = store->read(l, got);
+    INFO("lpn " << l << ": " << st.to_string());
+    REQUIRE(st.is_ok());
+    return got;
+  }
+  void remount() {
+    nand->clear_host_full();
+    store.reset();
+    const Status ms = mount_store(*nand, &store, nullptr, CommitMode::kPerPage);
+    INFO(ms.to_string());
+    REQUIRE(ms.is_ok());
+    const Status ck = store->check();
+    INFO(ck.to_string());
+    REQUIRE(ck.is_ok());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a new base page whose old base page's obsolete mark finds the host full reads as "
+          "the old or the new version, never the new base under the old differential",
+          "[store][host_full]") {
+  MarkRig r;
+  const Page v1 = r.random();
+  REQUIRE(r.store->write(0, v1).is_ok());
+  REQUIRE(r.store->sync().is_ok());
+  const Page v2 = r.small_change(v1);  // a differential on flash over v1's base page
+  REQUIRE(r.store->write(0, v2).is_ok());
+  REQUIRE(r.store->sync().is_ok());
+  REQUIRE(r.store->stats().diff_pages_written == 1);
+  // Case 3: the new base page is programmed, then the old base page's mark is refused.
+  const Page v3 = r.random();
+  r.nand->host_full_after(1);
+  const Status st = r.store->write(0, v3);
+  INFO(st.to_string());
+  REQUIRE(st.is(Errc::kHostFull));
+  REQUIRE(r.store->stats().case3 == 1);
+  REQUIRE(r.store->stats().base_pages_written == 2);  // v1's and v3's
+  const Page now = r.read(0);
+  REQUIRE((now == v3 || now == v2));
+  r.remount();  // (a power cut here: the new base page carries its own commit record)
+  const Page after = r.read(0);
+  REQUIRE((after == v3 || after == v2));
+  REQUIRE(r.store->write(0, v1).is_ok());
+  REQUIRE(r.store->sync().is_ok());
+  REQUIRE(r.read(0) == v1);
+}
+
+TEST_CASE("a write buffer flush whose first obsolete mark finds the host full leaves every "
+          "flushed page readable at its newest version", "[store][host_full]") {
+  MarkRig r;
+  constexpr Lpn kPages = 4;
+  std::vector<Page> v(kPages);
+  for (Lpn l = 0; l < kPages; l++) {
+    v[l] = r.random();
+    REQUIRE(r.store->write(l, v[l]).is_ok());
+  }
+  REQUIRE(r.store->sync().is_ok());
+  // Each page's differential on a differential page of its own...
+  for (Lpn l = 0; l < kPages; l++) {
+    v[l] = r.small_change(v[l]);
+    REQUIRE(r.store->write(l, v[l]).is_ok());
+    REQUIRE(r.store->sync().is_ok());
+  }
+  // ...then all of them again in one buffer: its flush supersedes every one of those pages,
+  // and the first one's mark (after the flush's own program) is refused.
+  for (Lpn l = 0; l < kPages; l++) {
+    v[l] = r.small_change(v[l]);
+    REQUIRE(r.store->write(l, v[l]).is_ok());
+  }
+  const uint64_t flushes = r.store->stats().diff_pages_written;
+  r.nand->host_full_after(1);
+  const Status st = r.store->sync();
+  INFO(st.to_string());
+  REQUIRE(st.is(Errc::kHostFull));
+  REQUIRE(r.store->stats().diff_pages_written == flushes + 1);
+  // Every write returned before the sync: reads give them (the store is halted, not lost).
+  for (Lpn l = 0; l < kPages; l++) REQUIRE(r.read(l) == v[l]);
+  REQUIRE(r.store->write(0, v[0]).is(Errc::kHostFull));  // halted until mounted again
+  // The flushed page is on flash with its commit record: a remount finds every version.
+  r.remount();
+  for (Lpn l = 0; l < kPages; l++) REQUIRE(r.read(l) == v[l]);
 }
 
 TEST_CASE("an image file on a full host file system fails a program with kHostFull and "
