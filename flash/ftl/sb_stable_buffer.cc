@@ -227,12 +227,16 @@ Status StableBufferStore::trim(Lpn lpn) {
   PDL_TRY(check_lpn(lpn));
   PDL_TRY(changeable());
   stats_.trims++;
+  // The destination first: a device trim that fails (a full host halts the device half-way in
+  // a merge) leaves the slot staged, so reads still return the staged page, as the failed trim
+  // allows; unstaging first would expose the destination's older version.
+  PDL_TRY(fail(device_->trim(lpn)));
   const uint32_t s = slot_of(lpn);
   if (s != kSbFree) {
     unstage(lpn, s);
     sb_.unstaged_trims++;
   }
-  return fail(device_->trim(lpn));
+  return Status::ok();
 }
 
 Status StableBufferStore::sync() {

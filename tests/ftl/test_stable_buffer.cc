@@ -342,6 +342,43 @@ TEST_CASE("StableBuffer: trim unstages the page and trims its destination", "[ft
   REQUIRE(store->check().is_ok());
 }
 
+TEST_CASE("StableBuffer: a trim of a staged page whose destination's trim finds the host full "
+          "still reads the staged page, never the destination's older version",
+          "[ftl][sb][host_full]") {
+  auto nand = make_ram_nand(kPatternGeo);
+  std::unique_ptr<PageStore> store;
+  StoreParams p = sb_params();
+  p.ftl = FtlKind::kBast;  // (a BAST trim programs its trim record at once)
+  REQUIRE(format_store(*nand, p, &store).is_ok());
+  auto* sb = dynamic_cast<StableBufferStore*>(store.get());
+  REQUIRE(sb);
+  Page a(store->page_size(), 0xA1), b(store->page_size(), 0xB2);
+  REQUIRE(store->write(10, a).is_ok());
+  REQUIRE(sb->flush_passive().is_ok());  // a at 10's destination
+  REQUIRE(store->write(10, b).is_ok());  // b staged over it
+  REQUIRE(store->sync().is_ok());
+  REQUIRE(sb->slot_of(10) != kSbFree);
+  nand->host_full_after(0);
+  const Status st = store->trim(10);
+  INFO(st.to_string());
+  REQUIRE(st.is(Errc::kHostFull));
+  REQUIRE(store->halted().is(Errc::kHostFull));
+  REQUIRE(sb->slot_of(10) != kSbFree);  // still staged: the trim did not happen
+  Page got(store->page_size());
+  REQUIRE(store->read(10, got).is_ok());
+  REQUIRE(got == b);
+  REQUIRE(store->check().is_ok());
+  REQUIRE(store->trim(10).is(Errc::kHostFull));  // halted until mounted again
+  nand->clear_host_full();
+  store.reset();
+  REQUIRE(mount_store(*nand, &store).is_ok());
+  REQUIRE(store->read(10, got).is_ok());  // the synced version, as a power cut would leave it
+  REQUIRE(got == b);
+  REQUIRE(store->trim(10).is_ok());
+  REQUIRE(store->read(10, got).is(Errc::kNotFound));
+  REQUIRE(store->check().is_ok());
+}
+
 TEST_CASE("StableBuffer: the superblock keeps method, ftl and sb_slots, and a remount rebuilds "
           "the SBTT from the slot directory",
           "[ftl][sb]") {
