@@ -302,6 +302,7 @@ Status Fleet::measure(uint64_t n, double duration_s, std::vector<Measurement>* o
       PageStore& store = m.image->volume->store();
       r.wear = wear_figures(store);
       const StoreParams& sp = store.params();
+      r.store = sp;
       r.wear_level = sp.wear_level == 0 ? "off" : std::to_string(sp.wear_level);
     }
     for (TypeFigures& tf : r.types) std::sort(tf.wall_us.begin(), tf.wall_us.end());

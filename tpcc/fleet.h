@@ -69,6 +69,7 @@ struct Measurement {
   WearFigures wear;         // erase counts of the chip's blocks at the end of the phase
   std::string wear_level;   // "off" or the threshold
   IoCalls io;               // SQLite's calls on the image over the phase (timed_vfs.h)
+  StoreParams store;        // the store's resolved parameters (log blocks, StableBuffer slots)
 };
 
 struct WarmupReport {

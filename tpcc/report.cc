@@ -133,6 +133,12 @@ std::string run_json(const RunResult& r) {
           .raw("directory", part_json(d.per_txn.directory))
           .n("gc_sim_ms", d.per_txn.gc_sim_us / 1000);
       o.o("per_transaction", pt);
+      o.o("device", JsonObj()
+                        .s("method", method_name(m.store.method))
+                        .s("ftl", is_ftl_device(m.store.method) ? ftl_name(m.store.ftl) : "")
+                        .u("log_blocks", m.store.log_blocks).u("sb_slots", m.store.sb_slots)
+                        .s("sb_recognition", sb_recognition_name(m.store.sb_recognition))
+                        .s("sb_flush", sb_flush_name(m.store.sb_flush)));
       o.o("io", JsonObj()
                     .u("read_calls", m.io.reads).u("write_calls", m.io.writes)
                     .u("db_write_calls", m.io.db_writes).u("sync_calls", m.io.syncs)
