@@ -165,7 +165,7 @@ def main():
                     help="full TPC-C scale (1 warehouse, scale 1), 5000 transactions")
     a = ap.parse_args()
     if a.quick:
-        a.scale, a.transactions, a.warmup, a.sizes = 0.01, 100, 100, "50,200"
+        a.scale, a.transactions, a.warmup, a.sizes = 0.01, 60, 60, "50,100,200"
     if a.paper:
         a.scale, a.transactions, a.warmup = 1.0, 5000, 5000
     sizes = [int(s) for s in a.sizes.split(",")]

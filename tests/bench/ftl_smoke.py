@@ -13,7 +13,7 @@
    devices with the journal on the device): every member present with its write response
    time, throughput and checks ok, the FTL members in commit=journal.
 3. bench/ftl_tpcc.py --quick: the StableBuffer experiment's JSON (direct, gains, the sweep's
-   points in three modes x two sizes x three FTLs), and bench/ftl_results_md.py over the two
+   points in three modes x three sizes x three FTLs), and bench/ftl_results_md.py over the two
    JSON files into a copy of the section's markers: every block filled, no "not run".
 A missing method fails the test (an engine not built included).
 """
@@ -103,8 +103,8 @@ def check_experiment(script, md_script, plot, tpcc, ftlbench_json, tmp, errors):
         res = json.load(f)
     if len(res["gains"]) != 3:
         errors.append(f"ftl_tpcc: gains for {list(res['gains'])}")
-    if len(res["sweep"]) != 3 * 2 * 3:
-        errors.append(f"ftl_tpcc: {len(res['sweep'])} sweep points, expected 18")
+    if len(res["sweep"]) != 3 * 3 * 3:
+        errors.append(f"ftl_tpcc: {len(res['sweep'])} sweep points, expected 27")
     for p in res["sweep"]:
         if not (p["write_response_ms"] > 0 and p["sim_transactions_per_s"] > 0 and p["sb_slots"]):
             errors.append(f"ftl_tpcc: point {p['key']} {p['size_pct']}: {p}")
