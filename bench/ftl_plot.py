@@ -34,7 +34,9 @@ def main():
         for col, (metric, title) in enumerate(PANELS):
             ax = axes[row][col]
             for m in methods:
-                pts = sorted((r["cache_pages"], r[metric]) for r in rs if r["method"] == m)
+                # Log scale: a point of 0 (no erase at all) is left out.
+                pts = sorted((r["cache_pages"], r[metric]) for r in rs
+                             if r["method"] == m and r[metric] > 0)
                 if not pts:
                     continue
                 r0 = next(r for r in rs if r["method"] == m)
@@ -43,7 +45,7 @@ def main():
                         marker="o" if r0["ftl_device"] else "s",
                         linestyle="--" if r0["ftl_device"] else "-", label=label)
             ax.set_xscale("log")
-            ax.set_yscale("symlog", linthresh=1)  # a method may erase nothing
+            ax.set_yscale("log")
             ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
             ax.set_xlabel("SQLite cache (buffer frames, pages)")
             ax.set_title(f"{title} — {setting}, {rs[0]['keys']:,} keys", fontsize=9)
