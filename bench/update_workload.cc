@@ -172,6 +172,9 @@ StoreStats stats_delta(const StoreStats& a, const StoreStats& b) {
   d.log_sectors = a.log_sectors - b.log_sectors;
   d.merges = a.merges - b.merges;
   d.merge_pages = a.merge_pages - b.merge_pages;
+  d.switch_merges = a.switch_merges - b.switch_merges;
+  d.partial_merges = a.partial_merges - b.partial_merges;
+  d.full_merges = a.full_merges - b.full_merges;
   d.hinted_writes = a.hinted_writes - b.hinted_writes;
   return d;
 }

@@ -190,6 +190,8 @@ int dump_block(const Command& cmd, Image& img, uint32_t block) {
     } else if (h.type == PageType::kIplEmpty) {
       what = strf("lbn %u", h.logical_block());
       live = "empty-merge marker";
+    } else if (h.type == PageType::kFtlTrim) {
+      what = std::to_string(h.logical_page());
     }
     std::printf("  %4u %8u  %-12s %10s %10llu  %-8s %-9s %s\n", p, first + p,
                 page_type_name(h.type), what.c_str(), (unsigned long long)h.seq,

@@ -27,6 +27,7 @@ const char* page_type_name(PageType t) {
     case PageType::kDifferential: return "differential";
     case PageType::kIplData: return "data";
     case PageType::kIplEmpty: return "empty-merge marker";
+    case PageType::kFtlTrim: return "trim record";
   }
   return "unknown";
 }
@@ -43,6 +44,7 @@ std::string describe_page(const PageView& v) {
     s += h.aux ? strf(", lpn %u, one of %u pages of a merge", h.logical_page(), h.aux)
                : strf(", lpn %u, first write", h.logical_page());
   if (h.type == PageType::kIplEmpty) s += strf(", logical block %u", h.logical_block());
+  if (h.type == PageType::kFtlTrim) s += strf(", lpn %u", h.logical_page());
   s += strf(", seq %llu, data crc 0x%08x %s, %s", (unsigned long long)h.seq, h.data_crc,
             v.data_crc_ok ? "ok" : "BAD", h.obsolete ? "marked obsolete" : "live");
   return s;

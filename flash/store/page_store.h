@@ -74,6 +74,12 @@ struct StoreStats {
   uint64_t merges = 0;                // blocks merged into a new block (IPL merge, IPU rewrite)
   uint64_t merge_pages = 0;           // data pages programmed by merges
   uint64_t hinted_writes = 0;         // writes whose log came from note_update, not a diff
+  // BAST / FAST (flash/ftl/): log-block merges by kind ([BAST], [FAST]); each also counts one
+  // in `merges`, and the pages it programmed in `merge_pages`; `gc_runs` counts the blocks
+  // merges erased (their victims).
+  uint64_t switch_merges = 0;         // a complete sequential log block became the data block
+  uint64_t partial_merges = 0;        // a sequential prefix completed from the data block
+  uint64_t full_merges = 0;           // every current page copied into a fresh block
   // Bad blocks (docs/reliability.md)
   uint64_t program_retries = 0;       // programs redone on another page after one failed
   uint64_t blocks_retired = 0;        // grown bad blocks taken out of service (a failed

@@ -56,7 +56,7 @@ bool header_checks(const uint8_t* s) {
   const uint8_t t = s[1];
   return t == uint8_t(PageType::kSuperblock) || t == uint8_t(PageType::kBase) ||
          t == uint8_t(PageType::kDifferential) || t == uint8_t(PageType::kIplData) ||
-         t == uint8_t(PageType::kIplEmpty);
+         t == uint8_t(PageType::kIplEmpty) || t == uint8_t(PageType::kFtlTrim);
 }
 
 // Error correction by syndrome. CRC-32C is affine: crc(m ^ e) = crc(m) ^ crc(e) ^ crc(0) for

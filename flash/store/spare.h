@@ -39,6 +39,8 @@ enum class PageType : uint8_t {
   kDifferential = 0xDF,  // a page of differential records (record.h)
   kIplData = 0xDA,       // IPU/IPL data page; aux = pages written by its merge, 0 = direct
   kIplEmpty = 0xE0,      // IPU/IPL marker of a merge that wrote no page; lpn = logical block
+  kFtlTrim = 0x7D,       // BAST/FAST trim record: spare only (data area erased); lpn = the
+                         // logical page unmapped (docs/format.md §9)
 };
 
 // Bytes 4..8 mean one thing per page type; they are read and written through the accessor that

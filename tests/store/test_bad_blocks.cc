@@ -90,13 +90,16 @@ Rig make(const StoreConfig& cfg, uint64_t salt) {
   return r;
 }
 
-// IPU and IPL use every block but the merge reserve (1 by default) for data, so a full store
-// tolerates reserve - 1 bad blocks before a merge finds no block (kFull): one more here.
+// IPU, IPL, BAST and FAST use every block but the merge reserve (1 by default) (and BAST/FAST's
+// log blocks) for data, so a full store tolerates reserve - 1 bad blocks before a merge finds
+// no block (kFull): one more here.
 std::vector<StoreConfig> small_page_configs() {
   std::vector<StoreConfig> out;
   for (StoreConfig c : test::store_matrix())
     if (c.geo.page_data == 512) {
-      if (pdl::in_page(c.params.method)) c.params.gc_reserve_blocks = 2;
+      if (pdl::in_page(c.params.method) || c.params.ftl == FtlKind::kBast ||
+          c.params.ftl == FtlKind::kFast)
+        c.params.gc_reserve_blocks = 2;
       out.push_back(c);
     }
   return out;

@@ -219,9 +219,10 @@ TEST_CASE("cost buckets sum to the Nand's counters over random workloads with GC
       const CostBreakdown& m = again->costs();
       CHECK(is_zero(m.gc));
       for (const ClassCost& k : m.cls) CHECK(is_zero(k.flash));
-      // PDL/OPU scan spare areas; IPU/IPL read every page whole (a torn data page shows only
-      // in its data CRC).
-      if (pdl::in_page(cfg.params.method))
+      // PDL/OPU scan spare areas; IPU/IPL, BAST/FAST read every page whole (a torn data page
+      // shows only in its data CRC).
+      if (pdl::in_page(cfg.params.method) || cfg.params.ftl == FtlKind::kBast ||
+          cfg.params.ftl == FtlKind::kFast)
         CHECK(m.other.page_reads == double(rep.pages_scanned));
       else
         CHECK(m.other.spare_reads == double(rep.pages_scanned));
@@ -416,8 +417,11 @@ TEST_CASE("garbage collection is charged to gc, and erases never to a class", "[
     }
     // One erase per victim collected; with obsolete=memory GC's programs are exactly its
     // copies (no marks), and a class's programs exclude them.
+    // (BAST/FAST: a merge's copies are its merge_pages.)
+    const bool hybrid = cfg.params.ftl == FtlKind::kBast || cfg.params.ftl == FtlKind::kFast;
     const double gc_copies =
-        double(s.gc_base_moves + s.gc_diff_pages + s.gc_merges + s.wl_page_moves);
+        double(s.gc_base_moves + s.gc_diff_pages + s.gc_merges + s.wl_page_moves +
+               (hybrid ? s.merge_pages : 0));
     if (cfg.params.obsolete == ObsoleteMode::kMemory) CHECK(c.gc.programs == gc_copies);
     else CHECK(c.gc.programs >= gc_copies);
     // After a remount, free blocks are not known erased: erasing them when opened is the

@@ -21,7 +21,9 @@ TEST_CASE("a full device refuses writes with kFull and keeps every written page"
   const size_t which = GENERATE_COPY(range(size_t(0), matrix.size()));
   auto cfg = matrix[which];
   INFO("config " << cfg.name);
-  if (pdl::in_page(cfg.params.method)) return;  // no thin provisioning: the next test
+  if (pdl::in_page(cfg.params.method) || cfg.params.ftl == FtlKind::kBast ||
+      cfg.params.ftl == FtlKind::kFast)
+    return;  // no thin provisioning: the next test
   const Geometry g = cfg.geo.resolved();
   cfg.params.logical_pages = g.blocks * g.pages_per_block * 2;  // more than the chip holds
   auto nand = pdl::test::make_ram_nand(cfg.geo);
@@ -86,18 +88,22 @@ TEST_CASE("a full device refuses writes with kFull and keeps every written page"
 // IPU and IPL map statically: lpn / data pages per block names the logical block, and one erase
 // block is kept back for merges (IPL: three, for its commit log and a shadow merge). So a size
 // beyond that is refused at format, naming the limit, and a store of full size never runs out:
-// every page written again and again fits.
-TEST_CASE("IPU and IPL refuse more pages than their blocks hold and never fill up at full size",
+// every page written again and again fits. BAST and FAST likewise: a data block per logical
+// block, plus their log blocks and one merge reserve.
+TEST_CASE("IPU, IPL, BAST and FAST refuse more pages than their blocks hold and never fill up "
+          "at full size",
           "[store][full]") {
   const auto matrix = pdl::test::store_matrix();
   const size_t which = GENERATE_COPY(range(size_t(0), matrix.size()));
   auto cfg = matrix[which];
-  if (!pdl::in_page(cfg.params.method)) return;
+  const bool hybrid = cfg.params.ftl == FtlKind::kBast || cfg.params.ftl == FtlKind::kFast;
+  if (!pdl::in_page(cfg.params.method) && !hybrid) return;
   INFO("config " << cfg.name);
   const Geometry g = cfg.geo.resolved();
   const uint32_t dpb = g.pages_per_block - cfg.params.log_region / g.page_data;
   const uint32_t reserve = cfg.params.method == pdl::Method::kIpl ? 3 : 1;
-  const uint32_t capacity = (g.blocks - kSuperblockBlocks - reserve) * dpb;
+  const uint32_t capacity =
+      (g.blocks - kSuperblockBlocks - reserve - cfg.params.log_blocks) * dpb;
   auto nand = pdl::test::make_ram_nand(cfg.geo);
   std::unique_ptr<PageStore> store;
   StoreParams too_big = cfg.params;

@@ -6,7 +6,8 @@
 // no obsolete marks: once per geometry; IPL with a two-page log region (2 log sectors per block
 // on 512-byte pages, 8 on 2 KiB pages) so that merges are frequent; both at their full size.
 // IPL again with 128-byte log sectors ([PDL]'s 128-byte log buffer as the flush unit), on a
-// chip allowing page/128 programs per page (NOP 16 for 2 KiB pages).
+// chip allowing page/128 programs per page (NOP 16 for 2 KiB pages). BAST and FAST devices
+// (method ftl) with 4 log blocks, so that every kind of merge runs often.
 #pragma once
 
 #include <algorithm>
@@ -68,6 +69,15 @@ inline std::vector<StoreConfig> store_matrix_for(const std::vector<Geometry>& ge
     Geometry g128 = g;
     g128.partial_programs = std::max(g.partial_programs, g.page_data / 128);
     out.push_back({"IPL(2p,128B sectors)/" + gname, g128, ipl128});
+    // Commodity FTL devices: BAST and FAST with 4 log blocks, at their default size.
+    StoreParams bast;
+    bast.method = Method::kFtl;
+    bast.ftl = FtlKind::kBast;
+    bast.log_blocks = 4;
+    StoreParams fast = bast;
+    fast.ftl = FtlKind::kFast;
+    out.push_back({"BAST(4)/" + gname, g, bast});
+    out.push_back({"FAST(4)/" + gname, g, fast});
   }
   return out;
 }
