@@ -257,7 +257,7 @@ WorkloadConfig Options::base_workload() const {
 }
 
 std::vector<MethodPreset> Options::exp1_methods() const {
-  return methods.empty() ? method_catalogue() : methods;
+  return methods.empty() ? raw_nand_methods() : methods;  // FTL devices: by key only
 }
 
 std::vector<MethodPreset> Options::sweep_methods() const {

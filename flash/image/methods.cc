@@ -91,6 +91,13 @@ std::vector<MethodPreset> ftl_methods() {
   return v;
 }
 
+std::vector<MethodPreset> raw_nand_methods() {
+  std::vector<MethodPreset> v;
+  for (const MethodPreset& m : method_catalogue())
+    if (!is_ftl_device(m.method)) v.push_back(m);
+  return v;
+}
+
 namespace {
 
 bool named(const MethodPreset& m, std::string_view key) {

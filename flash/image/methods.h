@@ -79,6 +79,8 @@ MethodPreset ipl_preset(uint32_t log_region, uint32_t log_sector);
 std::vector<MethodPreset> paper_methods();
 // The FTL devices, with and without StableBuffer: ftl-page, bast16, ..., sb-fast16.
 std::vector<MethodPreset> ftl_methods();
+// Every entry but the FTL devices: the page-update methods on raw NAND ([PDL]'s experiments).
+std::vector<MethodPreset> raw_nand_methods();
 // The entry a key or short key names; nullptr if none.
 const MethodPreset* find_method(std::string_view key);
 // "pdl256, pdl2k, ..." (every key) or, with `short_keys`, "pdl, pdl2k, ..." (the paper six by

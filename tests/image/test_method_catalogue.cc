@@ -16,16 +16,44 @@ TEST_CASE("the catalogue lists the paper's configurations in Fig. 8 order", "[me
   }
   CHECK(keys == std::vector<std::string>{"pdl256", "pdl2k", "opu", "ipu", "ipl18k", "ipl64k",
                                          "ipl18k-diff", "ipl64k-diff", "ipl18k-s128",
-                                         "ipl64k-s128", "pdl2k-nomerge"});
+                                         "ipl64k-s128", "pdl2k-nomerge", "ftl-page", "bast16",
+                                         "bast32", "fast16", "fast32", "sb-page", "sb-bast16",
+                                         "sb-fast16"});
   CHECK(labels == std::vector<std::string>{"PDL(256B)", "PDL(2KB)", "OPU", "IPU", "IPL(18KB)",
                                            "IPL(64KB)", "IPL(18KB)/diff", "IPL(64KB)/diff",
                                            "IPL(18KB)/128B", "IPL(64KB)/128B",
-                                           "PDL(2KB)/no-merge"});
+                                           "PDL(2KB)/no-merge", "FTL(page)", "BAST(16)",
+                                           "BAST(32)", "FAST(16)", "FAST(32)", "SB/FTL(page)",
+                                           "SB/BAST(16)", "SB/FAST(16)"});
   CHECK(method_keys() ==
         "pdl256, pdl2k, opu, ipu, ipl18k, ipl64k, ipl18k-diff, ipl64k-diff, ipl18k-s128, "
-        "ipl64k-s128, pdl2k-nomerge");
+        "ipl64k-s128, pdl2k-nomerge, ftl-page, bast16, bast32, fast16, fast32, sb-page, "
+        "sb-bast16, sb-fast16");
   CHECK(method_keys(true) == "pdl, pdl2k, opu, ipu, ipl, ipl64k");
   CHECK(paper_methods().size() == 6);
+}
+
+TEST_CASE("the FTL devices are apart from the page-update methods on raw NAND", "[methods]") {
+  std::vector<std::string> ftl, raw;
+  for (const MethodPreset& m : ftl_methods()) ftl.push_back(m.key);
+  for (const MethodPreset& m : raw_nand_methods()) raw.push_back(m.key);
+  CHECK(ftl == std::vector<std::string>{"ftl-page", "bast16", "bast32", "fast16", "fast32",
+                                        "sb-page", "sb-bast16", "sb-fast16"});
+  CHECK(raw.size() + ftl.size() == method_catalogue().size());
+  for (const MethodPreset& m : ftl_methods()) {
+    INFO(m.key);
+    CHECK(is_ftl_device(m.method));
+    CHECK_FALSE(has_atomic_commit(m.method));
+    CHECK_FALSE(m.paper());
+    const StoreParams p = m.params(0, ObsoleteMode::kMemory);
+    CHECK(p.ftl == m.ftl);
+    CHECK(p.log_blocks == m.log_blocks);
+    CHECK(method_label(p, 2048) == m.label);
+    CHECK(p.check_method().is_ok());
+  }
+  CHECK(find_method("bast32")->uri_params(2048) == "method=ftl&ftl=bast&log_blocks=32");
+  CHECK(find_method("sb-page")->uri_params(2048) == "method=stablebuffer&ftl=page");
+  CHECK(find_method("ftl-page")->uri_params(2048) == "method=ftl&ftl=page");
 }
 
 TEST_CASE("a key and its short key name the same entry", "[methods]") {

@@ -7,7 +7,8 @@
 // on 512-byte pages, 8 on 2 KiB pages) so that merges are frequent; both at their full size.
 // IPL again with 128-byte log sectors ([PDL]'s 128-byte log buffer as the flush unit), on a
 // chip allowing page/128 programs per page (NOP 16 for 2 KiB pages). BAST and FAST devices
-// (method ftl) with 4 log blocks, so that every kind of merge runs often.
+// (method ftl) with 4 log blocks, so that every kind of merge runs often. StableBuffer over the
+// page-mapping FTL device at its default size.
 #pragma once
 
 #include <algorithm>
@@ -78,6 +79,12 @@ inline std::vector<StoreConfig> store_matrix_for(const std::vector<Geometry>& ge
     fast.ftl = FtlKind::kFast;
     out.push_back({"BAST(4)/" + gname, g, bast});
     out.push_back({"FAST(4)/" + gname, g, fast});
+    // StableBuffer in front of the page-mapping FTL device, at its default size (slots: two
+    // erase blocks on these small chips).
+    StoreParams sb;
+    sb.method = Method::kStableBuffer;
+    sb.ftl = FtlKind::kPage;
+    out.push_back({"SB/FTL(page)/" + gname, g, sb});
   }
   return out;
 }
