@@ -1,9 +1,11 @@
 // hybrid_merge.cc — HybridStore's merges ([BAST], [FAST]: switch, partial, full, and FAST's
 // victim merge of a random log block), block allocation, release and retirement.
 //
-// Crash safety (hybrid_store.h): a merge programs every copy first (same seq, aux + 1: copies
-// lose ties to their originals at recovery) and only then moves the maps and erases blocks
-// that hold no current record, so a cut anywhere leaves every current record on flash.
+// Crash safety (hybrid_store.h): a merge programs every copy first (same seq, the next copy
+// generation; a full merge's copies also say how many it writes, so recovery can tell a
+// complete one, which wins the ties, from a cut one, which loses them) and only then moves the
+// maps and erases blocks that hold no current record, so a cut anywhere leaves every current
+// record on flash.
 #include <algorithm>
 #include <set>
 #include <string>

@@ -58,10 +58,12 @@
 // Static wear levelling is not done (wear_level is ignored): free blocks are taken first in,
 // first out, which rotates every block through log and data use.
 //
-// Invariants (check()): a block's role, logical block and valid count agree with the maps;
-// cur_[lpn] names a page whose recorded lpn is lpn; a mapped lpn's current record is data; at
-// most log_blocks BAST log blocks or 1 sequential + log_blocks - 1 random FAST log blocks are
-// in use after any change.
+// Invariants (check()): a block's role, logical block and current-record counts agree with the
+// maps and lists (data, log, sequential, random, free); cur_[lpn] names a page whose recorded
+// lpn is lpn, in a block holding data; a mapped lpn's current record is data. Not checked,
+// kept by every change (a log block is taken only after merging down to the limit): at most
+// log_blocks BAST log blocks, or 1 sequential + log_blocks - 1 random FAST log blocks, are in
+// use — a mount may find more, which the next allocations merge away.
 // Thread-safety: none.
 #pragma once
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "flash/common/crc32c.h"
 #include "flash/image/open_store.h"
 #include "flash/store/page_store.h"
 #include "flash/store/spare.h"
@@ -532,6 +533,83 @@ TEST_CASE("Hybrid FTL: a merge's copy failing retires its block and the merge is
         CHECK(s->stats().bad_blocks == 1);
         require_model(*s, model);
       }
+    }
+  }
+}
+
+namespace {
+
+// Program a data record of lpn (the bytes of stamp(lpn, version)) at ppa, as the engine does.
+void program_record(Nand& nand, Ppa ppa, Lpn lpn, uint32_t version, uint64_t seq) {
+  const Geometry& g = nand.geometry();
+  const Page data = stamp(g.page_data, lpn, version);
+  SpareHeader h;
+  h.type = PageType::kBase;
+  h.set_logical_page(lpn);
+  h.seq = seq;
+  h.data_crc = crc32c(data.data(), data.size());
+  std::vector<uint8_t> spare(g.page_spare);
+  spare_encode(h, spare);
+  REQUIRE(nand.program(ppa, data, spare).is_ok());
+}
+
+}  // namespace
+
+TEST_CASE("Hybrid FTL: blocks a mount cannot place are merged by the first change",
+          "[ftl][hybrid]") {
+  for (FtlKind k : {FtlKind::kBast, FtlKind::kFast}) {
+    DYNAMIC_SECTION(kind_name(k)) {
+      auto nand = pdl::test::make_ram_nand(pdl::test::geometry(512, 32, 4, 24));
+      std::unique_ptr<PageStore> s;
+      REQUIRE(format_store(*nand, hybrid(k, 3), &s).is_ok());
+      const uint32_t psz = s->page_size();
+      std::vector<Value> model(s->logical_pages());
+      for (Lpn l = 0; l < 16; l++) {  // logical blocks 0..3 in place
+        model[l] = stamp(psz, l, 0);
+        REQUIRE(s->write(l, *model[l]).is_ok());
+      }
+      model[13] = stamp(psz, 13, 1);  // logical block 3 gets a log block
+      REQUIRE(s->write(13, *model[13]).is_ok());
+      REQUIRE(s->sync().is_ok());
+      std::vector<uint32_t> free_blocks;
+      for (uint32_t b = 0; b < 24; b++)
+        if (s->block_info(b).state == BlockInfo::kFree) free_blocks.push_back(b);
+      REQUIRE(free_blocks.size() >= 2);
+      s.reset();
+      // Blocks no BAST writes: one holding records of logical blocks 0 and 2, and a third block
+      // of logical block 3 (its records off their offsets). All newer than the rest.
+      const uint32_t mixed = free_blocks[0], third = free_blocks[1];
+      uint64_t seq = 1u << 20;
+      const Lpn in_mixed[] = {0, 9, 1, 10};
+      for (uint32_t i = 0; i < 4; i++) {
+        program_record(*nand, mixed * 4 + i, in_mixed[i], 50, seq++);
+        model[in_mixed[i]] = stamp(psz, in_mixed[i], 50);
+      }
+      const Lpn in_third[] = {15, 12};
+      for (uint32_t i = 0; i < 2; i++) {
+        program_record(*nand, third * 4 + i, in_third[i], 60, seq++);
+        model[in_third[i]] = stamp(psz, in_third[i], 60);
+      }
+      s = remount(*nand);
+      require_model(*s, model);
+      const uint64_t merges = s->stats().full_merges;
+      model[20] = stamp(psz, 20, 1);
+      REQUIRE(s->write(20, *model[20]).is_ok());
+      if (k == FtlKind::kBast)  // logical blocks 0, 2 (the mixed block) and 3 (its third)
+        CHECK(s->stats().full_merges - merges >= 3);
+      require_model(*s, model);
+      for (uint32_t b : {mixed, third})
+        if (k == FtlKind::kBast) CHECK(s->block_info(b).state == BlockInfo::kFree);
+      // Writes go on and everything survives another remount.
+      std::mt19937_64 rng = pdl::test::seeded_rng(0x3a7);
+      for (uint32_t i = 0; i < 200; i++) {
+        const Lpn l = Lpn(rng() % s->logical_pages());
+        model[l] = stamp(psz, l, 100 + i);
+        REQUIRE(s->write(l, *model[l]).is_ok());
+      }
+      REQUIRE(s->sync().is_ok());
+      s = remount(*nand);
+      require_model(*s, model);
     }
   }
 }
