@@ -194,7 +194,6 @@ Status StableBufferStore::write(Lpn lpn, std::span<const uint8_t> page) {
   PDL_TRY(check_page(lpn, page.size()));
   PDL_TRY(changeable());
   stats_.writes++;
-  dirty_ = true;
   const uint32_t staged = slot_of(lpn);
   if (staged != kSbFree) {
     sb_.restaged_writes++;
@@ -228,7 +227,6 @@ Status StableBufferStore::trim(Lpn lpn) {
   PDL_TRY(check_lpn(lpn));
   PDL_TRY(changeable());
   stats_.trims++;
-  dirty_ = true;
   const uint32_t s = slot_of(lpn);
   if (s != kSbFree) {
     unstage(lpn, s);
@@ -242,7 +240,6 @@ Status StableBufferStore::sync() {
   stats_.syncs++;
   if (dir_dirty_ || !pending_.empty()) PDL_TRY(commit());
   else PDL_TRY(fail(device_->sync()));
-  dirty_ = false;
   return Status::ok();
 }
 

@@ -71,7 +71,9 @@ class StableBufferStore final : public StoreBase {
   Status halted() const override;
   void set_wear_level(uint32_t threshold) override;
   uint64_t damaged_pages() const override { return device_->damaged_pages(); }
-  bool dirty() const override { return dirty_; }
+  // Something a sync would make durable: a slot table change not committed, or the device's
+  // own (a buffered page, a trim).
+  bool dirty() const override { return dir_dirty_ || !pending_.empty() || device_->dirty(); }
 
   // Costs are the device's, its lpns classified as the user's: a destination by the user's
   // classifier, a slot as the page it stages (so a flush is charged to the flushed page's
@@ -128,7 +130,6 @@ class StableBufferStore final : public StoreBase {
   uint64_t seq_ = 0;       // last directory commit
   uint64_t next_ts_ = 1;
   bool dir_dirty_ = false; // the RAM directory differs from the last commit
-  bool dirty_ = false;     // written or trimmed since the last sync
   SbStats sb_;
   LpnClassifier classifier_;  // the user's (null: every lpn is class 0)
 };
