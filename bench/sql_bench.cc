@@ -33,6 +33,7 @@
 #include "flash/common/output_file.h"
 #include "flash/common/scratch_dir.h"
 #include "flash/image/image.h"
+#include "flash/image/methods.h"
 #include "sql/sql.h"
 #include "vfs/pdl_vfs.h"
 
@@ -144,7 +145,10 @@ static int run(int argc, char** argv) {
   std::string methods, journals, commits, obsoletes;
   app.add_option("--rows", o.rows, "transactions per phase")
       ->type_name("N")->check(pdl::cli::integer(1, INT32_MAX))->capture_default_str();
-  app.add_option("--methods", methods, "page-update methods, comma-separated")
+  app.add_option("--methods", methods,
+                 "page-update methods, comma-separated; FTL devices by catalogue key\n"
+                 "(ftl-page, bast16, bast32, fast16, fast32, sb-page, sb-bast16,\n"
+                 "sb-fast16: the journal on the device)")
       ->type_name("LIST")->default_str("pdl,opu");
   app.add_option("--journal", journals, "journal modes, comma-separated")
       ->type_name("LIST")->default_str("delete,wal");
@@ -202,7 +206,13 @@ static int run(int argc, char** argv) {
         for (const std::string& b : o.obsoletes) {
           if (!st.is_ok()) break;
           pdl::Method method = pdl::Method::kPdl;
-          const bool known = pdl::parse_method(m, &method);
+          // An FTL device by its catalogue key (ftl-page, bast16, sb-fast16, ...): its URI
+          // parameters after "method=".
+          const pdl::MethodPreset* ftl = pdl::find_method(m);
+          if (ftl && !pdl::is_ftl_device(ftl->method)) ftl = nullptr;
+          const std::string mparam = ftl ? ftl->uri_params(2048).substr(7) : m;
+          if (ftl) method = ftl->method;
+          const bool known = ftl || pdl::parse_method(m, &method);
           const bool marks = known && pdl::has_obsolete_marks(method);  // IPU and IPL have none
           if (!marks && b != o.obsoletes.front()) continue;
           // IPU has no atomic commit: its journal is on flash whatever is asked (once).
@@ -210,7 +220,7 @@ static int run(int argc, char** argv) {
           const std::string img = work + "/" + m + "-" + j + ".db";
           std::fprintf(stderr, "pdl %s %s commit=%s obsolete=%s ...\n", m.c_str(), j.c_str(),
                        c.c_str(), b.c_str());
-          st = run(o, pdl::bench::pdl_uri(img, m, o.size, c, marks ? b : "", o.extra), "pdl", m,
+          st = run(o, pdl::bench::pdl_uri(img, mparam, o.size, c, marks ? b : "", o.extra), "pdl", m,
                    j, img, &all, c, marks ? b : "-");
           unlink(img.c_str());
         }

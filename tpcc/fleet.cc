@@ -92,8 +92,10 @@ uint64_t auto_chip_bytes(uint64_t db_bytes, uint64_t growth_bytes, uint32_t page
   const uint64_t journal = 1100ull * (page + 24);
   const uint64_t need = db_bytes + growth_bytes + journal;
   const uint64_t block = uint64_t(page) * 64;
-  uint64_t chip = (2 * need + block - 1) / block * block;
-  for (;; chip += block * 8) {
+  const uint64_t first = (2 * need + block - 1) / block * block;
+  // A method whose parameters resolve at no size (an engine not built, a bad key) would
+  // never fit: stop at 64x and let its open say why.
+  for (uint64_t chip = first; chip <= 64 * first; chip += block * 8) {
     bool fits = true;
     for (const MethodSpec& m : methods) {
       ImageParams p;
@@ -118,6 +120,7 @@ uint64_t auto_chip_bytes(uint64_t db_bytes, uint64_t growth_bytes, uint32_t page
     }
     if (fits) return chip;
   }
+  return first;
 }
 
 Fleet::Fleet(FleetConfig cfg, std::vector<MethodSpec> methods)
@@ -130,7 +133,8 @@ std::string Fleet::path_of(const std::string& key) const {
 }
 
 Status Fleet::open(const std::string& source) {
-  if (vfs::register_vfs() != SQLITE_OK)
+  // Members open through "pdl-timed", the measuring shim over "pdl" (timed_vfs.h).
+  if (register_timed_vfs() != SQLITE_OK)
     return Status::error(Errc::kIoError, "cannot register the pdl VFS");
   sql::set_open_detail(vfs::last_error);
   sql::seed_prng(uint32_t(cfg_.seed));  // the members write the same bytes run after run
@@ -149,8 +153,9 @@ Status Fleet::open(const std::string& source) {
     if (m->is_unix)
       m->uri += "?vfs=unix";
     else
-      m->uri += "?vfs=pdl&" + spec.uri_params(cfg_.page) + "&page=" + std::to_string(cfg_.page) +
-                "&size=" + std::to_string(cfg_.chip_bytes) + "&clock=logical" + cfg_.uri_extra;
+      m->uri += "?vfs=pdl-timed&" + spec.uri_params(cfg_.page) + "&page=" + std::to_string(cfg_.page) +
+                "&size=" + std::to_string(cfg_.chip_bytes) + "&clock=logical" + cfg_.uri_extra +
+                (spec.preset.method == Method::kStableBuffer ? cfg_.sb_extra : "");
     Status st = m->db.open(m->uri);
     if (st.is_ok()) st = clone_into(src.get(), m->db);
     std::string mode;
@@ -266,6 +271,7 @@ Status Fleet::measure(uint64_t n, double duration_s, std::vector<Measurement>* o
     r.cache_pages = m.cache_pages;
     r.db_pages = uint64_t(pages);
     const ImageCounters before = m.image ? snapshot(*m.image) : ImageCounters{};
+    const IoCalls io_before = io_calls(m.path);
     const auto t0 = Clock::now();
     TxnOutcome o;
     for (uint64_t i = 0;; i++) {
@@ -291,10 +297,12 @@ Status Fleet::measure(uint64_t n, double duration_s, std::vector<Measurement>* o
     if (n == 0) n = r.txns;  // the others run as many as the first did
     if (m.image) {
       r.flash = snapshot(*m.image) - before;
+      r.io = io_calls(m.path) - io_before;
       auto lock = m.image->volume->lock();
       PageStore& store = m.image->volume->store();
       r.wear = wear_figures(store);
       const StoreParams& sp = store.params();
+      r.store = sp;
       r.wear_level = sp.wear_level == 0 ? "off" : std::to_string(sp.wear_level);
     }
     for (TypeFigures& tf : r.types) std::sort(tf.wall_us.begin(), tf.wall_us.end());

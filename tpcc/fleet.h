@@ -29,6 +29,7 @@
 #include "tpcc/methods.h"
 #include "tpcc/schema.h"
 #include "tpcc/terminal.h"
+#include "tpcc/timed_vfs.h"
 #include "tpcc/workload.h"
 
 namespace pdl::tpcc {
@@ -43,6 +44,7 @@ struct FleetConfig {
   bool unix_reference = true;
   bool unix_first = false;         // the unix reference opened and measured before the methods
   std::string uri_extra;           // appended to every pdl URI ("&obsolete=memory")
+  std::string sb_extra;            // appended to StableBuffer members' URIs ("&sb_slots=64")
 };
 
 struct TypeFigures {
@@ -66,6 +68,8 @@ struct Measurement {
   uint64_t db_pages = 0;    // database size (pages) at the start of the phase
   WearFigures wear;         // erase counts of the chip's blocks at the end of the phase
   std::string wear_level;   // "off" or the threshold
+  IoCalls io;               // SQLite's calls on the image over the phase (timed_vfs.h)
+  StoreParams store;        // the store's resolved parameters (log blocks, StableBuffer slots)
 };
 
 struct WarmupReport {

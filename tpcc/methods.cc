@@ -48,14 +48,38 @@ std::vector<MethodSpec> default_methods() {
   return v;
 }
 
+std::vector<MethodSpec> ftl_members() { return members(ftl_methods()); }
+
 bool parse_methods(const std::string& list, std::vector<MethodSpec>* out, std::string* err) {
   if (list == "all") {
     *out = all_methods();
     return true;
   }
+  // The groups expand in place; the rest are keys of the paper six or of the FTL devices.
+  std::string expanded;
+  for (size_t pos = 0; pos <= list.size();) {
+    size_t comma = list.find(',', pos);
+    if (comma == std::string::npos) comma = list.size();
+    std::string item = list.substr(pos, comma - pos);
+    if (item == "ftl") {
+      item.clear();
+      for (const MethodPreset& p : ftl_methods()) item += (item.empty() ? "" : ",") + p.key;
+    } else if (item == "all") {
+      item.clear();
+      for (const MethodPreset& p : paper_methods())
+        item += (item.empty() ? "" : ",") + p.tpcc_key();
+    }
+    if (!item.empty()) expanded += (expanded.empty() ? "" : ",") + item;
+    pos = comma + 1;
+  }
+  std::vector<MethodPreset> among = paper_methods();
+  std::string known = method_keys(true);
+  for (const MethodPreset& p : ftl_methods()) {
+    among.push_back(p);
+    known += ", " + p.key;
+  }
   std::vector<MethodPreset> picked;
-  if (!pdl::parse_methods(list, paper_methods(), method_keys(true) + ", all", &picked, err))
-    return false;
+  if (!pdl::parse_methods(expanded, among, known + ", all, ftl", &picked, err)) return false;
   *out = members(picked);
   return true;
 }

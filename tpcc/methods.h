@@ -1,6 +1,7 @@
 // methods.h — the members pdl-tpcc compares: entries of the method catalogue
 // (flash/image/methods.h: the paper's six, by short key: pdl, pdl2k, opu, ipu, ipl, ipl64k;
-// the keys pdl256 and ipl18k name the same entries), each in one commit mode.
+// the keys pdl256 and ipl18k name the same entries; and the FTL devices by key: ftl-page,
+// bast16, bast32, fast16, fast32, sb-page, sb-bast16, sb-fast16), each in one commit mode.
 // Through the VFS, IPL derives its log records by comparing a page with its previous version
 // (SQLite does not say what it changed); the paper's IPL ran inside the DBMS (docs/design.md
 // §10).
@@ -30,7 +31,11 @@ struct MethodSpec {
 // The default set: pdl, opu, ipu, ipl. All: pdl, pdl2k, opu, ipu, ipl, ipl64k.
 std::vector<MethodSpec> default_methods();
 std::vector<MethodSpec> all_methods();
-// "pdl,opu,..." or "all"; false with *err naming an unknown key. Duplicates are dropped.
+// The FTL devices with and without StableBuffer (ftl-page, bast16, ..., sb-fast16): SQLite
+// on a commodity FTL device, the journal on the device (no atomic commit).
+std::vector<MethodSpec> ftl_members();
+// "pdl,opu,...", "all" (the paper six), "ftl" (ftl_members()) or a mix ("pdl,ftl"); false
+// with *err naming an unknown key. Duplicates are dropped.
 bool parse_methods(const std::string& list, std::vector<MethodSpec>* out, std::string* err);
 // Each method once per commit mode it can run in (see above); keys and labels name the mode
 // when `commits` has more than one.

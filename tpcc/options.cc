@@ -34,7 +34,8 @@ std::string check_chip(const Options& o) {
   for (const MethodSpec& m : o.methods) {
     ImageParams p;
     Status st = p.set("size", format_size(o.chip_bytes));
-    for (const std::string& kv : split_list(m.uri_params(o.page) + o.uri_extra, '&')) {
+    const std::string sb = m.preset.method == Method::kStableBuffer ? o.sb_extra : "";
+    for (const std::string& kv : split_list(m.uri_params(o.page) + o.uri_extra + sb, '&')) {
       if (!st.is_ok()) break;
       const size_t eq = kv.find('=');
       if (eq != std::string::npos) st = p.set(kv.substr(0, eq), kv.substr(eq + 1));
@@ -104,7 +105,10 @@ Options parse_options(int argc, char** argv) {
   CLI::Option* methods_opt =
       app.add_option("--methods", methods,
                      "pdl, pdl2k, opu, ipu, ipl, ipl64k or all (with --sweep the paper's\n"
-                     "Fig. 14 set: pdl,pdl2k,opu,ipl,ipl64k)")
+                     "Fig. 14 set: pdl,pdl2k,opu,ipl,ipl64k); SQLite on an FTL device\n"
+                     "(journal on the device): ftl-page, bast16, bast32, fast16, fast32,\n"
+                     "and with StableBuffer in front sb-page, sb-bast16, sb-fast16, or ftl\n"
+                     "for all eight")
           ->type_name("LIST")->default_str("pdl,opu,ipu,ipl")->group(kMethods);
   app.add_option("--journal-mode", journals, "SQLite journal modes")
       ->type_name("LIST")
@@ -147,6 +151,17 @@ Options parse_options(int argc, char** argv) {
                  "cold data (off: none, free blocks FIFO)")
       ->type_name("N|off")->check(word_or_integer("off", 1, 1000000000))->default_str("1024")
       ->group(kMethods);
+  std::string sb_slots, sb_recognition, sb_flush;
+  app.add_option("--sb-slots", sb_slots, "StableBuffer staging slots of the sb-* methods")
+      ->type_name("N")->check(cli::integer(1, 1u << 24))->default_str("the engine's")
+      ->group(kMethods);
+  app.add_option("--sb-recognition", sb_recognition,
+                 "StableBuffer write-pattern recognition of the sb-* methods")
+      ->type_name("MODE")->check(cli::one_of({"ondemand", "incremental"}))
+      ->default_str("ondemand")->group(kMethods);
+  app.add_option("--sb-flush", sb_flush, "StableBuffer flushing of the sb-* methods")
+      ->type_name("MODE")->check(cli::one_of({"passive", "proactive"}))
+      ->default_str("passive")->group(kMethods);
   app.add_option("--image-dir", o.image_dir,
                  "keep the images: DIR/<method>.db (DIR/<journal>/<method>.db with\n"
                  "several journal modes); open with file:DIR/pdl.db?vfs=pdl")
@@ -187,6 +202,9 @@ Options parse_options(int argc, char** argv) {
   if (!obsolete.empty()) o.uri_extra += "&obsolete=" + obsolete;
   if (!wear_level.empty()) o.uri_extra += "&wear_level=" + wear_level;
   if (track_changes) o.uri_extra += "&track_changes=on";
+  if (!sb_slots.empty()) o.sb_extra += "&sb_slots=" + sb_slots;
+  if (!sb_recognition.empty()) o.sb_extra += "&sb_recognition=" + sb_recognition;
+  if (!sb_flush.empty()) o.sb_extra += "&sb_flush=" + sb_flush;
   o.unix_reference = !no_unix;
   o.progress = !quiet;
   if (app.count("--sweep-cache")) {

@@ -26,6 +26,8 @@ struct Options {
   bool unix_reference = true;
   uint64_t seed = 1;
   std::string json, csv, image_dir, work_dir, uri_extra;
+  // URI parameters for the StableBuffer members only ("&sb_slots=256&sb_flush=proactive").
+  std::string sb_extra;
   bool sweep = false;
   std::vector<double> sweep_cache{0.1, 0.2, 0.5, 1, 2, 5, 10};
   bool quick = false;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "cli/app.h"
+#include "flash/image/methods.h"
 #include "flash/image/open_store.h"
 #include "flash/common/c_edge.h"
 #include "flash/common/scratch_dir.h"
@@ -87,8 +88,13 @@ int parse(int argc, char** argv, Options* o) {
   app.add_option("--cuts", o->cuts, "cuts in all, over the configurations")
       ->type_name("N")->check(cli::integer(1, UINT64_MAX))->capture_default_str();
   app.add_option("--methods", methods, "page-update methods")
-      ->type_name("L")->check(cli::list_of({"pdl", "opu", "ipu", "ipl"}, "method"))
-      ->default_str("pdl,opu,ipu,ipl");
+      ->type_name("L")
+      ->check(cli::list_of({"pdl", "opu", "ipu", "ipl", "ftl-page", "bast16", "bast32", "fast16",
+                            "fast32", "sb-page", "sb-bast16", "sb-fast16"},
+                           "method"))
+      ->default_str("pdl,opu,ipu,ipl; also the FTL devices' catalogue keys\n"
+                    "ftl-page, bast16, bast32, fast16, fast32, sb-page, sb-bast16,\n"
+                    "sb-fast16 (journal on the device: commit=journal only)");
   app.add_option("--commit", commits,
                  "commit=atomic (PDL, OPU, IPL; IPU keeps its journal on flash)\n"
                  "and/or commit=journal")
@@ -123,8 +129,17 @@ int parse(int argc, char** argv, Options* o) {
 
 // Whether `method` has an atomic commit (the others keep SQLite's journal on flash).
 bool atomic_capable(const std::string& method) {
+  if (const MethodPreset* p = find_method(method); p && is_ftl_device(p->method)) return false;
   Method m = Method::kPdl;
   return !parse_method(method, &m) || has_atomic_commit(m);
+}
+
+// The URI parameters naming `method`: a method name ("method=pdl") or an FTL device's catalogue
+// key ("method=ftl&ftl=bast&log_blocks=16").
+std::string method_params(const std::string& method) {
+  if (const MethodPreset* p = find_method(method); p && is_ftl_device(p->method))
+    return p->uri_params(2048);
+  return "method=" + method;
 }
 
 // Journal modes MEMORY and OFF keep no journal a crash could roll back with: crash-safe only
@@ -134,7 +149,7 @@ bool needs_atomic(const std::string& journal) { return journal == "memory" || jo
 struct Config {
   std::string method, commit, journal;
   std::string uri(const Options& o, const std::string& path) const {
-    return "file:" + path + "?vfs=pdl&method=" + method + "&commit=" + commit + "&size=" +
+    return "file:" + path + "?vfs=pdl&" + method_params(method) + "&commit=" + commit + "&size=" +
            o.chip + "&page=2048&clock=logical";
   }
   std::string name() const { return method + "-" + commit + "-" + journal; }

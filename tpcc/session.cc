@@ -48,6 +48,7 @@ FleetConfig fleet_config(const Options& o, const Scale& scale, const std::string
   cfg.dir = dir;
   cfg.unix_reference = o.unix_reference;
   cfg.uri_extra = o.uri_extra;
+  cfg.sb_extra = o.sb_extra;
   return cfg;
 }
 
