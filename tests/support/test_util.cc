@@ -1,6 +1,7 @@
 // test_util.cc — shared test helpers: seeds, random pages, small chips, temporary paths.
 #include "tests/support/test_util.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -151,6 +152,19 @@ std::string temp_path(const char* stem) {
     t.dirs.emplace_back(dir);
   }
   return std::string(dir) + "/" + stem;
+}
+
+void remove_temp(const std::string& path) {
+  const char* keep = std::getenv("PDL_KEEP_TEMP");
+  if (keep && *keep && *keep != '0') return;
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  TempDirs& t = temp_dirs();
+  std::lock_guard<std::mutex> lock(t.mu);
+  const auto it = std::find(t.dirs.begin(), t.dirs.end(), dir);
+  if (it == t.dirs.end()) return;  // not one of temp_path()'s
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  t.dirs.erase(it);
 }
 
 }  // namespace pdl::test

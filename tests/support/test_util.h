@@ -60,6 +60,23 @@ std::unique_ptr<Nand> make_test_nand(const Geometry& g);
 // The file does not exist yet. The directories are removed when the process exits normally (set
 // PDL_KEEP_TEMP=1 to keep them); forked children must leave with _exit().
 std::string temp_path(const char* stem);
+// Removes the directory of `path` (a temp_path()) now, unless PDL_KEEP_TEMP=1.
+void remove_temp(const std::string& path);
+
+// A temp_path() whose directory goes when this goes out of scope: for the trials of a crash
+// campaign, whose thousands of images would otherwise stay until the process exits — in
+// /dev/shm, that is RAM (gigabytes for the exhaustive VFS campaign).
+class ScopedTempPath {
+ public:
+  explicit ScopedTempPath(const char* stem) : path_(temp_path(stem)) {}
+  ~ScopedTempPath() { remove_temp(path_); }
+  ScopedTempPath(const ScopedTempPath&) = delete;
+  ScopedTempPath& operator=(const ScopedTempPath&) = delete;
+  const std::string& str() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // PDL_MATRIX_STRIDE=s: a matrix test runs its configuration i only if i % s == 0 (the sanitizer
 // run of CI samples the matrices the plain run covers whole).

@@ -368,7 +368,8 @@ TEST_CASE("a power cut loses no acknowledged commit and never leaves half a tran
     if (only_trial() >= 0 && trial != only_trial()) continue;
     INFO("trial " << trial << ": cut after " << k << " of " << total_ops << " ops, tear "
                   << int(tear) << ", tear seed " << tear_seed);
-    const std::string path = temp_path("crash.db");
+    const ScopedTempPath scratch("crash.db");
+    const std::string& path = scratch.str();
     int64_t acked = 0, attempted = 0;
     bool froze = false;
     {
@@ -689,7 +690,8 @@ TEST_CASE("a power cut at every flash operation of a short workload, each tear, 
       const auto tear = static_cast<pdl::Tear>(t);
       const uint64_t seed = k * 3 + uint64_t(t) + 1;
       INFO("cut after " << k << " of " << total_ops << " ops, tear " << t);
-      const std::string path = temp_path("cut.db");
+      const ScopedTempPath scratch("cut.db");
+      const std::string& path = scratch.str();
       std::filesystem::copy_file(tmpl, path);
       int64_t acked = 0, attempted = 0;
       {
@@ -779,7 +781,8 @@ TEST_CASE("an I/O error at any device operation of a short workload fails cleanl
     for (const bool gone : {false, true}) {
       INFO((gone ? "device gone from operation " : "I/O error at operation ")
            << n << " of " << total_ops);
-      const std::string path = temp_path("ioerr.db");
+      const ScopedTempPath scratch("ioerr.db");
+      const std::string& path = scratch.str();
       std::filesystem::copy_file(tmpl, path, std::filesystem::copy_options::overwrite_existing);
       int64_t acked = kFirst - 1, attempted = 0;
       {
@@ -968,7 +971,8 @@ TEST_CASE("a transaction that spills its cache and rolls back, cut at every oper
   for (uint64_t k = 0; k < total_ops; k += stride) {
     for (int t = 0; t < 3; t++) {
       INFO("cut after " << k << " of " << total_ops << " ops, tear " << t);
-      const std::string path = temp_path("cut.db");
+      const ScopedTempPath scratch("cut.db");
+      const std::string& path = scratch.str();
       std::filesystem::copy_file(tmpl, path);
       int64_t acked = 0;
       {
