@@ -17,4 +17,14 @@ Status CountingNand::check_block(uint32_t block) const {
   return Status::ok();
 }
 
+Status CountingNand::check_nvm(uint64_t off, size_t n) const {
+  const uint64_t size = geometry().nvm_bytes;
+  if (size == 0) return Status::error(Errc::kUnsupported, "this device has no NVM (nvm=0)");
+  if (off > size || n > size - off)
+    return Status::error(Errc::kNandRule, "NVM range [" + std::to_string(off) + ", " +
+                                              std::to_string(off + n) + ") outside its " +
+                                              std::to_string(size) + " bytes");
+  return Status::ok();
+}
+
 }  // namespace pdl

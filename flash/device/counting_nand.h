@@ -41,6 +41,24 @@ class CountingNand : public Nand {
     ctr_.erases++;
     ctr_.sim_us += us;
   }
+  // An NVM access of `bytes` that took `ns` simulated nanoseconds: sim_us grows by the whole
+  // microseconds the running NVM total crosses, so sums over many small accesses stay exact.
+  void count_nvm(bool write, size_t bytes, uint64_t ns) {
+    if (!counting_) return;
+    if (write) {
+      ctr_.nvm_writes++;
+      ctr_.nvm_bytes_written += bytes;
+    } else {
+      ctr_.nvm_reads++;
+      ctr_.nvm_bytes_read += bytes;
+    }
+    ctr_.sim_us += (nvm_ns_total_ + ns) / 1000 - nvm_ns_total_ / 1000;
+    nvm_ns_total_ += ns;
+    ctr_.nvm_ns += ns;
+  }
+  // The NVM range [off, off + n) lies within geometry().nvm_bytes (kNandRule naming it if not;
+  // kUnsupported if the device has no NVM).
+  Status check_nvm(uint64_t off, size_t n) const;
   void count_time(uint64_t us) {
     if (counting_) ctr_.sim_us += us;
   }
@@ -50,6 +68,7 @@ class CountingNand : public Nand {
 
   NandCounters ctr_;
   bool counting_ = true;  // off: operations add nothing to ctr_
+  uint64_t nvm_ns_total_ = 0;  // NVM ns counted since creation (count_nvm's carry)
 };
 
 }  // namespace pdl

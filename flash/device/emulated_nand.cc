@@ -17,6 +17,7 @@
 #include "flash/device/file_media.h"
 #include "flash/device/host_file.h"
 #include "flash/device/nand_media.h"
+#include "flash/device/nvm_media.h"
 #include "flash/device/page_bits.h"
 #include "flash/device/redo_record.h"
 
@@ -106,6 +107,7 @@ Status EmulatedNand::create_ram(const Geometry& g0, std::unique_ptr<EmulatedNand
                                    g.pages_per_block, &m));
   out->reset(new EmulatedNand(g, std::move(m)));
   std::fill((*out)->known_erased_.begin(), (*out)->known_erased_.end(), 1);
+  if (g.nvm_bytes) (*out)->nvm_ = detail::create_ram_nvm(g.nvm_bytes);
   return Status::ok();
 }
 
@@ -113,6 +115,8 @@ Status EmulatedNand::create_file(const std::string& path, const Geometry& g0,
                                  std::unique_ptr<EmulatedNand>* out) {
   Geometry g = g0.resolved();
   PDL_TRY(g.validate());
+  if (g.nvm_bytes)
+    return Status::error(Errc::kUnsupported, "NVM in an image file is not implemented yet");
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return errno_status("cannot create image", path);
   Status st = detail::lock_image(fd, path);
@@ -446,7 +450,46 @@ std::unique_ptr<EmulatedNand> EmulatedNand::clone() const {
   }
   c->nop_used_ = nop_used_;
   c->known_erased_ = known_erased_;
+  if (nvm_) {
+    std::vector<uint8_t> bytes(size_t(geo_.nvm_bytes));
+    if (!nvm_->read(0, bytes).is_ok() || !c->nvm_->write(0, bytes).is_ok()) return nullptr;
+  }
   return c;
+}
+
+Status EmulatedNand::nvm_read(uint64_t off, std::span<uint8_t> out) {
+  PDL_TRY(check_nvm(off, out.size()));
+  if (faults_.frozen()) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  if (faults_.io_error_now()) return Status::error(Errc::kIoError, "injected I/O error (nvm read)");
+  PDL_TRY(nvm_->read(off, out));
+  count_nvm(false, out.size(), geo_.nvm_read_cost_ns(out.size()));
+  return Status::ok();
+}
+
+Status EmulatedNand::nvm_write(uint64_t off, std::span<const uint8_t> in) {
+  PDL_TRY(check_nvm(off, in.size()));
+  if (read_only_) return Status::error(Errc::kReadOnly, "image opened read-only");
+  if (!faults_.frozen() && faults_.io_error_now())
+    return Status::error(Errc::kIoError, "injected I/O error (nvm write)");
+  bool tear = false;
+  if (!faults_.admit_mutation(&tear)) {
+    if (tear && faults_.tear() != Tear::kNone && !in.empty()) {
+      // The interrupted write: some of its 8-byte words reach the NVM, the rest do not.
+      std::mt19937_64& rng = faults_.tear_rng();
+      const uint64_t first = off / kNvmWord, last = (off + in.size() - 1) / kNvmWord;
+      const uint64_t words = last - first + 1, prefix = rng() % (words + 1);
+      for (uint64_t w = 0; w < words; w++) {
+        if (faults_.tear() == Tear::kPrefix ? w >= prefix : (rng() & 1) == 0) continue;
+        const uint64_t lo = std::max(off, (first + w) * kNvmWord);
+        const uint64_t hi = std::min(off + in.size(), (first + w + 1) * kNvmWord);
+        (void)nvm_->write(lo, in.subspan(size_t(lo - off), size_t(hi - lo)));
+      }
+    }
+    return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  }
+  PDL_TRY(nvm_->write(off, in));
+  count_nvm(true, in.size(), geo_.nvm_write_cost_ns(in.size()));
+  return Status::ok();
 }
 
 Status EmulatedNand::flush() {

@@ -75,6 +75,7 @@ namespace pdl {
 
 namespace detail {
 class NandMedia;  // stored bytes of an emulated chip (RAM or image file)
+class NvmMedia;   // stored bytes of the NVM beside it (nvm_media.h)
 }
 
 class EmulatedNand final : public CountingNand {
@@ -105,6 +106,11 @@ class EmulatedNand final : public CountingNand {
                  uint32_t data_off = 0, uint32_t spare_off = 0) override;
   Status erase(uint32_t block) override;
   uint32_t erase_count(uint32_t block) const override;
+  // The NVM beside the chip (Geometry::nvm_bytes; a RAM chip's is in RAM). A write counts as
+  // a mutating operation for power cuts: the interrupted one keeps a random subset of its
+  // 8-byte words (Tear::kNone: none; kPrefix: a prefix of them) and fails with kPowerCut.
+  Status nvm_read(uint64_t off, std::span<uint8_t> out) override;
+  Status nvm_write(uint64_t off, std::span<const uint8_t> in) override;
 
   // ---- fault injection (fault_injector.h; each call below is the injector's) ----
   void cut_power_after(uint64_t ops, Tear tear = Tear::kNone, uint64_t seed = 0) {
@@ -155,6 +161,7 @@ class EmulatedNand final : public CountingNand {
 
   Geometry geo_;
   std::unique_ptr<detail::NandMedia> media_;
+  std::unique_ptr<detail::NvmMedia> nvm_;  // null when geo_.nvm_bytes == 0
   std::vector<uint8_t> nop_used_;  // programs per page since its block's last erase
   // Pages this process erased (or created erased) and has not programmed since: a program
   // need not read them first. Unknown (0) after an image is reopened.

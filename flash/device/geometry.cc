@@ -15,6 +15,9 @@ Geometry Geometry::resolved() const {
   if (!g.read_us) g.read_us = 110;
   if (!g.program_us) g.program_us = 1010;
   if (!g.erase_us) g.erase_us = 1500;
+  if (!g.nvm_latency_ns) g.nvm_latency_ns = 78;
+  if (!g.nvm_read_ns) g.nvm_read_ns = 206;
+  if (!g.nvm_write_ns) g.nvm_write_ns = 7100;
   return g;
 }
 
@@ -38,6 +41,10 @@ Status Geometry::validate() const {
   }
   if (total_pages() >= kNoPpa) return bad("chip has too many pages for 32-bit addresses");
   if (partial_programs < 1 || partial_programs > 255) return bad("NOP must be 1..255");
+  if (nvm_bytes > kMaxNvmBytes || nvm_bytes % kNvmWord)
+    return bad("nvm size must be a multiple of 8 bytes, at most 1 GiB");
+  if (nvm_bytes && (nvm_read_ns <= nvm_latency_ns || nvm_write_ns <= nvm_latency_ns))
+    return bad("nvm read and write times per 32 bytes must exceed the nvm latency");
   return Status::ok();
 }
 
@@ -46,7 +53,13 @@ std::string Geometry::describe() const {
   double mib = double(data_bytes()) / (1024.0 * 1024.0);
   std::snprintf(buf, sizeof buf, "%u+%u B pages, %u pages/block, %u blocks (%.0f MiB)", page_data,
                 page_spare, pages_per_block, blocks, mib);
-  return buf;
+  std::string s = buf;
+  if (nvm_bytes) {
+    std::snprintf(buf, sizeof buf, " + %u KiB NVM", nvm_bytes >> 10);
+    if (nvm_bytes % 1024) std::snprintf(buf, sizeof buf, " + %u B NVM", nvm_bytes);
+    s += buf;
+  }
+  return s;
 }
 
 }  // namespace pdl

@@ -23,4 +23,12 @@ bool Nand::is_bad(uint32_t block) {
   return spare[0] != 0xFF;
 }
 
+Status Nand::nvm_read(uint64_t, std::span<uint8_t>) {
+  return Status::error(Errc::kUnsupported, "this device has no NVM (nvm=0)");
+}
+
+Status Nand::nvm_write(uint64_t, std::span<const uint8_t>) {
+  return Status::error(Errc::kUnsupported, "this device has no NVM (nvm=0)");
+}
+
 }  // namespace pdl

@@ -38,7 +38,14 @@ struct NandCounters {
   uint64_t erases = 0;            // block erases
   uint64_t bytes_read = 0;        // data + spare bytes returned
   uint64_t bytes_programmed = 0;  // data + spare bytes handed to program
-  uint64_t sim_us = 0;            // simulated device time, microseconds
+  uint64_t sim_us = 0;            // simulated device time, microseconds (NVM time included)
+  // NVM beside the chip (Geometry::nvm_bytes): accesses, bytes, and their simulated time in ns
+  // (sim_us includes it: whole microseconds of the running total are added as they accrue).
+  uint64_t nvm_reads = 0;
+  uint64_t nvm_writes = 0;
+  uint64_t nvm_bytes_read = 0;
+  uint64_t nvm_bytes_written = 0;
+  uint64_t nvm_ns = 0;
   // Media faults (reliability, not cost: no simulated time of their own).
   uint64_t ecc_corrected_bits = 0;  // bit flips the ECC corrected in reads
   uint64_t ecc_uncorrectable = 0;   // reads that failed with more flips than the ECC corrects
@@ -53,6 +60,11 @@ struct NandCounters {
             bytes_read - o.bytes_read,
             bytes_programmed - o.bytes_programmed,
             sim_us - o.sim_us,
+            nvm_reads - o.nvm_reads,
+            nvm_writes - o.nvm_writes,
+            nvm_bytes_read - o.nvm_bytes_read,
+            nvm_bytes_written - o.nvm_bytes_written,
+            nvm_ns - o.nvm_ns,
             ecc_corrected_bits - o.ecc_corrected_bits,
             ecc_uncorrectable - o.ecc_uncorrectable,
             program_failures - o.program_failures,
@@ -84,6 +96,14 @@ class Nand {
 
   // Erase block `block`: every bit of its pages becomes 1.
   virtual Status erase(uint32_t block) = 0;
+
+  // NVM beside the chip (Geometry::nvm_bytes; [IPL-PCRAM] Fig. 1(b)): byte-addressable and
+  // persistent, no erase. nvm_write is durable when it returns; a power cut during it leaves
+  // any subset of its 8-byte words written (the rest as they were) and fails with kPowerCut.
+  // An access outside [0, nvm_bytes) is kNandRule; a device without NVM returns kUnsupported.
+  // Counted in NandCounters::nvm_* and sim_us.
+  virtual Status nvm_read(uint64_t off, std::span<uint8_t> out);
+  virtual Status nvm_write(uint64_t off, std::span<const uint8_t> in);
 
   // Make everything programmed so far durable on the host medium (fsync of an image file).
   // Devices that program synchronously do nothing. Costs no simulated time.

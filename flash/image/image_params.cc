@@ -7,7 +7,7 @@ namespace pdl {
 
 const char* const ImageParams::kKeys[] = {
     "method", "max_diff", "obsolete", "log_region", "log_sector", "ftl", "log_blocks",
-    "sb_slots", "sb_recognition", "sb_flush", "page", "pages_per_block",
+    "sb_slots", "sb_recognition", "sb_flush", "nvm", "nvm_path", "page", "pages_per_block",
     "spare", "size", "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit",
     "wear_level", "track_changes", nullptr};
 
@@ -69,6 +69,15 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     SbFlush f;
     if (!parse_sb_flush(std::string(value), &f)) return bad("must be passive or proactive");
     sb_flush = f;
+  } else if (key == "nvm") {  // 0 = none
+    uint64_t v;
+    if (!parse_size(value, &v)) return bad("not a size (e.g. 64K)");
+    if (v > kMaxNvmBytes || v % kNvmWord)
+      return bad("must be a multiple of 8 bytes, at most 1G");
+    nvm = uint32_t(v);
+  } else if (key == "nvm_path") {
+    if (value.empty()) return bad("the path of the NVM's file (a DAX file for real persistent memory)");
+    nvm_path = std::string(value);
   } else if (key == "obsolete") {
     ObsoleteMode m;
     if (!parse_obsolete(std::string(value), &m)) return bad("must be spare or memory");
@@ -136,6 +145,7 @@ Geometry ImageParams::geometry() const {
   if (spare) g.page_spare = *spare;
   if (nop) g.partial_programs = *nop;
   if (erase_limit) g.erase_limit = *erase_limit;
+  if (nvm) g.nvm_bytes = *nvm;
   g = g.resolved();
   const uint64_t bytes = size.value_or(256ull << 20);
   g.blocks = uint32_t(bytes / (uint64_t(g.page_data) * g.pages_per_block));
@@ -155,6 +165,7 @@ StoreParams ImageParams::store_params() const {
   else if (is_ftl_device(p.method)) p.ftl = FtlKind::kPage;
   if (log_blocks) p.log_blocks = *log_blocks;
   if (sb_slots) p.sb_slots = *sb_slots;
+  if (nvm) p.nvm_bytes = *nvm;  // the store uses all of the device's NVM
   const StoreParams rt = run_time();
   p.sb_recognition = rt.sb_recognition;
   p.sb_flush = rt.sb_flush;

@@ -30,6 +30,13 @@ struct ImageParams {
   // sb_flush=passive|proactive.
   std::optional<SbRecognition> sb_recognition;
   std::optional<SbFlush> sb_flush;
+  // NVM beside the chip, bytes (Geometry::nvm_bytes; the store uses all of it:
+  // StoreParams::nvm_bytes; stored). URI key nvm=SIZE, 0 = none.
+  std::optional<uint32_t> nvm;
+  // Where the NVM's bytes live (not stored): a file, mapped through libpmem (a DAX file on real
+  // persistent memory; msync on an ordinary one). Default: inside the image file; required for
+  // an MTD device. URI key nvm_path=PATH.
+  std::optional<std::string> nvm_path;
   std::optional<uint32_t> page;             // page data bytes
   std::optional<uint32_t> pages_per_block;
   std::optional<uint32_t> spare;            // page spare bytes (default page/32, at least 32)

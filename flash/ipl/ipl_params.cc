@@ -15,6 +15,8 @@ namespace pdl {
 Status IplStore::resolve_params(StoreParams* p, const Geometry& g) {
   auto bad = [](const std::string& m) { return Status::error(Errc::kInvalidArgument, m); };
   const uint32_t data_blocks = g.blocks - kSuperblockBlocks;
+  // PLACEHOLDER (interface commit): the NVM variant is being built.
+  if (p->nvm_bytes != 0) return Status::error(Errc::kUnsupported, "nvm: not implemented yet");
   p->max_differential = 0;
   if (p->method == Method::kIpu) {
     if (p->log_region != 0) return bad("log_region: ipu has no log region (use method=ipl)");

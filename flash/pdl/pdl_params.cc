@@ -11,6 +11,8 @@ namespace pdl {
 Status PdlStore::resolve_params(StoreParams* p, const Geometry& g) {
   auto bad = [](const std::string& m) { return Status::error(Errc::kInvalidArgument, m); };
   const uint32_t data_blocks = g.blocks - kSuperblockBlocks;
+  // PLACEHOLDER (interface commit): the NVM variant is being built.
+  if (p->nvm_bytes != 0) return Status::error(Errc::kUnsupported, "nvm: not implemented yet");
   if (p->log_region != 0) return bad("log_region: only the ipl method has a log region");
   if (p->log_sector != 0) return bad("log_sector: only the ipl method has log sectors");
   if (p->method == Method::kFtl && p->ftl != FtlKind::kPage)

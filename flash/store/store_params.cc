@@ -94,6 +94,8 @@ Status StoreParams::check_method() const {
     return bad("log_blocks: only the bast and fast FTLs have log blocks");
   if (obsolete != ObsoleteMode::kSpare && obsolete != ObsoleteMode::kMemory)
     return bad("obsolete: must be spare or memory");
+  if (nvm_bytes != 0 && !can_use_nvm(method))
+    return bad("nvm: only the pdl and ipl methods keep data in NVM");
   return Status::ok();
 }
 
@@ -108,6 +110,7 @@ std::string StoreParams::describe() const {
   if (is_ftl_device(method)) s += std::string(" ftl=") + ftl_name(ftl);
   if (log_blocks != 0) s += " log_blocks=" + std::to_string(log_blocks);
   if (method == Method::kStableBuffer) s += " sb_slots=" + std::to_string(sb_slots);
+  if (nvm_bytes != 0) s += " nvm=" + std::to_string(nvm_bytes);
   s += " logical_pages=" + std::to_string(logical_pages);
   return s;
 }

@@ -51,6 +51,9 @@ constexpr bool is_ftl_device(Method m) { return m == Method::kFtl || m == Method
 // Atomic commit of a group of writes: every method but IPU, which rewrites blocks in place, and
 // the FTL devices, whose block interface has no commit (SQLite keeps its journal on them).
 constexpr bool has_atomic_commit(Method m) { return m != Method::kIpu && !is_ftl_device(m); }
+// May keep part of its state in the NVM beside the chip (StoreParams::nvm_bytes): PDL its
+// differential write buffer, IPL its log areas ([IPL-PCRAM]).
+constexpr bool can_use_nvm(Method m) { return m == Method::kPdl || m == Method::kIpl; }
 
 // Which closed block PDL/OPU garbage collection takes (StoreParams::gc_victim).
 enum class GcVictim : uint8_t {
@@ -107,6 +110,11 @@ struct StoreParams {
   // StableBuffer: pages of the staging area (slots) on the device; 0 = the default the engine
   // derives ([StableBuffer] §4). Others: 0. Stored (format 4).
   uint32_t sb_slots = 0;
+  // NVM (the device's Geometry::nvm_bytes) the store uses, from offset 0: PDL keeps its
+  // differential write buffer there, IPL every block's log area ([IPL-PCRAM] §3.2). 0 = none:
+  // the flash-only engine. Only for can_use_nvm methods; at most the device's NVM. Stored
+  // (superblock format 5), so a store is never mounted without the NVM that holds part of it.
+  uint32_t nvm_bytes = 0;
   // StableBuffer run-time choices (not stored).
   SbRecognition sb_recognition = SbRecognition::kOnDemand;
   SbFlush sb_flush = SbFlush::kPassive;

@@ -37,13 +37,20 @@ void encode(const Superblock& sb, const Geometry& g, std::span<uint8_t> d) {
   std::memcpy(p + 44, sb.uuid.data(), 16);
   le::put64(p + 60, sb.format_time);
   le::put32(p + 68, sb.params.log_region);
-  le::put32(p + 72, sb.version == kSuperblockLogSector ? sb.params.log_sector : 0);
+  const bool sector_stored = sb.version == kSuperblockLogSector ||
+                             (sb.version == kSuperblockNvm && sb.params.method == Method::kIpl);
+  le::put32(p + 72, sector_stored ? sb.params.log_sector : 0);
   le::put32(p + kCrcAt, crc32c(p, kCrcAt));
   if (sb.version == kSuperblockFtl) {
     p[kExtAt] = uint8_t(sb.params.ftl);
     p[kExtAt + 1] = p[kExtAt + 2] = p[kExtAt + 3] = 0;
     le::put32(p + kExtAt + 4, sb.params.log_blocks);
     le::put32(p + kExtAt + 8, sb.params.sb_slots);
+    le::put32(p + kExtCrcAt, crc32c(p + kExtAt, kExtCrcAt - kExtAt));
+  }
+  if (sb.version == kSuperblockNvm) {
+    le::put32(p + kExtAt, sb.params.nvm_bytes);
+    std::memset(p + kExtAt + 4, 0, kExtCrcAt - kExtAt - 4);
     le::put32(p + kExtCrcAt, crc32c(p + kExtAt, kExtCrcAt - kExtAt));
   }
 }
@@ -68,7 +75,7 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
   const bool known_method =
       p[12] >= uint8_t(Method::kPdl) && p[12] <= uint8_t(Method::kStableBuffer);
   if (version == kSuperblockLegacy || version == kSuperblockAtomic ||
-      version == kSuperblockLogSector || version == kSuperblockFtl) {
+      version == kSuperblockLogSector || version == kSuperblockFtl || version == kSuperblockNvm) {
     if (!known_method)
       return bad_field("method", p[12], "1 pdl, 2 opu, 3 ipu, 4 ipl, 5 ftl or 6 stablebuffer");
   }
@@ -76,12 +83,15 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
   // (Format 2 on an FTL device is a known format on the wrong method: named below.)
   if (version != kSuperblockLegacy &&
       !(version == kSuperblockAtomic && (atomic_family || is_ftl_device(method))) &&
-      version != kSuperblockLogSector && version != kSuperblockFtl)
+      version != kSuperblockLogSector && version != kSuperblockFtl &&
+      !(version == kSuperblockNvm && known_method))
     return Status::error(Errc::kUnsupported,
                          "superblock format version " + std::to_string(version) +
                              " is unknown to this pdl (it reads 1, 2 for pdl, opu and ipl "
-                             "stores, 3 for ipl and 4 for ftl devices): the image was made by a "
-                             "newer pdl");
+                             "stores, 3 for ipl, 4 for ftl devices and 5 for pdl and ipl with "
+                             "nvm): the image was made by a newer pdl");
+  if (version == kSuperblockNvm && !can_use_nvm(method))
+    return bad_field("method", p[12], "superblock format 5 is for pdl (1) and ipl (4) stores only");
   if (version == kSuperblockLogSector && method != Method::kIpl)
     return bad_field("method", p[12], "superblock format 3 is for ipl stores only (4)");
   if ((version == kSuperblockFtl) != is_ftl_device(method))
@@ -101,13 +111,33 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
     sb->params.log_blocks = le::get32(p + kExtAt + 4);
     sb->params.sb_slots = le::get32(p + kExtAt + 8);
   }
+  if (version == kSuperblockNvm) {
+    if (le::get32(p + kExtCrcAt) != crc32c(p + kExtAt, kExtCrcAt - kExtAt))
+      return Status::error(Errc::kCorrupt, "superblock extension (bytes 80..95) checksum mismatch");
+    for (size_t i = kExtAt + 4; i < kExtCrcAt; i++)
+      if (p[i] != 0) return bad_field("bytes 84..91", p[i], "must be 0");
+    sb->params.nvm_bytes = le::get32(p + kExtAt);
+    if (sb->params.nvm_bytes == 0)
+      return bad_field("nvm_bytes", 0, "format 5 is for a store that uses NVM");
+    if (sb->params.nvm_bytes > g.nvm_bytes)
+      return Status::error(Errc::kInvalidArgument,
+                           "this " + std::string(method_name(method)) + " store keeps part of "
+                           "its state in " + std::to_string(sb->params.nvm_bytes) +
+                           " bytes of NVM, and the device has " +
+                           (g.nvm_bytes ? std::to_string(g.nvm_bytes) + " bytes" : "none") +
+                           ": open it with its NVM (nvm_path=, docs/design.md §16)");
+  }
   sb->version = version;
   if (p[13] != uint8_t(ObsoleteMode::kSpare) && p[13] != uint8_t(ObsoleteMode::kMemory))
     return bad_field("obsolete", p[13], "1 spare or 2 memory");
   if (le::get16(p + 14) != 0) return bad_field("bytes 14..15", le::get16(p + 14), "must be 0");
   const uint32_t log_sector = le::get32(p + 72);
-  if (version != kSuperblockLogSector && log_sector != 0)
-    return bad_field("bytes 72..75", log_sector, "must be 0 below format 3");
+  const bool sector_stored =
+      version == kSuperblockLogSector || (version == kSuperblockNvm && method == Method::kIpl);
+  if (!sector_stored && log_sector != 0)
+    return bad_field("bytes 72..75", log_sector, "must be 0 unless the store is an ipl store of format 3 or 5");
+  if (version == kSuperblockNvm && method == Method::kIpl && log_sector == 0)
+    return bad_field("log_sector", log_sector, "format 5 records an ipl store's log sector size");
   if (version == kSuperblockLogSector && log_sector == kLogSector)
     return bad_field("log_sector", log_sector,
                      "a store of 512-byte log sectors is format 2, not 3");
@@ -147,7 +177,8 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
                 {"log_region", "log_region:", &StoreParams::log_region},
                 {"log_sector", "log_sector:", &StoreParams::log_sector},
                 {"log_blocks", "log_blocks:", &StoreParams::log_blocks},
-                {"sb_slots", "sb_slots:", &StoreParams::sb_slots}};
+                {"sb_slots", "sb_slots:", &StoreParams::sb_slots},
+                {"nvm_bytes", "nvm:", &StoreParams::nvm_bytes}};
   StoreParams check = sb->params;
   const Status st = resolve(&check, g);
   if (!st.is_ok()) {
@@ -220,6 +251,7 @@ Status put_superblock(Nand& nand, const Superblock& sb, bool erase) {
 
 uint32_t superblock_version_for(const StoreParams& params) {
   if (is_ftl_device(params.method)) return kSuperblockFtl;
+  if (params.nvm_bytes != 0) return kSuperblockNvm;
   if (params.method == Method::kIpu) return kSuperblockLegacy;
   if (params.method == Method::kIpl && params.log_sector != 0 && params.log_sector != kLogSector)
     return kSuperblockLogSector;

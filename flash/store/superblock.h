@@ -9,7 +9,9 @@
 // docs/format.md §3, §7); 3 — version 2 for an IPL store whose log sectors are not 512 bytes:
 // bytes 72..75 hold its log_sector (an IPL store of 512-byte sectors stays version 2, bytes
 // 72..75 zero); 4 — an FTL device (method ftl or stablebuffer): bytes 80..95 hold an
-// extension (ftl, log_blocks, sb_slots) under its own CRC. A store of version 1 is upgraded in place by the first writable open
+// extension (ftl, log_blocks, sb_slots) under its own CRC; 5 — a PDL or IPL store that keeps
+// part of its state in NVM: the extension holds nvm_bytes, bytes 72..75 IPL's log_sector
+// (whatever its size). A store of version 1 is upgraded in place by the first writable open
 // (upgrade_store, open_store.cc): its superblock is rewritten copy by copy, so a cut leaves one
 // valid copy of either version.
 #pragma once
@@ -28,6 +30,7 @@ inline constexpr uint32_t kSuperblockLegacy = 1;  // no atomic commit: every pag
 inline constexpr uint32_t kSuperblockAtomic = 2;  // PDL/OPU/IPL: commit records on flash
 inline constexpr uint32_t kSuperblockLogSector = 3;  // 2 + IPL's log_sector in bytes 72..75
 inline constexpr uint32_t kSuperblockFtl = 4;  // FTL devices: the extension in bytes 80..95
+inline constexpr uint32_t kSuperblockNvm = 5;  // PDL/IPL with NVM: nvm_bytes in bytes 80..95
 
 // The version a new store of `params` (resolved) gets: 2 for PDL, OPU and IPL; 3 for IPL with
 // log sectors other than kLogSector; 4 for the FTL devices; 1 for IPU, which has no place for a commit record (no log
