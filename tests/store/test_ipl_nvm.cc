@@ -33,9 +33,11 @@ using Page = std::vector<uint8_t>;
 using Value = std::optional<Page>;
 
 // 2 KiB pages, 16 pages per block, 12 blocks (10 data blocks); `sectors` log sectors of
-// `ls` bytes per block in NVM (plus the commit area).
+// `ls` bytes per block in NVM (plus the commit area). NOP 1: with its log in NVM, IPL programs
+// no page partially (the MLC-friendly point of [IPL-PCRAM] §3.2).
 Geometry nvm_geometry(uint32_t ls, uint32_t sectors) {
   Geometry g = test::geometry(2048, 64, 16, 12);
+  g.partial_programs = 1;
   g.nvm_bytes = kNvmCommitArea + (g.blocks - kSuperblockBlocks) * sectors * ls;
   return g;
 }
