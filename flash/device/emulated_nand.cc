@@ -277,7 +277,7 @@ Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<Emulated
   if (g.nvm_bytes && !nvm_off && nvm_path.empty())
     return fail(Status::error(Errc::kInvalidArgument,
                               "image " + path + " keeps its NVM in a file of its own: "
-                              "give its path (nvm_path=PATH)"));
+                              "give its path (URI nvm_path=PATH, pdl --nvm-path PATH, pdl-fuse -o nvm_path=PATH)"));
   if (!nvm_path.empty() && !g.nvm_bytes)
     return fail(Status::error(Errc::kInvalidArgument,
                               "nvm_path=" + nvm_path + " contradicts the existing image " + path +
