@@ -99,7 +99,8 @@ class EmulatedNand final : public CountingNand {
   // A fresh, fully erased chip in a new image file (an existing file is replaced). With NVM
   // (g.nvm_bytes > 0) the image is format version 3 and its NVM, zeroed, is in the image or,
   // with nvm.path, in an NVM file made there (nvm_file.h: an existing one is replaced only if
-  // it is this store's, nvm.replaceable's, or with nvm.force); without, version 2.
+  // it is this store's, nvm.replaceable's, or with nvm.force; refused, the image made is
+  // removed again); without, version 2.
   static Status create_file(const std::string& path, const Geometry& g,
                             std::unique_ptr<EmulatedNand>* out, const NvmPlacement& nvm = {});
   // An existing image file; geometry and timing come from its header. Read-only: the file is
