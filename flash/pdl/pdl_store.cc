@@ -399,7 +399,13 @@ Status PdlStore::program_write_buffer(bool commit, WriteBuffer& src) {
 Status PdlStore::put_record(const RecordView& r) {
   if (r.size() > dwb_.free_space()) {
     if (!r.tombstone) stats_.case2++;
-    while (r.size() > dwb_.free_space()) PDL_TRY(flush_write_buffer());
+    PDL_TRY(flush_write_buffer());
+    // (A page of the oldest records may free less than r needs: each further page gets room
+    // of its own, as the write's first one did.)
+    while (r.size() > dwb_.free_space()) {
+      PDL_TRY(ensure_user_space(kWritePages + blocks_.user_keep()));
+      PDL_TRY(flush_write_buffer());
+    }
   } else if (!r.tombstone) {
     stats_.case1++;
   }
