@@ -316,6 +316,11 @@ Status PdlStore::flush_write_buffer(bool commit) {
     }
   }
   if (dwb_.empty()) return Status::ok();
+  if (nvm_) {  // a large oldest record becomes a new base page instead (pdl_nvm.cc)
+    bool merged = false;
+    PDL_TRY(nvm_merge_oldest(&merged));
+    if (merged) return Status::ok();
+  }
   // With NVM the buffer holds several pages: one page of its oldest records goes to flash.
   WriteBuffer& src = nvm_ ? stage_ : dwb_;
   if (nvm_) stage_oldest_page();
