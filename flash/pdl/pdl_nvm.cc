@@ -1,6 +1,7 @@
 // pdl_nvm.cc — PDL's differential write buffer in NVM (method=pdl&nvm=SIZE; docs/design.md
-// §16): the commit as NVM writes, reads of buffered records charged as NVM reads, the
-// buffer's size. The log itself is nvm_log.h; the flush of one page of the buffer is
+// §16): the commit as NVM writes, committed tombstones taking effect, large cold records
+// merged into new base pages, reads of buffered records charged as NVM reads, the buffer's
+// size. The log itself is nvm_log.h; the flush of one page of the buffer is
 // flush_write_buffer (pdl_store.cc), recovery pdl_recovery.cc, abort pdl_commit.cc.
 //
 // Why it is correct: after a commit the NVM log holds, for every lpn with a buffered record,

@@ -39,8 +39,13 @@
 // until the next base page or the commit: the commit record then rides on it when the buffer
 // is empty (OPU), and rewrites of the same page in a group cost nothing.
 //
-// Crash model: a page is durable once programmed; the write buffer and the pending base page
-// are lost. Sequence numbers order everything (GC copies keep them), so recovery picks the
+// With NVM (StoreParams::nvm_bytes > 0; pdl_nvm.cc, nvm_log.h, docs/design.md §16) the write
+// buffer holds several pages and is durable in an NVM log: sync() appends its changes and a
+// commit entry there instead of programming a page, and a flush takes one page of its oldest
+// records (or merges a large one into a new base page).
+//
+// Crash model: a page is durable once programmed; the write buffer (unless in NVM, as of its
+// last commit) and the pending base page are lost. Sequence numbers order everything (GC copies keep them), so recovery picks the
 // newest committed base, and a differential only if newer than that base.
 //
 // Cost attribution (cost.h, cost_ledger.h): a PageStore call charges its own work to the lpn's
