@@ -1,7 +1,7 @@
 // test_vfs_crash.cc — power cuts under live SQLite connections: acknowledged commits survive,
 // unacknowledged ones are all-or-nothing, and the database is intact after recovery.
 //
-// For each method {pdl, opu, ipu, ipl, and the FTL devices (SQLite on an eMMC/SD card): the
+// For each method {pdl, opu, ipu, ipl, PDL and IPL with NVM, and the FTL devices (SQLite on an eMMC/SD card): the
 // page FTL, BAST, FAST, StableBuffer in front of FAST — kMethods}, commit mode {atomic — the
 // journal in memory, journal — the journal on flash; IPU and the FTL devices have only the
 // latter} and journal mode {DELETE, TRUNCATE,
@@ -62,16 +62,20 @@ const char* const kChips[] = {"size=512K&page=2048&pages_per_block=16&max_files=
 // The methods, as URI values of method= (with their parameters): the four on raw NAND, then the
 // FTL devices — the page-mapping FTL, BAST and FAST with 4 log blocks (merges every few
 // transactions on these chips), and StableBuffer with 8 slots in front of FAST.
+// PDL and IPL with NVM beside the chip: PDL's write buffer in 12 KiB (the log's halves wrap
+// within a trial), IPL's log areas in 4 KiB (two 128-byte sectors per block: merges often).
 const std::vector<std::string> kMethods = {"pdl", "opu", "ipu", "ipl", "ftl",
                                            "ftl&ftl=bast&log_blocks=4",
                                            "ftl&ftl=fast&log_blocks=4",
-                                           "stablebuffer&ftl=fast&log_blocks=4&sb_slots=8"};
+                                           "stablebuffer&ftl=fast&log_blocks=4&sb_slots=8",
+                                           "pdl&nvm=12K", "ipl&nvm=4K"};
+bool in_page_method(const std::string& m) { return m.rfind("ipu", 0) == 0 || m.rfind("ipl", 0) == 0; }
 bool ftl_device(const std::string& m) {
   return m.rfind("ftl", 0) == 0 || m.rfind("stablebuffer", 0) == 0;
 }
 // IPU and IPL, and the FTL devices but the page FTL, run on the small chip only (see above).
 bool small_chip_only(const std::string& m) {
-  return m == "ipu" || m == "ipl" || (ftl_device(m) && m != "ftl");
+  return in_page_method(m) || (ftl_device(m) && m != "ftl");
 }
 
 struct RowVal {
@@ -351,7 +355,7 @@ TEST_CASE("a power cut loses no acknowledged commit and never leaves half a tran
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "TRUNCATE", "PERSIST",
                                        "MEMORY", "WAL");
   const int chip_index = GENERATE(0, 1);
-  const bool in_page = method == "ipu" || method == "ipl";
+  const bool in_page = in_page_method(method);
   if ((small_chip_only(method) && chip_index == 1) || !runs(method, commit, journal)) return;
   const Workload wl{method, journal, kChips[chip_index], commit};
   INFO("method " << method << ", commit=" << commit << ", journal_mode " << journal << ", chip "
