@@ -118,7 +118,12 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
     std::printf("nvm          none\n");
   std::printf("method       %s", method_name(d.sp.method));
   if (writes_differentials(d.sp.method)) std::printf(", max_diff %u B", d.sp.max_differential);
-  if (has_log_region(d.sp.method))
+  if (has_log_region(d.sp.method) && d.sp.nvm_bytes)  // [IPL-PCRAM]: every block's log in NVM
+    std::printf(", log area %s of NVM per block (%u sectors of %u B), all %u pages per block hold "
+                "data",
+                format_size(d.sp.log_region).c_str(), d.sp.log_region / d.sp.log_sector,
+                d.sp.log_sector, g.pages_per_block);
+  else if (has_log_region(d.sp.method))
     std::printf(", log region %s (%u of %u pages per block), log sectors of %u B",
                 format_size(d.sp.log_region).c_str(), d.sp.log_pages(g), g.pages_per_block,
                 d.sp.log_sector);
