@@ -87,7 +87,11 @@ Status IplStore::upgrade_format() {
 // The commit log: sectors of its own erase block (the log region's pages, like a logical
 // block's), each a commit record. When the block is full, the next record opens another block
 // and only then is the previous one released.
+// With NVM the record goes to the NVM commit area instead (ipl_nvm_log.cc).
 Status IplStore::append_commit(uint64_t seq) {
+  if (nvm_) {
+    return fail(write_nvm_commit(seq));
+  }
   SectorHeader h;
   h.lbn = kCommitLogLbn;
   h.slot = kUnmapSlot;

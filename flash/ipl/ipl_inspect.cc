@@ -78,6 +78,7 @@ Status IplStore::check() const {
       return bad("bad block " + std::to_string(b) + " is free or owned");
   }
   if (bad_blocks != bad_count_) return bad("bad block count disagrees with the block table");
+  if (nvm_) PDL_TRY(check_nvm());
   if (owned + special + free_.size() + bad_blocks != data_blocks)
     return bad(std::to_string(owned) + " owned + " + std::to_string(special) +
                " commit-log and kept + " + std::to_string(free_.size()) + " free + " +
@@ -96,7 +97,9 @@ LpnLocation IplStore::locate(Lpn lpn) const {
   loc.trim_pending = st.trim_pending;
   if (!st.mapped || lb.block == kNoBlock) return loc;
   if (st.slot == Slot::kData) loc.base = data_ppa(lb.block, slot_of(lpn));
-  if (st.has_log && lb.used_sectors > 0) loc.diff = log_ppa(lb.block, lb.used_sectors - 1);
+  // (With NVM the log sectors are in no flash page.)
+  if (st.has_log && lb.used_sectors > 0 && !nvm_)
+    loc.diff = log_ppa(lb.block, lb.used_sectors - 1);
   return loc;
 }
 

@@ -14,6 +14,7 @@ Status IplStore::read_log_pages(uint32_t lbn) {
 
 Status IplStore::read_log_pages_of(uint32_t block, uint32_t used,
                                    const std::vector<uint32_t>& garbage) {
+  if (nvm_) return read_nvm_log(block, used, garbage);
   const uint32_t pages = (used + sectors_per_page_ - 1) / sectors_per_page_;
   for (uint32_t p = 0; p < pages; p++) {
     const std::span<uint8_t> dst =

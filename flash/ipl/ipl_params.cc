@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 
+#include "flash/ipl/ipl_nvm.h"
 #include "flash/ipl/ipl_store.h"
 
 namespace pdl {
@@ -15,10 +16,41 @@ namespace pdl {
 Status IplStore::resolve_params(StoreParams* p, const Geometry& g) {
   auto bad = [](const std::string& m) { return Status::error(Errc::kInvalidArgument, m); };
   const uint32_t data_blocks = g.blocks - kSuperblockBlocks;
-  // PLACEHOLDER (interface commit): the NVM variant is being built.
-  if (p->nvm_bytes != 0) return Status::error(Errc::kUnsupported, "nvm: not implemented yet");
   p->max_differential = 0;
-  if (p->method == Method::kIpu) {
+  if (p->method == Method::kIpu && p->nvm_bytes != 0)
+    return bad("nvm: ipu has no log to keep in NVM (use method=ipl)");
+  if (p->method == Method::kIpl && p->nvm_bytes != 0) {
+    // [IPL-PCRAM] §3.2: every flash page a data page, each block's log area in NVM.
+    if (p->log_sector == 0) p->log_sector = kNvmLogSector;
+    const uint32_t ls = p->log_sector;
+    if (ls < 128 || ls > 512 || (ls & (ls - 1)) != 0)
+      return bad("log_sector: " + std::to_string(ls) +
+                 " bytes: must be a power of two, 128 .. 512 (the 28-byte sector header is "
+                 "part of it)");
+    if (p->nvm_bytes > g.nvm_bytes)
+      return bad("nvm: " + std::to_string(p->nvm_bytes) + " bytes asked, the device has " +
+                 std::to_string(g.nvm_bytes));
+    const uint32_t max_area = nvm_max_area(p->nvm_bytes, g, ls);
+    if (max_area == 0)
+      return bad("nvm: " + std::to_string(p->nvm_bytes) + " bytes leave each of the " +
+                 std::to_string(g.blocks - kSuperblockBlocks) + " erase blocks less than one " +
+                 std::to_string(ls) + "-byte log sector (after the " +
+                 std::to_string(kNvmCommitArea) + "-byte commit area)");
+    if (p->log_region == 0) p->log_region = max_area;
+    if (p->log_region > max_area)
+      return bad("log_region: " + std::to_string(p->log_region) + " bytes per erase block in "
+                 "NVM, but nvm=" + std::to_string(p->nvm_bytes) + " gives each block at most " +
+                 std::to_string(max_area));
+    p->log_region = p->log_region / ls * ls;  // whole sectors
+    if (p->log_region == 0)
+      return bad("log_region: less than one " + std::to_string(ls) + "-byte log sector");
+    if (p->log_region / ls > 65535)
+      return bad("log_region: " + std::to_string(p->log_region / ls) +
+                 " log sectors per erase block: at most 65535");
+    if ((g.pages_per_block + 7) / 8 > ls - kSectorHeader)
+      return bad("log_sector: a " + std::to_string(ls) + "-byte sector cannot name the " +
+                 std::to_string(g.pages_per_block) + " data pages of an erase block");
+  } else if (p->method == Method::kIpu) {
     if (p->log_region != 0) return bad("log_region: ipu has no log region (use method=ipl)");
     if (p->log_sector != 0) return bad("log_sector: ipu has no log sectors (use method=ipl)");
   } else {

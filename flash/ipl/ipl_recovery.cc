@@ -27,6 +27,7 @@
 #include <string>
 
 #include "flash/common/crc32c.h"
+#include "flash/ipl/ipl_nvm.h"
 #include "flash/store/reread.h"
 
 namespace pdl {
@@ -44,6 +45,7 @@ IplRecovery::IplRecovery(IplStore& s, Nand& nand, bool legacy)
 // logical blocks or one out of range, a data page out of its slot, a commit-log block holding
 // data pages. Invariant: blocks in order, each block's pages in order, one read per page.
 Status IplRecovery::scan() {
+  if (s_.nvm_) PDL_TRY(scan_nvm_commit());
   for (uint32_t b = kSuperblockBlocks; b < g_.blocks; b++) PDL_TRY(scan_block(b));
   return Status::ok();
 }
@@ -58,9 +60,12 @@ Status IplRecovery::scan_block(uint32_t b) {
   BlockScan& sc = scans_[b];
   sc.slots.resize(dpb_);
   PDL_TRY(scan_data_pages(b));
-  // Log region: used sectors and their claims, then the complete writes.
+  // Log region: used sectors and their claims, then the complete writes. With NVM: the
+  // block's log area, its current life's sectors only.
+  if (s_.nvm_) PDL_TRY(read_nvm_area(b));
   const std::span<const uint8_t> log =
-      std::span<const uint8_t>(block_buf_).subspan(size_t(dpb_) * g_.page_data);
+      s_.nvm_ ? std::span<const uint8_t>(nvm_area_)
+              : std::span<const uint8_t>(block_buf_).subspan(size_t(dpb_) * g_.page_data);
   PDL_TRY(scan_log_sectors(b, log));
   if (sc.commit_log) {
     for (const SlotScan& x : sc.slots)
@@ -159,6 +164,56 @@ Status IplRecovery::scan_log_sectors(uint32_t b, std::span<const uint8_t> log) {
       sc.max_commit = std::max(sc.max_commit, h.seq);
       committed_ = std::max(committed_, h.seq);
     }
+  }
+  return Status::ok();
+}
+
+// The NVM commit area: the newest valid record of the two slots; the next goes to the other.
+Status IplRecovery::scan_nvm_commit() {
+  uint8_t area[kNvmCommitArea];
+  PDL_TRY(nand_.nvm_read(0, area));
+  uint64_t best = 0;
+  int newest = -1;
+  for (int i = 0; i < 2; i++) {
+    uint64_t seq;
+    if (!nvm_commit_decode(std::span<const uint8_t>(area).subspan(i * kNvmCommitSlot,
+                                                                  kNvmCommitSlot), &seq))
+      continue;
+    if (newest < 0 || seq > best) {
+      best = seq;
+      newest = i;
+    }
+  }
+  if (newest >= 0) {
+    committed_ = std::max(committed_, best);
+    max_seq_ = std::max(max_seq_, best);
+  }
+  s_.nvm_commit_slot_ = newest < 0 ? 0 : uint32_t(newest ^ 1);
+  return Status::ok();
+}
+
+// A sector in block b's area counts for the block's current life only if it names the block's
+// logical block and is newer than the block's oldest valid data page: every life begins with a
+// data page (a first write, a merge's pages or its marker) and seqs only grow, so anything
+// older is left from an earlier life. Every valid sector's seq still counts for max_seq_, so
+// the next life's seqs are newer than all of them.
+Status IplRecovery::read_nvm_area(uint32_t b) {
+  BlockScan& sc = scans_[b];
+  nvm_area_.resize(size_t(s_.log_sectors_) * s_.log_sector_);
+  PDL_TRY(nand_.nvm_read(s_.nvm_sector_off(b, 0), nvm_area_));
+  uint64_t birth = UINT64_MAX;
+  for (const SlotScan& x : sc.slots)
+    if (x.page) birth = std::min(birth, x.seq);
+  for (uint32_t i = 0; i < s_.log_sectors_; i++) {
+    const std::span<uint8_t> sec =
+        std::span<uint8_t>(nvm_area_).subspan(size_t(i) * s_.log_sector_, s_.log_sector_);
+    SectorHeader h;
+    std::span<const uint8_t> payload;
+    const SectorState st = sector_decode(sec, &h, &payload);
+    if (st == SectorState::kValid) max_seq_ = std::max(max_seq_, h.seq);
+    const bool current = st == SectorState::kValid && sc.any && birth != UINT64_MAX &&
+                         h.seq > birth && h.lbn == sc.lbn;
+    if (!current) std::fill(sec.begin(), sec.end(), 0xFF);
   }
   return Status::ok();
 }

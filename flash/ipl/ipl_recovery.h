@@ -66,6 +66,10 @@ class IplRecovery {
   Status scan_data_pages(uint32_t b);
   Status scan_log_sectors(uint32_t b, std::span<const uint8_t> log);
   Status scan_log_writes(uint32_t b, std::span<const uint8_t> log);
+  // NVM (ipl_nvm.h): block b's log area into nvm_area_, every slot that is not a sector of the
+  // block's current life (stale, torn, zero) made to read as erased; the commit area.
+  Status read_nvm_area(uint32_t b);
+  Status scan_nvm_commit();
   // resolve():
   bool page_counts(const SlotScan& x) const;
   Status choose_candidate(uint32_t b);
@@ -80,6 +84,7 @@ class IplRecovery {
   const bool legacy_;
   MountReport rep_;
   std::vector<uint8_t> block_buf_, spare_;
+  std::vector<uint8_t> nvm_area_;  // NVM: one block's log area
   std::vector<BlockScan> scans_;  // per block
   std::vector<uint32_t> winner_;  // per logical block: its block, or kNoBlock
   uint32_t commit_block_ = IplStore::kNoBlock;

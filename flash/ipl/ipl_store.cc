@@ -16,13 +16,18 @@ namespace pdl {
 
 IplStore::IplStore(Nand& nand, const StoreParams& params)
     : StoreBase(nand, params),
+      nvm_(params.nvm_bytes != 0 && params.method == Method::kIpl),
       dpb_(params.data_pages_per_block(nand.geometry())),
       log_sector_(params.log_sector != 0 ? params.log_sector : kLogSector),
       sectors_per_page_(nand.geometry().page_data / log_sector_),
+      log_sectors_(nvm_ ? params.log_region / log_sector_
+                        : (nand.geometry().pages_per_block - dpb_) * sectors_per_page_),
       // [PDL] footnote 14: the log buffer of a page is page_size / 16 ([IPL]'s 512-byte
-      // sector of an 8 KiB page), at most what one log sector carries.
-      log_buffer_(std::clamp<size_t>(nand.geometry().page_data / 16, kRunHeader + 1,
-                                     log_sector_ - kSectorHeader)),
+      // sector of an 8 KiB page), at most what one log sector carries. With NVM the
+      // in-memory log sector is the sector ([IPL-PCRAM] §4: 128 or 512 bytes).
+      log_buffer_(nvm_ ? log_sector_ - kSectorHeader
+                       : std::clamp<size_t>(nand.geometry().page_data / 16, kRunHeader + 1,
+                                            log_sector_ - kSectorHeader)),
       lpns_(params.logical_pages),
       lblocks_((params.logical_pages + dpb_ - 1) / dpb_),
       owner_(nand.geometry().blocks, kNoBlock),
@@ -33,7 +38,8 @@ IplStore::IplStore(Nand& nand, const StoreParams& params)
       splitter_(log_buffer_),
       page_buf_(geo_.page_data),
       prev_buf_(geo_.page_data),
-      log_buf_(size_t(geo_.pages_per_block - dpb_) * geo_.page_data),
+      log_buf_(nvm_ ? size_t(log_sectors_) * log_sector_
+                    : size_t(geo_.pages_per_block - dpb_) * geo_.page_data),
       sector_buf_(log_sector_),
       spare_buf_(geo_.page_spare),
       runs_buf_(2 * size_t(geo_.page_data)),
@@ -59,6 +65,7 @@ Status IplStore::format(Nand& nand, const StoreParams& params, std::unique_ptr<P
     s->erased_[b] = true;
     s->free_.push_back(b);
   }
+  if (s->nvm_) PDL_TRY(s->clear_nvm());
   s->ledger_.charge(s->ledger_.other());
   *out = std::move(s);
   return Status::ok();
@@ -288,6 +295,12 @@ Status IplStore::program_write(uint32_t block, uint32_t* used, uint32_t lbn, uin
         !raw.empty() ? raw : i < parts ? split.payload(i) : std::span<const uint8_t>();
     sector_encode(h, payload, sector_buf_);
     const uint32_t sec = *used;
+    if (nvm_) {  // one whole sector into the block's NVM log area: durable once written
+      PDL_TRY(fail(write_nvm_sector(block, sec)));
+      ++*used;
+      stats_.log_sectors++;
+      continue;
+    }
     const Status st = as_program_status(nand_.program(
         log_ppa(block, sec), sector_buf_, {}, (sec % sectors_per_page_) * log_sector_));
     if (st.is(Errc::kBadBlock)) {  // the write is incomplete: replay and recovery skip it

@@ -65,6 +65,15 @@
 // redoes the merge elsewhere. With too few good blocks left, writes fail with kFull and every
 // page stays readable.
 //
+// IPL with NVM ([IPL-PCRAM] §3.2; StoreParams::nvm_bytes > 0; ipl_nvm.h has the layout): every
+// page of an erase block is a data page; the block's log area is `log_region` bytes of NVM at a
+// place fixed by its block number, holding log sectors of log_sector bytes (128 by default);
+// a log flush is one nvm_write of one whole sector into the next free slot — no flash program,
+// no NOP limit. Reads take the data page from flash and the log sectors from NVM. A merge runs
+// when the area is full, as on flash. Commit records (atomic groups) go to the NVM commit
+// area's two alternating slots instead of a flash commit log. Everything else — merges,
+// selective and shadow merges, purge, bad blocks — is the flash-only engine's.
+//
 // Invariants (check()): lbn → block and block → lbn are inverse; a block is owned, free, bad,
 // or reserved; a mapped lpn's slot is not erased; a trim-pending lpn is unmapped.
 // Thread-safety: none.
@@ -157,10 +166,13 @@ class IplStore final : public StoreBase {
   Ppa log_ppa(uint32_t block, uint32_t sector) const {
     return block * geo_.pages_per_block + dpb_ + sector / sectors_per_page_;
   }
-  uint32_t log_sectors_per_block() const { return (geo_.pages_per_block - dpb_) * sectors_per_page_; }
+  uint32_t log_sectors_per_block() const { return log_sectors_; }
+  // Flash log pages in use (none with NVM: the log sectors are in NVM).
   uint32_t used_log_pages(const LBlock& b) const {
-    return (b.used_sectors + sectors_per_page_ - 1) / sectors_per_page_;
+    return nvm_ ? 0 : (b.used_sectors + sectors_per_page_ - 1) / sectors_per_page_;
   }
+  // NVM offset of sector slot `sector` of `block`'s log area (nvm_ only).
+  uint64_t nvm_sector_off(uint32_t block, uint32_t sector) const;
 
   // --- ipl_store.cc ---
   Status read_page(Lpn lpn, std::span<uint8_t> page) override;
@@ -194,6 +206,16 @@ class IplStore final : public StoreBase {
   Status read_log_pages(uint32_t lbn);  // used log pages of lbn's block into log_buf_
   // The same for any block with `used` sectors of which `garbage` were invalid at mount.
   Status read_log_pages_of(uint32_t block, uint32_t used, const std::vector<uint32_t>& garbage);
+  // The same from block's NVM log area (ipl_nvm_log.cc): `garbage` slots read as erased.
+  Status read_nvm_log(uint32_t block, uint32_t used, const std::vector<uint32_t>& garbage);
+  // One log sector (sector_buf_) into slot `sector` of block's NVM log area.
+  Status write_nvm_sector(uint32_t block, uint32_t sector);
+  // The commit record `seq` into the NVM commit area's next slot.
+  Status write_nvm_commit(uint64_t seq);
+  // check()'s NVM part: every used slot of every current block decodes and names its block.
+  Status check_nvm() const;
+  // Format: the store's NVM zeroed (no sector or commit record of an earlier store counts).
+  Status clear_nvm();
   // Applies the complete log writes in log_buf_ for `slot` to `page`; *mapped follows reset and
   // unmap records. Void writes (void_seq) are skipped; with `committed_only`, so are the open
   // group's. No flash operation.
@@ -254,10 +276,14 @@ class IplStore final : public StoreBase {
   static constexpr Lpn kNoLpn = 0xFFFFFFFFu;
   static constexpr uint32_t kProgramAttempts = 4;  // merge targets tried before giving up
 
+  const bool nvm_;                   // the log areas are in NVM ([IPL-PCRAM])
   const uint32_t dpb_;               // data pages per block
   const uint32_t log_sector_;        // bytes of a log sector (params.log_sector; 0 = kLogSector)
   const uint32_t sectors_per_page_;  // log sectors per log page
-  const size_t log_buffer_;  // in-memory log sector payload: page / 16, at most log_sector_ - 28
+  const uint32_t log_sectors_;       // log sectors per block (flash log pages or NVM area)
+  // In-memory log sector payload: page / 16, at most log_sector_ - 28; with NVM a whole
+  // sector's payload ([IPL-PCRAM]: the in-memory log sector is the NVM write unit).
+  const size_t log_buffer_;
   std::vector<LpnState> lpns_;
   std::vector<LBlock> lblocks_;
   std::vector<uint32_t> owner_;      // block -> lbn, or kNoBlock
@@ -297,6 +323,7 @@ class IplStore final : public StoreBase {
   std::set<uint32_t> purge_lbns_;       // logical blocks holding void items (mount, abort)
   uint32_t commit_block_ = kNoBlock;    // the commit log's current block
   uint32_t commit_used_ = 0;            // its used sectors
+  uint32_t nvm_commit_slot_ = 0;        // NVM: the commit slot the next record goes to
   LogSplitter carry_splitter_;       // a selective merge's records (a sector's payload each)
   std::vector<uint8_t> commit_buf_;  // a logical block's committed pages (selective merge)
   std::vector<bool> commit_live_;

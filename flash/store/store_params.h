@@ -79,6 +79,8 @@ struct StoreParams {
   uint32_t gc_reserve_blocks = 0;
   // IPL: bytes of each erase block given to the log region ([IPL] §3.2), rounded up to whole
   // pages; 0 = the default, 9/64 of the block (IPL(18KB) on 64 x 2 KiB pages). IPU: always 0.
+  // IPL with NVM (nvm_bytes > 0): the bytes of each erase block's log area in NVM, whole log
+  // sectors ([IPL-PCRAM] §3.2); 0 = nvm_bytes divided over the blocks (flash/ipl/ipl_nvm.h).
   uint32_t log_region = 0;
   // IPL: bytes of one log sector, the unit a log-buffer flush programs ([IPL] §3.2: 512;
   // [PDL]'s experiments: a 128-byte log buffer per page). A power of two, 128 .. 512; a page
@@ -128,7 +130,9 @@ struct StoreParams {
 
   // Derived, for IPU/IPL (valid after resolve_store_params): pages of each erase block
   // holding log sectors, and data pages per block (the logical pages one block serves).
+  // IPL with NVM keeps its log areas in NVM: no log page on flash.
   uint32_t log_pages(const Geometry& g) const {
+    if (nvm_bytes != 0) return 0;
     return (log_region + g.page_data - 1) / g.page_data;
   }
   uint32_t data_pages_per_block(const Geometry& g) const {

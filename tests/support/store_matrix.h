@@ -10,7 +10,8 @@
 // (method ftl) once per geometry: the page-mapping FTL, BAST and FAST with 4 log blocks (so that
 // every kind of merge runs often) — block devices without atomic groups or obsolete marks on
 // flash, so suites select by trait (has_atomic_commit, has_obsolete_marks, is_ftl_device) —
-// and StableBuffer in front of each of them at its default size.
+// and StableBuffer in front of each of them at its default size. IPL with its log areas in NVM
+// ([IPL-PCRAM]) with 128- and 512-byte log sectors, a few per block.
 #pragma once
 
 #include <algorithm>
@@ -72,6 +73,19 @@ inline std::vector<StoreConfig> store_matrix_for(const std::vector<Geometry>& ge
     Geometry g128 = g;
     g128.partial_programs = std::max(g.partial_programs, g.page_data / 128);
     out.push_back({"IPL(2p,128B sectors)/" + gname, g128, ipl128});
+    // IPL with its log areas in NVM ([IPL-PCRAM]): 128-byte sectors, 3 per block, and 512-byte
+    // ones, 2 per block (the NVM is the commit area plus that per data block), so that merges
+    // are frequent.
+    for (const uint32_t ls : {128u, 512u}) {
+      const uint32_t sectors = ls == 128 ? 3 : 2;
+      Geometry gn = g;
+      gn.nvm_bytes = 64 + (g.blocks - kSuperblockBlocks) * sectors * ls;
+      StoreParams ipln;
+      ipln.method = Method::kIpl;
+      ipln.log_sector = ls;
+      ipln.nvm_bytes = gn.nvm_bytes;
+      out.push_back({"IPL+NVM(" + std::to_string(ls) + "B)/" + gname, gn, ipln});
+    }
     // The page-mapping FTL device (OPU's path, obsolete marks in RAM, no atomic groups) at
     // OPU's fullness.
     StoreParams ftl_page;
