@@ -23,7 +23,9 @@
 namespace pdl {
 
 bool PdlStore::dirty() const {
-  return !committed_.empty() || !dwb_.empty() || pending_.held || !group_pages_.empty();
+  // (With NVM the buffer outlives commits: only its changes since the last one are dirty.)
+  return !committed_.empty() || (nvm_ ? !nvm_changed_.empty() : !dwb_.empty()) ||
+         pending_.held || !group_pages_.empty();
 }
 
 void PdlStore::touch(Lpn lpn) {
@@ -85,6 +87,7 @@ void PdlStore::note_void_block(uint32_t block) {
 }
 
 uint64_t PdlStore::commit_pages() const {
+  if (nvm_) return pending_.held ? 1 : 0;  // the commit record is in NVM
   if (!groups_) return dwb_.empty() ? 0 : 1;
   if (!dwb_.empty()) return pending_.held ? 2 : 1;
   if (pending_.held) return pending_.seq == next_seq_ - 1 ? 1 : 2;
@@ -171,7 +174,13 @@ Status PdlStore::sync() {
   PDL_TRY(changeable());
   CostLedger::Scope cost(ledger_, ledger_.other());  // the flush charges its records' classes
   stats_.syncs++;
-  if (!groups_) {  // kPerPage: every page already counts; flush what the buffer holds
+  if (!groups_ && nvm_) {  // kPerPage with NVM: the buffer's changes go to the NVM log
+    if (!nvm_changed_.empty()) {
+      if (void_blocks_ > 0) PDL_TRY(purge_void_blocks());
+      PDL_TRY(nvm_commit());
+      PDL_TRY(nvm_apply_trims());
+    }
+  } else if (!groups_) {  // kPerPage: every page already counts; flush what the buffer holds
     if (!dwb_.empty()) {
       PDL_TRY(ensure_user_space(1));
       PDL_TRY(flush_write_buffer());
@@ -181,8 +190,11 @@ Status PdlStore::sync() {
     // The commit record: every seq handed out so far. It rides on the write buffer's page, or
     // on the pending base page if it is the group's newest, else on a marker of its own.
     const uint64_t s = next_seq_ - 1;
-    const bool record = commit_pages() > 0;
-    if (!dwb_.empty()) {
+    const bool record = nvm_ || commit_pages() > 0;
+    if (nvm_) {  // the pending base page to flash, then the commit entry to NVM
+      if (pending_.held) PDL_TRY(program_pending(false));
+      PDL_TRY(nvm_commit());
+    } else if (!dwb_.empty()) {
       if (pending_.held) PDL_TRY(program_pending(false));
       PDL_TRY(flush_write_buffer(true));
     } else if (pending_.held) {
@@ -217,6 +229,7 @@ Status PdlStore::sync() {
       PDL_TRY(st);
     }
     end_group();
+    if (nvm_) PDL_TRY(nvm_apply_trims());
   }
   PDL_TRY(collect_pending(true));
   return fail(nand_.flush());
@@ -228,9 +241,14 @@ Status PdlStore::abort() {
     return Status::error(Errc::kUnsupported, "no atomic groups: every page counts once written");
   CostLedger::Scope cost(ledger_, ledger_.other());
   stats_.aborts++;
-  // What never reached flash is dropped.
+  // What never reached flash is dropped; with NVM the buffer returns to its committed state.
   dwb_.for_each([&](const RecordView& r) { ppmt_[r.lpn].in_dwb = 0; });
   dwb_.clear();
+  if (nvm_) {
+    dwb_ = committed_dwb_;
+    dwb_.for_each([&](const RecordView& r) { ppmt_[r.lpn].in_dwb = 1; });
+    nvm_changed_.clear();
+  }
   pending_.held = false;
   // Every touched lpn gets its committed entry back; the group's references go.
   for (const auto& [l, c] : committed_) {

@@ -1,8 +1,11 @@
 // pdl_params.cc — PdlStore::resolve_params: defaults and ranges of the PDL and OPU parameters
-// (Max_Differential_Size, the GC reserve, the logical size). The method and obsolete mode are
+// (Max_Differential_Size, the GC reserve, the logical size, the NVM for the write buffer).
+// Max_Differential_Size defaults to a page with NVM as without: a large differential in the
+// buffer costs NVM bytes, not a flash program. The method and obsolete mode are
 // already checked (StoreParams::check_method); messages name the parameter.
 #include <string>
 
+#include "flash/pdl/nvm_log.h"
 #include "flash/pdl/pdl_store.h"
 #include "flash/pdl/record.h"
 
@@ -11,8 +14,22 @@ namespace pdl {
 Status PdlStore::resolve_params(StoreParams* p, const Geometry& g) {
   auto bad = [](const std::string& m) { return Status::error(Errc::kInvalidArgument, m); };
   const uint32_t data_blocks = g.blocks - kSuperblockBlocks;
-  // PLACEHOLDER (interface commit): the NVM variant is being built.
-  if (p->nvm_bytes != 0) return Status::error(Errc::kUnsupported, "nvm: not implemented yet");
+  if (p->nvm_bytes != 0) {  // the write buffer in NVM (nvm_log.h)
+    if (p->method != Method::kPdl)
+      return bad("nvm: only the pdl method keeps its write buffer in NVM (not opu or ftl)");
+    if (p->nvm_bytes % kNvmWord != 0)
+      return bad("nvm: " + std::to_string(p->nvm_bytes) + " bytes is not a multiple of " +
+                 std::to_string(kNvmWord));
+    if (p->nvm_bytes > g.nvm_bytes)
+      return bad("nvm: the store needs " + std::to_string(p->nvm_bytes) +
+                 " bytes of NVM, the device has " + std::to_string(g.nvm_bytes));
+    const uint32_t least = NvmLog::min_nvm_bytes(g.page_data);
+    if (p->nvm_bytes < least)
+      return bad("nvm: " + std::to_string(p->nvm_bytes) + " bytes cannot hold PDL's write buffer "
+                 "log on " + std::to_string(g.page_data) + "-byte pages: at least " +
+                 std::to_string(least) + " bytes (two halves, each a log of two pages' worth "
+                 "of records and headers)");
+  }
   if (p->log_region != 0) return bad("log_region: only the ipl method has a log region");
   if (p->log_sector != 0) return bad("log_sector: only the ipl method has log sectors");
   if (p->method == Method::kFtl && p->ftl != FtlKind::kPage)

@@ -39,9 +39,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "flash/common/crc32c.h"
+#include "flash/common/le.h"
 #include "flash/store/reread.h"
 
 namespace pdl {
@@ -280,6 +283,49 @@ void PdlRecovery::take(const Item& it) {
   else waiting_.push_back(it);
 }
 
+// ---- the write buffer in NVM ----
+void PdlRecovery::nvm_commit(uint64_t seq, uint64_t max_seq) {
+  if (!legacy_) cutoff_ = std::max(cutoff_, seq);
+  max_seq_ = std::max(max_seq_, max_seq);
+}
+
+// In: the committed records of the NVM log, in log order (an lpn's newest last). Out: those
+// that are their lpn's newest committed version are in the write buffer (in_dwb), on top of
+// the base page (and any older flash differential, which stays referenced as at run time).
+Status PdlRecovery::take_nvm_records(const std::vector<std::vector<uint8_t>>& records) {
+  std::unordered_map<Lpn, size_t> newest;
+  for (size_t i = 0; i < records.size(); i++) {
+    const Lpn l = le::get32(records[i].data());
+    auto it = newest.find(l);
+    if (it == newest.end() || le::get64(records[it->second].data() + 8) <
+                                  le::get64(records[i].data() + 8))
+      newest[l] = i;
+  }
+  for (size_t i = 0; i < records.size(); i++) {
+    RecordReader rr(records[i]);
+    RecordView r;
+    if (!rr.next(&r) || r.lpn >= lpns_) continue;
+    if (newest[r.lpn] != i) continue;
+    PpmtEntry& e = s_.ppmt_[r.lpn];
+    const LpnSeqs& q = seqs_[r.lpn];
+    if (e.base == kNoPpa || r.seq <= q.base_seq || r.seq <= q.diff_seq) continue;
+    if (r.size() > s_.dwb_.free_space())
+      return Status::error(Errc::kCorrupt, "NVM log: the committed write buffer exceeds its " +
+                                               std::to_string(s_.dwb_.capacity()) + " bytes");
+    s_.dwb_.put(r);
+    e.in_dwb = 1;
+    if (r.tombstone) {  // a committed trim has taken effect (nvm_apply_trims)
+      if (e.base != s_.commit_ppa_) block_[e.base / ppb_].valid--;  // (the pin stays valid)
+      rep_.live_lpns--;
+      e.base = kNoPpa;
+      if (e.diff != kNoPpa && --s_.vdct_[e.diff] == 0 && e.diff != s_.commit_ppa_)
+        block_[e.diff / ppb_].valid--;
+      e.diff = kNoPpa;
+    }
+  }
+  return Status::ok();
+}
+
 // ---- resolve ----
 // In: scan's tables, the final cut-off. Out: ppmt_ as Fig. 7 leaves it with tombstones and
 // orphans resolved; vdct_; per block its valid count and whether it holds a void item (noted
@@ -399,8 +445,23 @@ Status PdlStore::mount(Nand& nand, const StoreParams& params, bool legacy, Commi
   s->groups_ = mode == CommitMode::kGroup && !legacy && has_atomic_commit(params.method);
   s->blocks_.set_user_keep(s->groups_ ? 2 : 1);
   PdlRecovery recovery(*s, nand, legacy);
+  NvmLog::Recovered nvm;
+  if (s->nvm_) {
+    PDL_TRY(s->nvm_->recover(nand, &nvm));
+    if (!nvm.found)
+      return Status::error(Errc::kCorrupt,
+                           "NVM: no intact write-buffer log in the first " +
+                               std::to_string(params.nvm_bytes) +
+                               " bytes (the NVM was lost, or is not this store's): the "
+                               "committed differentials it held cannot be recovered");
+    recovery.nvm_commit(nvm.commit_seq, nvm.max_seq);
+  }
   PDL_TRY(recovery.scan());
   recovery.resolve();
+  if (s->nvm_) {
+    PDL_TRY(recovery.take_nvm_records(nvm.records));
+    s->nvm_mounted(nvm.commit_seq);
+  }
   PDL_TRY(recovery.reopen());
   MountReport rep = recovery.report();
   clock.finish(&rep);

@@ -23,6 +23,11 @@ class PdlRecovery {
  public:
   // REQUIRES: `s` freshly constructed on `nand`, legacy_/groups_/user keep set.
   PdlRecovery(PdlStore& s, Nand& nand, bool legacy);
+  // With the write buffer in NVM: the NVM log's commit entry is a commit record too (before
+  // scan()); after resolve(), its records newer than their lpn's base page and flash
+  // differential go back into the write buffer.
+  void nvm_commit(uint64_t seq, uint64_t max_seq);
+  Status take_nvm_records(const std::vector<std::vector<uint8_t>>& records);
   Status scan();
   void resolve();  // REQUIRES: scan() succeeded
   Status reopen();  // REQUIRES: resolve() ran

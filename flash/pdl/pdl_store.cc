@@ -18,15 +18,18 @@ PdlStore::PdlStore(Nand& nand, const StoreParams& params)
       p2l_(size_t(nand.geometry().total_pages()), kP2lNone),
       vdct_(size_t(nand.geometry().total_pages()), 0),
       blocks_(nand.geometry(), kSuperblockBlocks, params.gc_reserve_blocks),
-      dwb_(nand.geometry().page_data),
+      dwb_(buffer_bytes(params, nand.geometry())),
       gc_buffer_(nand.geometry().page_data),
       scratch_base_(nand.geometry().page_data),
       scratch_diff_(nand.geometry().page_data),
       scratch_runs_(nand.geometry().page_data),
       scratch_spare_(nand.geometry().page_spare),
       group_page_(size_t(nand.geometry().total_pages()), 0),
-      void_block_(nand.geometry().blocks, 0) {
+      void_block_(nand.geometry().blocks, 0),
+      committed_dwb_(buffer_bytes(params, nand.geometry())),
+      stage_(nand.geometry().page_data) {
   blocks_.set_wear_level(params.wear_level);
+  if (params.nvm_bytes != 0) nvm_ = std::make_unique<NvmLog>(params.nvm_bytes);
 }
 
 Status PdlStore::format(Nand& nand, const StoreParams& params, CommitMode mode,
@@ -49,6 +52,7 @@ Status PdlStore::format(Nand& nand, const StoreParams& params, CommitMode mode,
     PDL_TRY(st);
     s->blocks_.add_free(b, true);
   }
+  if (s->nvm_) PDL_TRY(s->nvm_->format(nand, 0));  // an empty buffer, committed
   s->ledger_.charge(s->ledger_.other());
   *out = std::move(s);
   return Status::ok();
@@ -298,7 +302,10 @@ Status PdlStore::flush_write_buffer(bool commit) {
     // undone, and the group might not commit.)
     std::vector<Lpn> direct;
     dwb_.for_each([&](const RecordView& r) {
-      if (r.tombstone && ppmt_[r.lpn].copies == 1) direct.push_back(r.lpn);
+      // (With NVM a committed tombstone has taken effect already — base kNoPpa — and its
+      // mark may have failed: it then goes to flash as a record.)
+      if (r.tombstone && ppmt_[r.lpn].copies == 1 && ppmt_[r.lpn].base != kNoPpa)
+        direct.push_back(r.lpn);
     });
     for (Lpn l : direct) {
       dwb_.remove(l);
@@ -309,12 +316,27 @@ Status PdlStore::flush_write_buffer(bool commit) {
     }
   }
   if (dwb_.empty()) return Status::ok();
+  // With NVM the buffer holds several pages: one page of its oldest records goes to flash.
+  WriteBuffer& src = nvm_ ? stage_ : dwb_;
+  if (nvm_) stage_oldest_page();
   uint64_t bytes[kCostClasses] = {};
-  dwb_.for_each([&](const RecordView& r) { bytes[ledger_.class_of(r.lpn)] += r.size(); });
+  src.for_each([&](const RecordView& r) { bytes[ledger_.class_of(r.lpn)] += r.size(); });
   const uint64_t pages = stats_.diff_pages_written;
-  const Status st = program_write_buffer(commit);
+  const Status st = program_write_buffer(commit, src);
   const NandCounters work = ledger_.take_uncharged();
   const bool programmed = stats_.diff_pages_written != pages;
+  if (nvm_) {  // the staged records left the buffer if their page was programmed
+    if (programmed) {
+      std::vector<Lpn> gone;
+      dwb_.for_each([&](const RecordView& r) {
+        if (!ppmt_[r.lpn].in_dwb) gone.push_back(r.lpn);
+      });
+      for (Lpn l : gone) dwb_.remove(l);
+    } else {
+      stage_.for_each([&](const RecordView& r) { ppmt_[r.lpn].in_dwb = 1; });
+    }
+    stage_.clear();
+  }
   uint64_t total = 0;
   for (uint64_t b : bytes) total += b;
   for (unsigned c = 0; c < kCostClasses; c++) {
@@ -327,18 +349,27 @@ Status PdlStore::flush_write_buffer(bool commit) {
   return st;
 }
 
-Status PdlStore::program_write_buffer(bool commit) {
+void PdlStore::stage_oldest_page() {
+  stage_.clear();
+  dwb_.for_each([&](const RecordView& r) {  // (in the buffer's order: oldest first)
+    if (r.size() > stage_.free_space()) return;
+    if (groups_) touch(r.lpn);  // its entry changes now: abort() must be able to restore it
+    stage_.put(r);
+  });
+}
+
+Status PdlStore::program_write_buffer(bool commit, WriteBuffer& src) {
   SpareHeader h;
   h.type = PageType::kDifferential;
-  h.set_record_count(uint32_t(dwb_.count()));
-  h.aux = dwb_.used();
-  dwb_.for_each([&](const RecordView& r) { h.seq = std::max(h.seq, r.seq); });
+  h.set_record_count(uint32_t(src.count()));
+  h.aux = src.used();
+  src.for_each([&](const RecordView& r) { h.seq = std::max(h.seq, r.seq); });
   if (commit || !groups_) {  // the commit record: every seq handed out so far (format.md §3)
     h.commit = true;
     h.seq = next_seq_ - 1;
   }
   Ppa q;
-  PDL_TRY(program_page(BlockManager::Head::kUser, dwb_.page(), h, &q));
+  PDL_TRY(program_page(BlockManager::Head::kUser, src.page(), h, &q));
   stats_.diff_pages_written++;
   p2l_[q] = kP2lDifferential;
   if (groups_) note_group_page(q);
@@ -348,7 +379,7 @@ Status PdlStore::program_write_buffer(bool commit) {
   // say): the buffer is cleared below, so an lpn left behind would point into nothing. The
   // first error is returned.
   Status first;
-  dwb_.for_each([&](const RecordView& r) {
+  src.for_each([&](const RecordView& r) {
     PpmtEntry& e = ppmt_[r.lpn];
     e.in_dwb = 0;
     if (r.tombstone) {
@@ -359,20 +390,22 @@ Status PdlStore::program_write_buffer(bool commit) {
     const Status st = set_current_diff(r.lpn, q);
     if (first.is_ok()) first = st;
   });
-  dwb_.clear();
+  src.clear();
   return first;
 }
 
 // Step 3 of Fig. 4: Case 1 (fits the buffer) or Case 2 (flush it first, then put).
+// With NVM, a flush takes one page of the buffer: as many as needed are made.
 Status PdlStore::put_record(const RecordView& r) {
   if (r.size() > dwb_.free_space()) {
     if (!r.tombstone) stats_.case2++;
-    PDL_TRY(flush_write_buffer());
+    while (r.size() > dwb_.free_space()) PDL_TRY(flush_write_buffer());
   } else if (!r.tombstone) {
     stats_.case1++;
   }
   dwb_.put(r);
   ppmt_[r.lpn].in_dwb = 1;
+  if (nvm_) nvm_changed_.insert(r.lpn);
   return Status::ok();
 }
 
@@ -404,11 +437,14 @@ Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
     return write_new_base(lpn, page);
   }
   // Step 3: replace any older differential of this lpn in the buffer.
+  const bool buffered = e.in_dwb;
   if (e.in_dwb) {
     dwb_.remove(lpn);
     e.in_dwb = 0;
   }
-  if (n == 0 && e.diff == kNoPpa) return Status::ok();  // equal to its base: nothing to write
+  // Equal to its base: nothing to write — unless an older differential could come back (on
+  // flash, or with NVM in the log: an empty record then says "equal to the base").
+  if (n == 0 && e.diff == kNoPpa && !(nvm_ && buffered)) return Status::ok();
   RecordView r;
   r.lpn = lpn;
   r.seq = next_seq_++;
@@ -451,6 +487,7 @@ Status PdlStore::read_page(Lpn lpn, std::span<uint8_t> page) {
   if (e.in_dwb) {
     [[maybe_unused]] bool found = dwb_.find(lpn, &r);
     assert(found);  // Invariant: in_dwb <=> the buffer holds a record
+    if (nvm_) PDL_TRY(nvm_charge_read(lpn));  // its bytes are in RAM; the time is NVM's
   } else if (e.diff != kNoPpa) {
     PDL_TRY(find_differential(lpn, &r));
   } else {

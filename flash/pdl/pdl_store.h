@@ -70,10 +70,12 @@
 
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "flash/pdl/block_manager.h"
+#include "flash/pdl/nvm_log.h"
 #include "flash/pdl/ppmt.h"
 #include "flash/pdl/write_buffer.h"
 #include "flash/store/spare.h"
@@ -150,7 +152,11 @@ class PdlStore final : public StoreBase {
   Status write_new_base(Lpn lpn, std::span<const uint8_t> page);
   Status install_base(Lpn lpn, Ppa q);  // the base page replaced: old base, differential go
   Status flush_write_buffer(bool commit = false);
-  Status program_write_buffer(bool commit);  // flush_write_buffer's program and table updates
+  // flush_write_buffer's program and table updates, of `src` (the write buffer, or with NVM
+  // the page of it being flushed); src is cleared once programmed.
+  Status program_write_buffer(bool commit, WriteBuffer& src);
+  // With NVM: the oldest records of the buffer that fill one page go to stage_.
+  void stage_oldest_page();
   Status put_record(const RecordView& r);  // Case 1 / Case 2 placement into the buffer
   Status decrease_vdct(Ppa dp);
   Status base_becomes_stale(Ppa bp);
@@ -199,6 +205,18 @@ class PdlStore final : public StoreBase {
   static constexpr uint64_t kWritePages = 1;
   static constexpr Ppa kPendingPpa = kNoPpa - 1;
 
+  // --- the write buffer in NVM (pdl_nvm.cc) ---
+  // The records changed since the last commit, then a commit entry for every seq handed out
+  // (a fresh log in the other half when they do not fit). The buffer is then committed.
+  Status nvm_commit();
+  Status nvm_apply_trims();  // after a commit: committed tombstones take effect
+  // A buffered record of lpn is read: the NVM read its committed copy costs (none if it
+  // changed since the last commit: then it is in RAM only).
+  Status nvm_charge_read(Lpn lpn);
+  // Mount: the records recovery put back into the buffer are the committed buffer.
+  void nvm_mounted(uint64_t commit_seq);
+  static uint32_t buffer_bytes(const StoreParams& params, const Geometry& g);
+
   // --- garbage collection (pdl_gc.cc) ---
   // Collect one victim: `victim`, or the greedy choice if negative.
   Status gc_once(int64_t victim = -1);
@@ -238,6 +256,17 @@ class PdlStore final : public StoreBase {
   std::vector<uint8_t> void_block_;  // per block: holds pages or records of a discarded group
   uint32_t void_blocks_ = 0;
   Pending pending_;
+
+  // The write buffer in NVM (StoreParams::nvm_bytes > 0; else nvm_ is null). dwb_ then holds
+  // several pages' worth of records across commits; committed_dwb_ is dwb_ as of the last
+  // commit (what the NVM log holds; abort() returns to it); nvm_changed_ the lpns whose record
+  // was put since. Invariant: every lpn whose record a flush takes to flash during a group is
+  // touched (committed_), so abort() restores its entry.
+  std::unique_ptr<NvmLog> nvm_;
+  WriteBuffer committed_dwb_;
+  WriteBuffer stage_;
+  std::unordered_set<Lpn> nvm_changed_;
+  uint64_t nvm_commit_seq_ = 0;
 };
 
 }  // namespace pdl

@@ -11,7 +11,8 @@
 // every kind of merge runs often) — block devices without atomic groups or obsolete marks on
 // flash, so suites select by trait (has_atomic_commit, has_obsolete_marks, is_ftl_device) —
 // and StableBuffer in front of each of them at its default size. IPL with its log areas in NVM
-// ([IPL-PCRAM]) with 128- and 512-byte log sectors, a few per block.
+// ([IPL-PCRAM]) with 128- and 512-byte log sectors, a few per block. PDL with its write buffer in
+// NVM at both Max_Differential_Sizes (one obsolete mode each), with a small NVM.
 #pragma once
 
 #include <algorithm>
@@ -60,6 +61,24 @@ inline std::vector<StoreConfig> store_matrix_for(const std::vector<Geometry>& ge
       out.push_back({"PDL(page/8)/" + oname + "/" + gname, g, pdl_small});
       out.push_back({"PDL(page)/" + oname + wl + "/" + gname, g, pdl_page});
       out.push_back({"OPU/" + oname + wl + "/" + gname, g, opu});
+    }
+    // PDL with its write buffer in NVM: 10 pages of NVM, so a buffer of two pages whose log
+    // (a half: 5 pages) starts afresh every few commits and flushes often within a test.
+    {
+      Geometry gn = g;
+      gn.nvm_bytes = 10 * g.page_data;
+      StoreParams small;
+      small.logical_pages = full;
+      small.method = Method::kPdl;
+      small.max_differential = g.page_data / 8;
+      small.obsolete = ObsoleteMode::kSpare;
+      small.nvm_bytes = gn.nvm_bytes;
+      StoreParams page = small;
+      page.max_differential = 0;
+      page.obsolete = ObsoleteMode::kMemory;
+      page.wear_level = 4;
+      out.push_back({"PDL(page/8)+NVM/spare/" + gname, gn, small});
+      out.push_back({"PDL(page)+NVM/memory/wl/" + gname, gn, page});
     }
     StoreParams ipu;
     ipu.method = Method::kIpu;
