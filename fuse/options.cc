@@ -195,6 +195,11 @@ void print_usage(FILE* out) {
         {"-o size=S", "chip size, 1M .. 256G, at least 8 erase blocks (default: 256M)"},
         {"-o nop=N", "partial programs per page (default: 4)"},
         {"-o erase_limit=N", "erases a block endures (emulated wear-out)"},
+        {"-o nvm=SIZE", "pdl/ipl: NVM (PCRAM) beside the chip, used by the store;\n"
+                        "a multiple of 8 bytes up to 1G (default: none)"},
+        {"-o nvm_path=PATH", "keep the NVM in this file through libpmem (real\n"
+                             "persistent memory on DAX); every mount of such an image\n"
+                             "needs it (default: inside the image; needed on MTD)"},
         {"-o max_files=N", "directory slots"},
         {"-o cache_chunks=N", "write-back cache of the volume, chunks (any mount)"},
         {"-o clock=logical", "mtimes from a counter: repeatable flash figures (any mount)"},

@@ -15,7 +15,7 @@ namespace {
 int run_cat(const Command& cmd, const Args& a) {
   const std::string& name = a.pos[1];
   std::unique_ptr<Image> img;
-  if (Status st = open_read_only(a.pos[0], &img); !st.is_ok()) return fail_status(cmd, st);
+  if (Status st = open_read_only(a.pos[0], a, &img); !st.is_ok()) return fail_status(cmd, st);
   Volume& vol = *img->volume;
   Volume::FileId id;
   Status st = vol.lookup(name, &id);
@@ -48,7 +48,7 @@ const Command kCatCommand = {
     "write a file of the image to standard output",
     "Binary-safe and streamed. `pdl ls IMAGE` lists the files. Exit 3 (as for a missing\n"
     "image) if FILE is not in the image.\n",
-    {},
+    {kNvmPathOption},
     2,
     2,
     run_cat,

@@ -236,7 +236,7 @@ int run_dump(const Command& cmd, const Args& a) {
     return usage_error(cmd, "give exactly one of --lpn N, --block B and --file NAME");
   if (by_file) {
     std::unique_ptr<Image> img;
-    if (Status st = open_read_only(a.pos[0], &img); !st.is_ok()) return fail_status(cmd, st);
+    if (Status st = open_read_only(a.pos[0], a, &img); !st.is_ok()) return fail_status(cmd, st);
     return dump_file(cmd, *img, a.get("file"));
   }
   uint64_t n = 0;
@@ -245,7 +245,7 @@ int run_dump(const Command& cmd, const Args& a) {
     return usage_error(cmd, std::string(by_lpn ? "--lpn" : "--block") + " " + text +
                                 ": not a number");
   std::unique_ptr<Image> img;
-  if (Status st = open_read_only(a.pos[0], &img); !st.is_ok()) return fail_status(cmd, st);
+  if (Status st = open_read_only(a.pos[0], a, &img); !st.is_ok()) return fail_status(cmd, st);
   uint64_t limit;
   {
     auto guard = img->volume->lock();
@@ -276,7 +276,8 @@ const Command kDumpCommand = {
     "Numbers may be decimal or 0x hex.\n",
     {{"lpn", 0, "N", "a logical page number"},
      {"block", 0, "B", "an erase block number"},
-     {"file", 0, "NAME", "a file of the volume (pdl ls lists them)"}},
+     {"file", 0, "NAME", "a file of the volume (pdl ls lists them)"},
+     kNvmPathOption},
     1,
     1,
     run_dump,

@@ -27,7 +27,7 @@ constexpr ParamOption kParamOptions[] = {
     {"ftl", "ftl"},         {"log-blocks", "log_blocks"}, {"sb-slots", "sb_slots"},
     {"page", "page"},       {"pages-per-block", "pages_per_block"},   {"spare", "spare"},
     {"size", "size"},       {"nop", "nop"},             {"max-files", "max_files"},
-    {"erase-limit", "erase_limit"},
+    {"erase-limit", "erase_limit"}, {"nvm", "nvm"}, {"nvm-path", "nvm_path"},
 };
 
 int format_and_report(const Command& cmd, const std::string& path, const ImageParams& params,
@@ -118,7 +118,11 @@ const Command kFormatCommand = {
     "same device. They have no atomic commit: SQLite keeps its journal on the device.\n"
     "With --mtd DEV (raw NAND through Linux MTD) the geometry is the device's; --size uses\n"
     "its first SIZE bytes; a device holding anything but a pdl store or erased blocks is\n"
-    "refused unless --force.\n",
+    "refused unless --force.\n"
+    "With --nvm the store keeps part of its state in byte-addressable NVM (PCRAM timing):\n"
+    "inside IMAGE, or with --nvm-path in a file of its own, which the other commands then\n"
+    "need (--nvm-path); an existing file there is replaced only if it is this image's NVM\n"
+    "file, or with --force.\n",
     {
         {"method", 0, "pdl|opu|ipu|ipl|ftl|stablebuffer",
          "page-update method, or an FTL device (default pdl)"},
@@ -138,6 +142,11 @@ const Command kFormatCommand = {
         {"size", 0, "SIZE", "chip size, data areas: 1M (8 blocks) .. 256G (default 256M)"},
         {"nop", 0, "N", "partial programs allowed per page (default 4)"},
         {"erase-limit", 0, "N", "erases a block endures: emulated wear-out (default unlimited)"},
+        {"nvm", 0, "SIZE", "NVM (PCRAM) beside the chip, a multiple of 8 bytes up to 1G, used "
+                           "by the store (pdl, ipl; default none)"},
+        {"nvm-path", 0, "PATH", "keep the NVM in this file, through libpmem (real persistent "
+                                "memory on a DAX file system); default: inside IMAGE; needed "
+                                "with --mtd"},
         {"max-files", 0, "N", "directory slots (default 256)"},
         {"db", 0, "NAME", "the database file the VFS opens by default"},
         {"force", 0, nullptr, "replace IMAGE even if it holds files or is not a pdl image"},

@@ -300,7 +300,7 @@ int run_fsck(const Command& cmd, const Args& a) {
   Report rep(cmd);
   std::printf("fsck %s\n", path.c_str());
   std::unique_ptr<Image> img;
-  Status st = open_read_only(path, &img);
+  Status st = open_read_only(path, a, &img);
   if (st.is(Errc::kCorrupt)) {
     rep.problem("mount", std::string(st.message()));
     std::printf("1 problem found\n");
@@ -369,7 +369,7 @@ const Command kFsckCommand = {
     "crash are counted, not errors), then checks the volume: directory, owner map and every\n"
     "file chunk (Volume::check). Prints one line per check. The image is opened read-only.\n"
     "Exit 0 if clean, 1 if any problem was found (each one also on stderr).\n",
-    {},
+    {kNvmPathOption},
     1,
     1,
     run_fsck,

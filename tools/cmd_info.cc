@@ -108,6 +108,14 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
                 g.program_us, g.erase_us);
   else
     std::printf("timing       real: the time spent in the device's operations\n");
+  if (g.nvm_bytes)
+    std::printf("nvm          %s in %s; the store uses %s; PCRAM timing latency %u ns, "
+                "read %u ns, write %u ns per 32 B (simulated)\n",
+                format_size(g.nvm_bytes).c_str(), img.nand->nvm_place().c_str(),
+                format_size(d.sp.nvm_bytes).c_str(), g.nvm_latency_ns, g.nvm_read_ns,
+                g.nvm_write_ns);
+  else
+    std::printf("nvm          none\n");
   std::printf("method       %s", method_name(d.sp.method));
   if (writes_differentials(d.sp.method)) std::printf(", max_diff %u B", d.sp.max_differential);
   if (has_log_region(d.sp.method))
@@ -214,7 +222,7 @@ std::string extras_json(const std::string& path, const Image& img, const InfoDat
 int run_info(const Command& cmd, const Args& a) {
   const std::string& path = a.pos[0];
   std::unique_ptr<Image> img;
-  if (Status st = open_read_only(path, &img); !st.is_ok()) return fail_status(cmd, st);
+  if (Status st = open_read_only(path, a, &img); !st.is_ok()) return fail_status(cmd, st);
   InfoData d;
   if (Status st = gather(*img, &d); !st.is_ok()) return fail_status(cmd, st);
   if (a.has("json")) {
@@ -239,7 +247,7 @@ const Command kInfoCommand = {
     "--json prints the object PRAGMA pdl_stats gives (flash counters, store and volume\n"
     "statistics, costs by file kind) with one more member, \"image\": format uuid/time,\n"
     "volume layout, space, blocks by state, erase-count spread and the full mount report.\n",
-    {{"json", 0, nullptr, "one JSON object instead of text"}},
+    {{"json", 0, nullptr, "one JSON object instead of text"}, kNvmPathOption},
     1,
     1,
     run_info,

@@ -12,7 +12,7 @@ namespace {
 
 int run_ls(const Command& cmd, const Args& a) {
   std::unique_ptr<Image> img;
-  if (Status st = open_read_only(a.pos[0], &img); !st.is_ok()) return fail_status(cmd, st);
+  if (Status st = open_read_only(a.pos[0], a, &img); !st.is_ok()) return fail_status(cmd, st);
   std::vector<FileInfo> files = img->volume->list();
   std::sort(files.begin(), files.end(),
             [](const FileInfo& x, const FileInfo& y) { return x.name < y.name; });
@@ -35,7 +35,7 @@ const Command kLsCommand = {
     "IMAGE [-l]",
     "list the files in an image",
     "With -l, each line is: size in bytes, kind, chunks mapped, modification time, name.\n",
-    {{"long", 'l', nullptr, "size, kind, chunks and mtime of each file"}},
+    {{"long", 'l', nullptr, "size, kind, chunks and mtime of each file"}, kNvmPathOption},
     1,
     1,
     run_ls,

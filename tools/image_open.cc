@@ -3,9 +3,16 @@
 
 namespace pdl::tool {
 
-Status open_read_only(const std::string& path, std::unique_ptr<Image>* out) {
+Status open_read_only(const std::string& path, std::unique_ptr<Image>* out,
+                      const std::string& nvm_path) {
   if (path.empty()) return Status::error(Errc::kInvalidArgument, "empty image path");
-  return open_image(path, ImageParams(), ImageMode::kOpen, /*read_only=*/true, "", out);
+  ImageParams p;
+  if (!nvm_path.empty()) p.nvm_path = nvm_path;
+  return open_image(path, p, ImageMode::kOpen, /*read_only=*/true, "", out);
+}
+
+Status open_read_only(const std::string& path, const Args& a, std::unique_ptr<Image>* out) {
+  return open_read_only(path, out, a.has("nvm-path") ? a.get("nvm-path") : "");
 }
 
 }  // namespace pdl::tool

@@ -11,9 +11,18 @@
 #include <string>
 
 #include "flash/image/image.h"
+#include "tools/cli.h"
 
 namespace pdl::tool {
 
-Status open_read_only(const std::string& path, std::unique_ptr<Image>* out);
+// `nvm_path`: the NVM file of an image whose NVM is in a file of its own (nvm_path=).
+Status open_read_only(const std::string& path, std::unique_ptr<Image>* out,
+                      const std::string& nvm_path = "");
+// The same with the command's --nvm-path, if given (kNvmPathOption).
+Status open_read_only(const std::string& path, const Args& a, std::unique_ptr<Image>* out);
+
+// The option every inspecting command takes.
+inline constexpr Option kNvmPathOption = {
+    "nvm-path", 0, "PATH", "the image's NVM file, if its NVM is in one (format --nvm-path)"};
 
 }  // namespace pdl::tool

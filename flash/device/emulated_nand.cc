@@ -17,6 +17,7 @@
 #include "flash/device/file_media.h"
 #include "flash/device/host_file.h"
 #include "flash/device/nand_media.h"
+#include "flash/device/nvm_file.h"
 #include "flash/device/nvm_media.h"
 #include "flash/device/page_bits.h"
 #include "flash/device/redo_record.h"
@@ -30,10 +31,18 @@ namespace {
 
 constexpr char kImageMagic[8] = {'P', 'D', 'L', 'N', 'A', 'N', 'D', '1'};
 // 2: a redo record area after the page array (docs/format.md §1). Version 1 (none) is
-// upgraded by a writable open and read as it is by a read-only one.
-constexpr uint32_t kImageVersion = 2;
+// upgraded to 2 by a writable open and read as it is by a read-only one.
+// 3: version 2 plus the NVM beside the chip (Geometry::nvm_bytes > 0): its size, timings and
+// identity in the header, its bytes in an NVM area after the record area or in an NVM file of
+// their own (nvm_file.h). An image without NVM is written as version 2, readable by older
+// builds.
+constexpr uint32_t kImageVersion = 3;  // the newest this build reads and writes
+constexpr uint32_t kNoNvmVersion = 2;  // what an image without NVM is written as
 constexpr uint32_t kHeaderSize = 4096;
 constexpr size_t kHeaderCrcAt = 64;
+// Version 3's NVM fields, under their own CRC-32C (docs/format.md §1).
+constexpr size_t kNvmBytesAt = 72, kNvmLatencyAt = 76, kNvmReadAt = 80, kNvmWriteAt = 84,
+                 kNvmOffAt = 88, kNvmIdAt = 96, kNvmCrcAt = 112;
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -42,21 +51,33 @@ uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 namespace detail {
 namespace {
 
-void encode_header(const Geometry& g, uint64_t pages_off, uint8_t* h) {
+// `nvm_off`: the NVM area's offset in the image, 0 if the NVM is in a file of its own.
+void encode_header(const Geometry& g, uint64_t pages_off, uint8_t* h, uint64_t nvm_off = 0,
+                   const std::array<uint8_t, 16>& nvm_id = {}) {
   std::memset(h, 0, kHeaderSize);
   std::memcpy(h, kImageMagic, 8);
-  const uint32_t f[] = {kImageVersion, kHeaderSize, g.page_data, g.page_spare,
+  const uint32_t version = g.nvm_bytes ? kImageVersion : kNoNvmVersion;
+  const uint32_t f[] = {version, kHeaderSize, g.page_data, g.page_spare,
                         g.pages_per_block, g.blocks, g.partial_programs, g.erase_limit,
                         g.read_us, g.program_us, g.erase_us, kHeaderSize};
   for (size_t i = 0; i < std::size(f); i++) le::put32(h + 8 + 4 * i, f[i]);
   le::put64(h + 56, pages_off);
   le::put32(h + kHeaderCrcAt, crc32c(h, kHeaderCrcAt));
+  if (version < 3) return;
+  le::put32(h + kNvmBytesAt, g.nvm_bytes);
+  le::put32(h + kNvmLatencyAt, g.nvm_latency_ns);
+  le::put32(h + kNvmReadAt, g.nvm_read_ns);
+  le::put32(h + kNvmWriteAt, g.nvm_write_ns);
+  le::put64(h + kNvmOffAt, nvm_off);
+  std::memcpy(h + kNvmIdAt, nvm_id.data(), 16);
+  le::put32(h + kNvmCrcAt, crc32c(h + kHeaderCrcAt + 4, kNvmCrcAt - kHeaderCrcAt - 4));
 }
 
 uint64_t pages_offset(const Geometry& g) { return align_up(kHeaderSize + uint64_t(g.blocks) * 4, 4096); }
 
-// The parts of an image of geometry g and format `version` (docs/format.md §1).
-ImageLayout layout_of(const Geometry& g, uint32_t version) {
+// The parts of an image of geometry g and format `version` (docs/format.md §1); `nvm_inside`:
+// the NVM's bytes are in the image (version 3).
+ImageLayout layout_of(const Geometry& g, uint32_t version, bool nvm_inside = false) {
   ImageLayout l;
   l.pages_off = pages_offset(g);
   l.pages_bytes = g.total_pages() * g.raw_page();
@@ -67,6 +88,10 @@ ImageLayout layout_of(const Geometry& g, uint32_t version) {
   if (version >= 2) {
     l.record_off = align_up(l.pages_off + l.pages_bytes, 4096);
     l.record_bytes = RedoRecord::area_bytes(g.raw_page());
+  }
+  if (version >= 3 && nvm_inside && g.nvm_bytes) {
+    l.nvm_off = align_up(l.record_off + l.record_bytes, 4096);
+    l.nvm_bytes = g.nvm_bytes;
   }
   return l;
 }
@@ -112,25 +137,46 @@ Status EmulatedNand::create_ram(const Geometry& g0, std::unique_ptr<EmulatedNand
 }
 
 Status EmulatedNand::create_file(const std::string& path, const Geometry& g0,
-                                 std::unique_ptr<EmulatedNand>* out) {
+                                 std::unique_ptr<EmulatedNand>* out, const NvmPlacement& place) {
   Geometry g = g0.resolved();
   PDL_TRY(g.validate());
-  if (g.nvm_bytes)
-    return Status::error(Errc::kUnsupported, "NVM in an image file is not implemented yet");
+  if (!place.path.empty() && !g.nvm_bytes)
+    return Status::error(Errc::kInvalidArgument,
+                         "nvm_path=" + place.path + " given without NVM (nvm=SIZE)");
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return errno_status("cannot create image", path);
   Status st = detail::lock_image(fd, path);
-  const detail::ImageLayout l = detail::layout_of(g, kImageVersion);
+  const bool nvm_inside = g.nvm_bytes && place.path.empty();
+  const detail::ImageLayout l =
+      detail::layout_of(g, g.nvm_bytes ? kImageVersion : kNoNvmVersion, nvm_inside);
   if (st.is_ok() && ftruncate(fd, 0) != 0) st = errno_status("truncate", path);
   if (st.is_ok() && ftruncate(fd, off_t(l.file_bytes())) != 0)
     st = errno_status("cannot size image", path);
   // The header, and the record area written (so allocated: storing a record never needs
-  // room, and an erase never does).
+  // room, and an erase never does); the NVM area allocated, for the same reason.
+  const std::array<uint8_t, 16> nvm_id = g.nvm_bytes ? detail::new_nvm_id() : std::array<uint8_t, 16>{};
   std::vector<uint8_t> h(kHeaderSize);
-  detail::encode_header(g, l.pages_off, h.data());
+  detail::encode_header(g, l.pages_off, h.data(), l.nvm_off, nvm_id);
   if (st.is_ok()) st = detail::pwrite_all(fd, path, h.data(), h.size(), 0);
   std::vector<uint8_t> zeros(size_t(l.record_bytes), 0);
   if (st.is_ok()) st = detail::pwrite_all(fd, path, zeros.data(), zeros.size(), l.record_off);
+  if (st.is_ok() && l.nvm_off) {
+    const int e = posix_fallocate(fd, off_t(l.nvm_off), off_t(l.nvm_bytes));
+    if (e != 0 && e != EOPNOTSUPP && e != EINVAL)
+      st = host_full_errno(e) ? host_full(path, std::strerror(e))
+                              : Status::error(Errc::kIoError, "cannot allocate the NVM area of " +
+                                                                  path + ": " + std::strerror(e));
+  }
+  std::unique_ptr<detail::NvmMedia> nvm;
+  if (st.is_ok() && l.nvm_off) {
+    const int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup_fd < 0) st = errno_status("dup", path);
+    else nvm = detail::open_image_nvm(dup_fd, path, l.nvm_off, l.nvm_bytes, false);
+  } else if (st.is_ok() && g.nvm_bytes) {
+    st = detail::create_nvm_file(place.path, g.nvm_bytes, {nvm_id, path},
+                                 place.replaceable ? &*place.replaceable : nullptr, place.force,
+                                 &nvm);
+  }
   if (!st.is_ok()) {
     close(fd);
     return st;
@@ -140,6 +186,20 @@ Status EmulatedNand::create_file(const std::string& path, const Geometry& g0,
   out->reset(new EmulatedNand(g, std::move(m)));
   std::fill((*out)->known_erased_.begin(), (*out)->known_erased_.end(), 1);
   (*out)->host_path_ = path;
+  (*out)->nvm_ = std::move(nvm);
+  return Status::ok();
+}
+
+Status EmulatedNand::nvm_identity(const std::string& path, std::array<uint8_t, 16>* id) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno_status("cannot open image", path);
+  uint8_t h[kNvmCrcAt + 4];
+  const bool got = pread(fd, h, sizeof h, 0) == ssize_t(sizeof h);
+  close(fd);
+  if (!got || std::memcmp(h, kImageMagic, 8) != 0 || le::get32(h + 8) != 3 ||
+      le::get32(h + kNvmCrcAt) != crc32c(h + kHeaderCrcAt + 4, kNvmCrcAt - kHeaderCrcAt - 4))
+    return Status::error(Errc::kNotFound, path + " is not an image with NVM");
+  std::memcpy(id->data(), h + kNvmIdAt, 16);
   return Status::ok();
 }
 
@@ -161,7 +221,7 @@ std::string EmulatedNand::host_io(const std::string& dir) {
 }
 
 Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<EmulatedNand>* out,
-                               bool read_only) {
+                               bool read_only, const std::string& nvm_path) {
   int fd = ::open(path.c_str(), (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
   // Not writable here (read-only mount, no write permission): kReadOnly, and the caller may
   // open it read-only instead.
@@ -180,14 +240,30 @@ Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<Emulated
   if (le::get32(h.data() + kHeaderCrcAt) != crc32c(h.data(), kHeaderCrcAt))
     return fail(Status::error(Errc::kCorrupt, path + ": image header checksum mismatch"));
   const uint32_t version = le::get32(h.data() + 8);
-  if (version != 1 && version != kImageVersion)
-    return fail(Status::error(Errc::kUnsupported, path + ": image format version " +
-                                                      std::to_string(version) +
-                                                      " is not supported (this build reads 1 and 2)"));
+  if (version < 1 || version > kImageVersion)
+    return fail(Status::error(Errc::kUnsupported,
+                              path + ": image format version " + std::to_string(version) +
+                                  " is not supported (this build reads versions 1 to 3; a newer "
+                                  "pdl made it)"));
   Geometry g;
   uint32_t* f[] = {&g.page_data, &g.page_spare, &g.pages_per_block, &g.blocks,
                    &g.partial_programs, &g.erase_limit, &g.read_us, &g.program_us, &g.erase_us};
   for (size_t i = 0; i < std::size(f); i++) *f[i] = le::get32(h.data() + 16 + 4 * i);
+  uint64_t nvm_off = 0;
+  std::array<uint8_t, 16> nvm_id{};
+  if (version >= 3) {
+    const uint8_t* x = h.data();
+    if (le::get32(x + kNvmCrcAt) != crc32c(x + kHeaderCrcAt + 4, kNvmCrcAt - kHeaderCrcAt - 4))
+      return fail(Status::error(Errc::kCorrupt, path + ": image header (NVM fields) checksum mismatch"));
+    g.nvm_bytes = le::get32(x + kNvmBytesAt);
+    g.nvm_latency_ns = le::get32(x + kNvmLatencyAt);
+    g.nvm_read_ns = le::get32(x + kNvmReadAt);
+    g.nvm_write_ns = le::get32(x + kNvmWriteAt);
+    nvm_off = le::get64(x + kNvmOffAt);
+    std::memcpy(nvm_id.data(), x + kNvmIdAt, 16);
+    if (!g.nvm_bytes || !g.nvm_latency_ns || !g.nvm_read_ns || !g.nvm_write_ns)
+      return fail(Status::error(Errc::kCorrupt, path + ": image header has NVM fields of zero"));
+  }
   Status v = g.validate();
   if (!v.is_ok()) return fail(Status::error(Errc::kCorrupt, path + ": " + std::string(v.message())));
   if (le::get64(h.data() + 56) != detail::pages_offset(g))
@@ -195,13 +271,27 @@ Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<Emulated
   if (Status lk = detail::lock_image(fd, path, read_only); !lk.is_ok()) return fail(lk);
   struct stat sb;
   if (fstat(fd, &sb) != 0) return fail(errno_status("stat", path));
-  detail::ImageLayout l = detail::layout_of(g, version);
+  detail::ImageLayout l = detail::layout_of(g, version, nvm_off != 0);
+  if (nvm_off && nvm_off != l.nvm_off)
+    return fail(Status::error(Errc::kCorrupt, path + ": image header NVM layout mismatch"));
+  if (g.nvm_bytes && !nvm_off && nvm_path.empty())
+    return fail(Status::error(Errc::kInvalidArgument,
+                              "image " + path + " keeps its NVM in a file of its own: "
+                              "give its path (URI nvm_path=PATH, pdl --nvm-path PATH, pdl-fuse -o nvm_path=PATH)"));
+  if (!nvm_path.empty() && !g.nvm_bytes)
+    return fail(Status::error(Errc::kInvalidArgument,
+                              "nvm_path=" + nvm_path + " contradicts the existing image " + path +
+                                  ", which has no NVM"));
+  if (!nvm_path.empty() && nvm_off)
+    return fail(Status::error(Errc::kInvalidArgument,
+                              "nvm_path=" + nvm_path + " contradicts the existing image " + path +
+                                  ", which keeps its NVM inside the image file"));
   if (uint64_t(sb.st_size) < l.file_bytes())
     return fail(Status::error(Errc::kCorrupt, path + ": image file is truncated"));
-  if (version < kImageVersion && !read_only) {
+  if (version < kNoNvmVersion && !read_only) {
     // Upgrade: the record area appended (zeros: no record pending), then the header; a
     // process dying between the two leaves a version-1 image a little longer, upgraded anew.
-    l = detail::layout_of(g, kImageVersion);
+    l = detail::layout_of(g, kNoNvmVersion);
     if (uint64_t(sb.st_size) < l.file_bytes() && ftruncate(fd, off_t(l.file_bytes())) != 0)
       return fail(host_full_errno(errno) ? host_full(path, std::strerror(errno))
                                          : errno_status("cannot extend image", path));
@@ -217,9 +307,20 @@ Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<Emulated
     return fail(errno_status("read erase counts", path));
   std::vector<uint32_t> counts(g.blocks);
   for (uint32_t b = 0; b < g.blocks; b++) counts[b] = le::get32(counts_raw.data() + 4 * b);
+  std::unique_ptr<detail::NvmMedia> nvm;
+  if (nvm_off) {
+    const int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup_fd < 0) return fail(errno_status("dup", path));
+    nvm = detail::open_image_nvm(dup_fd, path, l.nvm_off, l.nvm_bytes, read_only);
+  } else if (g.nvm_bytes) {
+    if (Status s = detail::open_nvm_file(nvm_path, g.nvm_bytes, {nvm_id, path}, read_only, &nvm);
+        !s.is_ok())
+      return fail(s);
+  }
   std::unique_ptr<NandMedia> m;
   PDL_TRY(detail::open_file_media(fd, path, l, std::move(counts), read_only, &m));
   out->reset(new EmulatedNand(g, std::move(m)));
+  (*out)->nvm_ = std::move(nvm);
   (*out)->read_only_ = read_only;
   (*out)->host_path_ = path;
   return Status::ok();
@@ -457,6 +558,8 @@ std::unique_ptr<EmulatedNand> EmulatedNand::clone() const {
   return c;
 }
 
+std::string EmulatedNand::nvm_place() const { return nvm_ ? nvm_->describe() : ""; }
+
 Status EmulatedNand::nvm_read(uint64_t off, std::span<uint8_t> out) {
   PDL_TRY(check_nvm(off, out.size()));
   if (faults_.frozen()) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
@@ -494,6 +597,7 @@ Status EmulatedNand::nvm_write(uint64_t off, std::span<const uint8_t> in) {
 
 Status EmulatedNand::flush() {
   if (faults_.frozen()) return Status::error(Errc::kPowerCut, "device frozen (power cut)");
+  if (nvm_) PDL_TRY(nvm_->flush());
   return media_->flush();
 }
 

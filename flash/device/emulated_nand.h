@@ -63,7 +63,9 @@
 // Thread-safety: none.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,6 +74,14 @@
 #include "flash/device/fault_injector.h"
 
 namespace pdl {
+
+// Where a new image file's NVM goes (Geometry::nvm_bytes > 0).
+struct NvmPlacement {
+  std::string path;  // "": in the image file's NVM area; else an NVM file (nvm_file.h)
+  bool force = false;  // replace an existing file there whatever it is
+  // The NVM identity of the image being reformatted: its NVM file may be replaced.
+  std::optional<std::array<uint8_t, 16>> replaceable;
+};
 
 namespace detail {
 class NandMedia;  // stored bytes of an emulated chip (RAM or image file)
@@ -84,16 +94,24 @@ class EmulatedNand final : public CountingNand {
 
   // A fresh, fully erased chip in memory.
   static Status create_ram(const Geometry& g, std::unique_ptr<EmulatedNand>* out);
-  // A fresh, fully erased chip in a new image file (an existing file is replaced).
+  // A fresh, fully erased chip in a new image file (an existing file is replaced). With NVM
+  // (g.nvm_bytes > 0) the image is format version 3 and its NVM, zeroed, is in the image or,
+  // with nvm.path, in an NVM file made there (nvm_file.h: an existing one is replaced only if
+  // it is this store's, nvm.replaceable's, or with nvm.force); without, version 2.
   static Status create_file(const std::string& path, const Geometry& g,
-                            std::unique_ptr<EmulatedNand>* out);
+                            std::unique_ptr<EmulatedNand>* out, const NvmPlacement& nvm = {});
   // An existing image file; geometry and timing come from its header. Read-only: the file is
   // opened O_RDONLY under a shared lock (several readers, no writer), and programs, erases and
   // bad-block marks fail with kReadOnly, touching nothing. A writable open of a file the host
   // will not let this process write (read-only mount, no write permission) fails with
   // kReadOnly, so that the caller can open it read-only instead.
+  // An image whose NVM is in a file of its own needs `nvm_path` (checked: that file must be
+  // this image's, of its size); one whose NVM is inside refuses a `nvm_path`, as does one
+  // without NVM — each with an error naming the cause.
   static Status open_file(const std::string& path, std::unique_ptr<EmulatedNand>* out,
-                          bool read_only = false);
+                          bool read_only = false, const std::string& nvm_path = "");
+  // The NVM identity in the header of the image at `path` (version 3), or kNotFound.
+  static Status nvm_identity(const std::string& path, std::array<uint8_t, 16>* id);
   // True if `path` starts with the image magic (reads 8 bytes; never modifies the file).
   static bool is_image_file(const std::string& path);
   // How an image file in directory `dir` is read and written by this process: "mapped (tmpfs)",
@@ -111,6 +129,7 @@ class EmulatedNand final : public CountingNand {
   // 8-byte words (Tear::kNone: none; kPrefix: a prefix of them) and fails with kPowerCut.
   Status nvm_read(uint64_t off, std::span<uint8_t> out) override;
   Status nvm_write(uint64_t off, std::span<const uint8_t> in) override;
+  std::string nvm_place() const override;
 
   // ---- fault injection (fault_injector.h; each call below is the injector's) ----
   void cut_power_after(uint64_t ops, Tear tear = Tear::kNone, uint64_t seed = 0) {

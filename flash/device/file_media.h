@@ -51,7 +51,12 @@ struct ImageLayout {
   uint32_t raw_page = 0;
   uint32_t pages_per_block = 0;
   uint32_t blocks = 0;
-  uint64_t file_bytes() const { return record_off ? record_off + record_bytes : pages_off + pages_bytes; }
+  uint64_t nvm_off = 0;      // the NVM area (version 3); 0: none in this file
+  uint64_t nvm_bytes = 0;
+  uint64_t file_bytes() const {
+    if (nvm_off) return nvm_off + nvm_bytes;
+    return record_off ? record_off + record_bytes : pages_off + pages_bytes;
+  }
 };
 
 // The media of an open image file `fd` (locked; owned from here on, closed even on failure),

@@ -450,4 +450,32 @@ bool MtdNand::is_bad(uint32_t block) {
   return rc > 0;
 }
 
+void MtdNand::attach_nvm(std::unique_ptr<detail::NvmMedia> nvm) {
+  const Geometry pcram = Geometry().resolved();  // the PCRAM timing model's defaults
+  geo_.nvm_bytes = nvm ? uint32_t(nvm->size()) : 0;
+  geo_.nvm_latency_ns = pcram.nvm_latency_ns;
+  geo_.nvm_read_ns = pcram.nvm_read_ns;
+  geo_.nvm_write_ns = pcram.nvm_write_ns;
+  nvm_ = std::move(nvm);
+}
+
+Status MtdNand::nvm_read(uint64_t off, std::span<uint8_t> out) {
+  PDL_TRY(check_nvm(off, out.size()));
+  PDL_TRY(nvm_->read(off, out));
+  count_nvm(false, out.size(), geo_.nvm_read_cost_ns(out.size()));
+  return Status::ok();
+}
+
+Status MtdNand::nvm_write(uint64_t off, std::span<const uint8_t> in) {
+  PDL_TRY(check_nvm(off, in.size()));
+  if (read_only_) return Status::error(Errc::kReadOnly, info_.path + " is open read-only");
+  PDL_TRY(nvm_->write(off, in));
+  count_nvm(true, in.size(), geo_.nvm_write_cost_ns(in.size()));
+  return Status::ok();
+}
+
+std::string MtdNand::nvm_place() const { return nvm_ ? nvm_->describe() : ""; }
+
+Status MtdNand::flush() { return nvm_ ? nvm_->flush() : Status::ok(); }
+
 }  // namespace pdl

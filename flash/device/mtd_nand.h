@@ -33,6 +33,10 @@
 // a program breaking it leaves wrong bytes that the engine's CRCs catch.
 // Time: `sim_us` holds the real time spent in the device's ioctls (there is nothing to
 // simulate); erase counts are the ones since open (MTD keeps none).
+// NVM: a raw chip has none of its own; attach_nvm() gives it one in an NVM file through
+// libpmem (nvm_file.h, URI key nvm_path=). Its accesses are checked and counted as the
+// emulator's are (check_nvm, count_nvm), timed by Geometry's PCRAM model ([IPL-PCRAM] Table 1),
+// since the file has no PCRAM timing of its own.
 //
 // The device is locked (flock) while open: exclusively, or shared when read-only; a
 // conflicting opener gets kBusy. Thread-safety: none.
@@ -44,6 +48,7 @@
 #include <vector>
 
 #include "flash/device/counting_nand.h"
+#include "flash/device/nvm_media.h"
 
 namespace pdl {
 
@@ -95,6 +100,12 @@ class MtdNand final : public CountingNand {
   bool is_bad(uint32_t block) override;
   uint32_t ecc_strength() const override { return info_.ecc_strength; }
   uint32_t last_read_flips() const override { return last_flips_; }
+  // Use `nvm` (its whole size: Geometry::nvm_bytes) as the NVM beside the chip.
+  void attach_nvm(std::unique_ptr<detail::NvmMedia> nvm);
+  Status nvm_read(uint64_t off, std::span<uint8_t> out) override;
+  Status nvm_write(uint64_t off, std::span<const uint8_t> in) override;
+  std::string nvm_place() const override;
+  Status flush() override;
 
  private:
   MtdNand() = default;
@@ -119,6 +130,7 @@ class MtdNand final : public CountingNand {
   bool pwrite_programs_ = false;
   std::vector<uint32_t> free_oob_;  // the fallbacks: raw OOB offset of each spare byte
   std::vector<uint8_t> raw_oob_;    // a raw OOB area (oobsize bytes), for MEMWRITEOOB64
+  std::unique_ptr<detail::NvmMedia> nvm_;  // null without NVM
 };
 
 }  // namespace pdl

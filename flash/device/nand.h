@@ -104,6 +104,9 @@ class Nand {
   // Counted in NandCounters::nvm_* and sim_us.
   virtual Status nvm_read(uint64_t off, std::span<uint8_t> out);
   virtual Status nvm_write(uint64_t off, std::span<const uint8_t> in);
+  // Where the NVM's bytes are, for reports ("RAM", "image file PATH", "file PATH (persistent
+  // memory, libpmem)"); "" without NVM.
+  virtual std::string nvm_place() const { return ""; }
 
   // Make everything programmed so far durable on the host medium (fsync of an image file).
   // Devices that program synchronously do nothing. Costs no simulated time.

@@ -4,8 +4,15 @@
 //
 // No timing, counting or fault model here: the device that owns the media (EmulatedNand,
 // MtdNand) checks ranges, counts each access (CountingNand::count_nvm) and, for the emulator,
-// decides what a power cut leaves. Invariant: write() of n bytes at off is durable when it
-// returns (flushed to persistence by the media itself); a fresh media reads as zero bytes.
+// decides what a power cut leaves. Invariant: a fresh media reads as zero bytes; write() of n
+// bytes at off has reached the media when it returns (the image file's page cache: durable
+// against the host process dying; flush() makes it durable against the host OS crashing, as
+// for the pages. libpmem's file: persisted by write() itself — pmem_persist on real persistent
+// memory, msync on an ordinary file).
+// Tearing when the host process dies mid-write: the image file's NVM is written with one
+// pwrite, which the kernel stops, if at all, only at a host page boundary (4 KiB, a multiple of
+// the 8-byte word); libpmem's is stored word by word with aligned 8-byte stores, so only whole
+// words are ever torn (docs/reliability.md, "The NVM").
 #pragma once
 
 #include <cstdint>
@@ -25,9 +32,17 @@ class NvmMedia {
   virtual Status write(uint64_t off, std::span<const uint8_t> in) = 0;
   // What holds the bytes, for reports: "RAM", "image file", "pmem /mnt/pmem/x (DAX)".
   virtual std::string describe() const = 0;
+  // Durable on the host (fsync of an image file; a no-op where write() already persists).
+  virtual Status flush() { return Status::ok(); }
 };
 
 // `bytes` of zeroed memory.
 std::unique_ptr<NvmMedia> create_ram_nvm(uint64_t bytes);
+
+// The NVM area [off, off + bytes) of an image file open as `fd` (docs/format.md §1; the media
+// owns the descriptor — a dup of the image's — and closes it), read with pread and written with
+// pwrite; `read_only` refuses writes.
+std::unique_ptr<NvmMedia> open_image_nvm(int fd, const std::string& path, uint64_t off,
+                                         uint64_t bytes, bool read_only);
 
 }  // namespace pdl::detail

@@ -109,6 +109,13 @@ Status check_params_match(const ImageParams& p, const Nand& nand, const StorePar
     return clash("erase_limit", std::to_string(*p.erase_limit), std::to_string(g.erase_limit));
   if (p.size && *p.size != g.data_bytes())
     return clash("size", format_size(*p.size), format_size(g.data_bytes()));
+  // NVM: the device's and the store's (the store uses all of it, ImageParams::store_params).
+  if (p.nvm && (*p.nvm != g.nvm_bytes || *p.nvm != sp.nvm_bytes))
+    return clash("nvm", format_size(*p.nvm),
+                 format_size(sp.nvm_bytes) + (g.nvm_bytes != sp.nvm_bytes
+                                                  ? " (on a device with " +
+                                                        format_size(g.nvm_bytes) + " of NVM)"
+                                                  : std::string()));
   if (p.max_files && *p.max_files > layout.max_files())
     return clash("max_files", std::to_string(*p.max_files), std::to_string(layout.max_files()));
   return Status::ok();
@@ -129,8 +136,11 @@ VolumeOptions volume_options(const ImageParams& p, Nand& nand, bool read_only) {
   return o;
 }
 
+// `nvm`: where the NVM goes (params.nvm_path; what format may replace there).
 static Status create_new(const std::string& path, const ImageParams& params,
-                         const std::string& main_name, std::unique_ptr<Image>* out) {
+                         const std::string& main_name, std::unique_ptr<Image>* out,
+                         NvmPlacement nvm = {}) {
+  nvm.path = params.nvm_path.value_or("");
   const Geometry g = params.geometry();
   PDL_TRY(g.validate());
   StoreParams sp = params.store_params();
@@ -142,14 +152,18 @@ static Status create_new(const std::string& path, const ImageParams& params,
   // The path did not exist (open_image) or was unlinked (format_image): a file there is ours,
   // and a failure — an error or an exception (out of memory sizing the store's tables) —
   // removes it. Not when the device is busy: someone else created it meanwhile and holds it.
+  // An NVM file that did not exist before is ours too.
+  struct stat nvm_st;
+  const bool nvm_is_new = !nvm.path.empty() && ::stat(nvm.path.c_str(), &nvm_st) != 0;
   auto remove_ours = [&] {
     img.reset();
     ::unlink(path.c_str());  // our own half-made image
+    if (nvm_is_new) ::unlink(nvm.path.c_str());
   };
   std::unique_ptr<EmulatedNand> nand;
   Status st;
   try {
-    st = EmulatedNand::create_file(path, g, &nand);
+    st = EmulatedNand::create_file(path, g, &nand, nvm);
   } catch (...) {
     remove_ours();
     throw;
@@ -195,7 +209,7 @@ Status open_image(const std::string& path, const ImageParams& params, ImageMode 
   auto img = std::make_unique<Image>();
   img->path = path;
   std::unique_ptr<EmulatedNand> nand;
-  Status s = EmulatedNand::open_file(path, &nand, read_only);
+  Status s = EmulatedNand::open_file(path, &nand, read_only, params.nvm_path.value_or(""));
   if (s.is(Errc::kBusy)) return busy(path);
   PDL_TRY(s);
   img->nand = std::move(nand);
@@ -246,10 +260,12 @@ Status format_volume(Image& img, const ImageParams& params, const std::string& m
 
 // kExists naming what the pdl image at `path` holds (files, method, size) if it holds any
 // file, or if it cannot be read (a damaged image may still be salvaged); kBusy if in use.
-static Status check_replaceable(const std::string& path) {
+// (An image whose NVM is in a file of its own is read with the caller's nvm_path.)
+static Status check_replaceable(const std::string& path, const ImageParams& params) {
   std::unique_ptr<Image> img;
-  const Status st = open_image(path, ImageParams(), ImageMode::kOpen, /*read_only=*/true, "",
-                               &img);
+  ImageParams just_nvm;
+  just_nvm.nvm_path = params.nvm_path;
+  const Status st = open_image(path, just_nvm, ImageMode::kOpen, /*read_only=*/true, "", &img);
   if (st.is(Errc::kBusy)) return st;
   const std::string keep = "; refusing to replace it (--force does)";
   if (!st.is_ok())
@@ -281,23 +297,28 @@ Status format_image(const std::string& path, const ImageParams& params,
                     const std::string& main_name, bool force, std::unique_ptr<Image>* out) {
   if (params.mtd || MtdNand::is_mtd_path(path))
     return format_mtd_image(params.mtd.value_or(path), params, main_name, force, out);
+  NvmPlacement nvm;
+  nvm.force = force;
   struct stat st;
   if (::stat(path.c_str(), &st) == 0) {
+    // The image being replaced may own the NVM file there: the new one may replace it.
+    std::array<uint8_t, 16> old_id;
+    if (EmulatedNand::nvm_identity(path, &old_id).is_ok()) nvm.replaceable = old_id;
     if (!force && !EmulatedNand::is_image_file(path))
       return Status::error(Errc::kInvalidArgument,
                            path + " exists and is not a pdl image; refusing to overwrite it");
     // An image holding files (or one that cannot be read) is kept unless `force`.
-    if (!force && EmulatedNand::is_image_file(path)) PDL_TRY(check_replaceable(path));
+    if (!force && EmulatedNand::is_image_file(path)) PDL_TRY(check_replaceable(path, params));
     // Take the image's lock before replacing it, so an image in use is never destroyed.
     if (EmulatedNand::is_image_file(path)) {
       std::unique_ptr<EmulatedNand> held;
-      Status s = EmulatedNand::open_file(path, &held);
+      Status s = EmulatedNand::open_file(path, &held, false, params.nvm_path.value_or(""));
       if (s.is(Errc::kBusy)) return busy(path);
     }
     if (::unlink(path.c_str()) != 0)
       return Status::error(Errc::kIoError, "cannot replace " + path + ": " + strerror(errno));
   }
-  return create_new(path, params, main_name, out);
+  return create_new(path, params, main_name, out, nvm);
 }
 
 }  // namespace pdl

@@ -8,8 +8,15 @@
 //     records how many, and later opens follow it;
 //   * the geometry is the device's: page=, pages_per_block= and spare= may only repeat it, and
 //     erase_limit= (emulated wear-out) has no meaning;
-//   * ownership is the same flock, on the device node.
+//   * ownership is the same flock, on the device node;
+//   * NVM (nvm=) needs a file for its bytes (nvm_path=), made at format and bound to the
+//     device by an identity derived from its name and geometry; a later open gives nvm_path=
+//     (its size comes from the file).
 #include <algorithm>
+#include <cstring>
+
+#include "flash/common/crc32c.h"
+#include "flash/device/nvm_file.h"
 
 #include "flash/device/mtd_nand.h"
 #include "flash/store/superblock.h"
@@ -40,6 +47,46 @@ Status open_device(const std::string& dev, const ImageParams& params, bool read_
   if (params.erase_limit)
     return Status::error(Errc::kInvalidArgument,
                          "erase_limit= emulates wear-out: it has no meaning on " + dev);
+  if (params.nvm && *params.nvm && !params.nvm_path)
+    return Status::error(Errc::kInvalidArgument,
+                         "nvm=" + format_size(*params.nvm) + " on " + dev +
+                             " needs a file for the NVM's bytes (nvm_path=PATH): a raw chip has "
+                             "no room of its own for them");
+  return Status::ok();
+}
+
+// The NVM file's owner on a raw chip, which has no header to hold a random identity: the
+// device's name and geometry (an NVM file moved to another device is refused).
+detail::NvmOwner mtd_owner(const MtdNand& nand) {
+  const MtdInfo& in = nand.info();
+  const std::string key = in.name + "|" + std::to_string(in.size) + "|" +
+                          std::to_string(in.erasesize) + "|" + std::to_string(in.writesize);
+  detail::NvmOwner o;
+  o.name = in.path;
+  for (uint32_t i = 0; i < 4; i++) {
+    const std::string salted = std::to_string(i) + key;
+    const uint32_t c = crc32c(reinterpret_cast<const uint8_t*>(salted.data()), salted.size());
+    std::memcpy(o.id.data() + 4 * i, &c, 4);
+  }
+  return o;
+}
+
+// Give the device its NVM file (nvm_path=): a new one at format (`create`), else the
+// existing one, whose size the file's header gives (nvm=, if set, must agree).
+Status attach_nvm(MtdNand& nand, const ImageParams& params, bool create, bool force,
+                  bool read_only) {
+  if (!params.nvm_path) return Status::ok();
+  if (create && (!params.nvm || *params.nvm == 0))
+    return Status::error(Errc::kInvalidArgument,
+                         "nvm_path=" + *params.nvm_path + " given without NVM (nvm=SIZE)");
+  std::unique_ptr<detail::NvmMedia> nvm;
+  if (create)
+    PDL_TRY(detail::create_nvm_file(*params.nvm_path, *params.nvm, mtd_owner(nand), nullptr,
+                                    force, &nvm));
+  else
+    PDL_TRY(detail::open_nvm_file(*params.nvm_path, params.nvm.value_or(0), mtd_owner(nand),
+                                  read_only, &nvm));
+  nand.attach_nvm(std::move(nvm));
   return Status::ok();
 }
 
@@ -99,6 +146,7 @@ Status open_mtd_image(const std::string& dev, const ImageParams& params, ImageMo
                                                " erase blocks, the device has fewer");
     // Identifying the device is not the store's work (an image file's header read is not
     // counted either): the counters start at the mount, as on the emulator.
+    PDL_TRY(attach_nvm(*nand, params, false, false, read_only));
     nand->reset_counters();
     img->nand = std::move(nand);
     PDL_TRY(mount_image(*img, params, read_only));
@@ -114,6 +162,7 @@ Status open_mtd_image(const std::string& dev, const ImageParams& params, ImageMo
                            dev + " holds no pdl store and is not blank: left untouched (" +
                                format_hint(dev) + ")");
     PDL_TRY(apply_size(*nand, params));
+    PDL_TRY(attach_nvm(*nand, params, true, false, false));
     nand->reset_counters();
     img->created = true;
     img->nand = std::move(nand);
@@ -137,6 +186,7 @@ Status format_mtd_image(const std::string& dev, const ImageParams& params,
                                                          ")");
   }
   PDL_TRY(apply_size(*nand, params));
+  PDL_TRY(attach_nvm(*nand, params, true, force, false));
   nand->reset_counters();
   auto img = std::make_unique<Image>();
   img->path = dev;

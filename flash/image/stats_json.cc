@@ -193,6 +193,7 @@ std::string image_stats_json(Image& image) {
       // always for IPU and the FTL devices, which have no atomic commit).
       .s("commit", store.atomic() ? "atomic" : "journal")
       .u("logical_pages", sp.logical_pages)
+      .u("nvm_bytes", sp.nvm_bytes)  // the NVM the store uses (0: a flash-only store)
       .o("geometry", JsonObj()
                          .u("page_data", g.page_data)
                          .u("page_spare", g.page_spare)
@@ -202,8 +203,14 @@ std::string image_stats_json(Image& image) {
                          .u("size_bytes", g.data_bytes())
                          .u("read_us", g.read_us)
                          .u("program_us", g.program_us)
-                         .u("erase_us", g.erase_us))
+                         .u("erase_us", g.erase_us)
+                         // The NVM beside the chip (0: none) and its PCRAM timing, ns.
+                         .u("nvm_bytes", g.nvm_bytes)
+                         .u("nvm_latency_ns", g.nvm_latency_ns)
+                         .u("nvm_read_ns", g.nvm_read_ns)
+                         .u("nvm_write_ns", g.nvm_write_ns))
       .s("device", store.nand().device())
+      .s("nvm_place", store.nand().nvm_place())  // "" without NVM
       .a("files", file_items)
       .o("flash", JsonObj()
                       .u("page_reads", nc.page_reads)
@@ -212,7 +219,12 @@ std::string image_stats_json(Image& image) {
                       .u("erases", nc.erases)
                       .u("bytes_read", nc.bytes_read)
                       .u("bytes_programmed", nc.bytes_programmed)
-                      .u("sim_us", nc.sim_us))
+                      .u("nvm_reads", nc.nvm_reads)
+                      .u("nvm_writes", nc.nvm_writes)
+                      .u("nvm_bytes_read", nc.nvm_bytes_read)
+                      .u("nvm_bytes_written", nc.nvm_bytes_written)
+                      .u("nvm_ns", nc.nvm_ns)
+                      .u("sim_us", nc.sim_us))  // NVM time included
       .o("store", store_stats_json(ss))
       .raw("stable_buffer", stable_buffer_json(store))
       .o("wear", wear_json(store))
