@@ -155,8 +155,10 @@ TEST_CASE("power cut at a random flash operation recovers the last synced or a l
     // The cuts below must be able to land in every kind of GC work.
     INFO("gc runs " << store->stats().gc_runs << " merges " << merge_count());
     REQUIRE((in_page ? merge_count() : store->stats().gc_runs) > 10);
+    // (Not with the write buffer in NVM: the hot pages' differentials stay in the buffer,
+    // and GC merges only differentials on flash.)
     if (cfg.params.method == Method::kPdl && cfg.params.max_differential == 0 &&
-        cfg.geo.page_data == 512)  // PDL(page); 2 KB pages: see the merge test below
+        cfg.geo.page_data == 512 && cfg.params.nvm_bytes == 0)  // PDL(page); 2 KB: see below
       REQUIRE(store->stats().gc_merges > 0);
   }
 
