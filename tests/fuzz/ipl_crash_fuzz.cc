@@ -150,9 +150,26 @@ uint32_t draw_log_sector(uint64_t seed) {
   return 128u << (ls() % 3);
 }
 
-// Gives an IPL store the seed's log sector size and the chip the NOP it needs.
+// NVM=1: an IPL store keeps its log areas in NVM ([IPL-PCRAM]) instead of a flash log region:
+// log sectors of 128 or 512 bytes, 1 .. 4 per block, from a stream of its own.
+bool nvm_mode() {
+  const char* e = std::getenv("NVM");
+  return e && std::string(e) != "0";
+}
+
+// Gives an IPL store the seed's log sector size and the chip the NOP it needs (NVM=1: the
+// chip the NVM and the store its log areas there).
 void apply_log_sector(uint64_t seed, Geometry* g, StoreParams* p) {
   if (p->method != Method::kIpl) return;
+  if (nvm_mode()) {
+    std::mt19937_64 nv(seed ^ 0x4e564du);
+    p->log_sector = nv() % 2 ? 128 : 512;
+    const uint32_t sectors = 1 + uint32_t(nv() % 4);
+    g->nvm_bytes = 64 + (g->blocks - kSuperblockBlocks) * sectors * p->log_sector;
+    p->nvm_bytes = g->nvm_bytes;
+    p->log_region = 0;  // every page a data page; the areas divide the NVM
+    return;
+  }
   p->log_sector = draw_log_sector(seed);
   if (p->log_sector)
     g->partial_programs = std::max(g->partial_programs, g->page_data / p->log_sector);
@@ -188,9 +205,9 @@ void run_seed(uint64_t seed, int cycles, uint64_t* cuts) {
   char cfg[240];
   std::snprintf(cfg, sizeof cfg,
                 "page=%u ppb=%u blocks=%u method=%s log_region=%u log_sector=%u logical=%u "
-                "wear_level=%u",
+                "wear_level=%u nvm=%u",
                 g.page_data, g.pages_per_block, g.blocks, method_name(p.method), p.log_region,
-                p.log_sector, p.logical_pages, p.wear_level);
+                p.log_sector, p.logical_pages, p.wear_level, p.nvm_bytes);
   try {
     std::unique_ptr<EmulatedNand> nand;
     if (!EmulatedNand::create_ram(g, &nand).is_ok()) fail("create_ram");
@@ -450,6 +467,13 @@ class TraceNand : public Nand {
     return st;
   }
   Status flush() override { return in_.flush(); }
+  Status nvm_read(uint64_t off, std::span<uint8_t> out) override { return in_.nvm_read(off, out); }
+  Status nvm_write(uint64_t off, std::span<const uint8_t> in) override {
+    const Status st = in_.nvm_write(off, in);
+    if (on_) oplog("   nand: nvm write %llu+%zu -> %s", (unsigned long long)off, in.size(),
+                   st.to_string().c_str());
+    return st;
+  }
   const NandCounters& counters() const override { return in_.counters(); }
   void reset_counters() override { in_.reset_counters(); }
   void set_counting(bool on) override { in_.set_counting(on); }
@@ -539,10 +563,10 @@ void run_seed_atomic(uint64_t seed, int cycles, uint64_t* cuts) {
   char cfg[280];
   std::snprintf(cfg, sizeof cfg,
                 "ATOMIC page=%u ppb=%u blocks=%u method=%s log_region=%u log_sector=%u "
-                "logical=%u obsolete=%s max_diff=%u wear_level=%u",
+                "logical=%u obsolete=%s max_diff=%u wear_level=%u nvm=%u",
                 g.page_data, g.pages_per_block, g.blocks, method_name(p.method), p.log_region,
                 p.log_sector, p.logical_pages, obsolete_name(p.obsolete), p.max_differential,
-                p.wear_level);
+                p.wear_level, p.nvm_bytes);
   if (g_verbose) std::fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, cfg);
   try {
     std::unique_ptr<EmulatedNand> nand;
