@@ -56,6 +56,11 @@ std::string config_text(Image& img, bool read_only) {
   line(&s, "read_us", g.read_us);
   line(&s, "program_us", g.program_us);
   line(&s, "erase_us", g.erase_us);
+  if (g.nvm_bytes) {  // the NVM beside the chip: its size, what the store uses, where it is
+    line(&s, "nvm", format_size(sp.nvm_bytes));
+    line(&s, "nvm_device", format_size(g.nvm_bytes));
+    line(&s, "nvm_place", img.nand->nvm_place());
+  }
   line(&s, "logical_pages", sp.logical_pages);
   line(&s, "gc_reserve_blocks", sp.gc_reserve_blocks);
   line(&s, "chunk", L.chunk);

@@ -154,7 +154,8 @@ Status EmulatedNand::create_file(const std::string& path, const Geometry& g0,
     st = errno_status("cannot size image", path);
   // The header, and the record area written (so allocated: storing a record never needs
   // room, and an erase never does); the NVM area allocated, for the same reason.
-  const std::array<uint8_t, 16> nvm_id = g.nvm_bytes ? detail::new_nvm_id() : std::array<uint8_t, 16>{};
+  std::array<uint8_t, 16> nvm_id{};
+  if (g.nvm_bytes) nvm_id = detail::new_nvm_id();
   std::vector<uint8_t> h(kHeaderSize);
   detail::encode_header(g, l.pages_off, h.data(), l.nvm_off, nvm_id);
   if (st.is_ok()) st = detail::pwrite_all(fd, path, h.data(), h.size(), 0);
@@ -254,7 +255,8 @@ Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<Emulated
   if (version >= 3) {
     const uint8_t* x = h.data();
     if (le::get32(x + kNvmCrcAt) != crc32c(x + kHeaderCrcAt + 4, kNvmCrcAt - kHeaderCrcAt - 4))
-      return fail(Status::error(Errc::kCorrupt, path + ": image header (NVM fields) checksum mismatch"));
+      return fail(Status::error(Errc::kCorrupt,
+                                path + ": image header (NVM fields) checksum mismatch"));
     g.nvm_bytes = le::get32(x + kNvmBytesAt);
     g.nvm_latency_ns = le::get32(x + kNvmLatencyAt);
     g.nvm_read_ns = le::get32(x + kNvmReadAt);
@@ -277,7 +279,8 @@ Status EmulatedNand::open_file(const std::string& path, std::unique_ptr<Emulated
   if (g.nvm_bytes && !nvm_off && nvm_path.empty())
     return fail(Status::error(Errc::kInvalidArgument,
                               "image " + path + " keeps its NVM in a file of its own: "
-                              "give its path (URI nvm_path=PATH, pdl --nvm-path PATH, pdl-fuse -o nvm_path=PATH)"));
+                              "give its path (URI nvm_path=PATH, pdl --nvm-path PATH, "
+                              "pdl-fuse -o nvm_path=PATH)"));
   if (!nvm_path.empty() && !g.nvm_bytes)
     return fail(Status::error(Errc::kInvalidArgument,
                               "nvm_path=" + nvm_path + " contradicts the existing image " + path +

@@ -98,7 +98,8 @@ class PmemNvm final : public NvmMedia {
     return Status::ok();
   }
   Status write(uint64_t off, std::span<const uint8_t> in) override {
-    if (read_only_) return Status::error(Errc::kReadOnly, "NVM file " + path_ + " opened read-only");
+    if (read_only_)
+      return Status::error(Errc::kReadOnly, "NVM file " + path_ + " opened read-only");
     if (in.empty()) return Status::ok();
     uint8_t* base = map_ + kHeaderBytes;  // 4 KiB aligned: NVM words are aligned in memory
     const uint64_t end = off + in.size();

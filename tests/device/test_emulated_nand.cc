@@ -532,8 +532,8 @@ TEST_CASE("open_file on a file that is not a valid image fails and leaves it unc
     flipped[20] ^= 0x01;
     expect_refused(flipped, Errc::kCorrupt);
 
-    Bytes newer = good;  // a valid header of an unknown version
-    pdl::le::put32(newer.data() + 8, 3);
+    Bytes newer = good;  // a valid header of an unknown version (3 is NVM's: docs/format.md)
+    pdl::le::put32(newer.data() + 8, 4);
     pdl::le::put32(newer.data() + 64, pdl::crc32c(newer.data(), 64));
     expect_refused(newer, Errc::kUnsupported);
 

@@ -4,9 +4,13 @@
 // close and reopen; ranges outside it and writes to read-only images are refused; counters and
 // simulated time follow Geometry's cost formula exactly; a power cut tears a write only in
 // whole 8-byte words; clone() copies it; version-2 images still open; a wrong NVM file
-// (missing, garbage, wrong size, another store's) is refused with the cause named.
+// (missing, garbage, wrong size, another store's) is refused with the cause named; a host
+// process killed (SIGKILL) in the middle of NVM writes leaves a prefix of whole words.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -431,4 +435,63 @@ TEST_CASE("creating an image refuses to overwrite another store's NVM file witho
   REQUIRE_OK(EmulatedNand::create_file(other, g, &n, where));
   n.reset();
   pdl::test::remove_temp(other);
+}
+
+TEST_CASE("a process killed during NVM writes leaves each one whole or a prefix of whole words",
+          "[nvm][kill]") {
+  // The child rewrites the first 64 KiB of the NVM over and over, version v in every word
+  // ((v << 32) | word index); killed at a random moment, the NVM must hold version v+1 in a
+  // prefix of the words and version v in the rest (docs/reliability.md, "The NVM").
+  constexpr uint32_t kBytes = 64 << 10, kWords = kBytes / 8;
+  const Geometry g = nvm_geometry(kBytes);
+  auto rng = pdl::test::seeded_rng(0x4E564D4B);
+  int torn = 0;
+  for (Place p : {Place::kImage, Place::kFile}) {
+    for (int trial = 0; trial < 12; trial++) {
+      INFO(place_name(p) << " trial " << trial);
+      Chip c(p, g);
+      {  // version 0
+        std::vector<uint64_t> w(kWords);
+        for (uint32_t i = 0; i < kWords; i++) w[i] = i;
+        REQUIRE_OK(c.nand->nvm_write(0, std::span(reinterpret_cast<const uint8_t*>(w.data()),
+                                                  kBytes)));
+      }
+      c.nand.reset();
+      const pid_t pid = fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        std::unique_ptr<EmulatedNand> n;
+        if (!EmulatedNand::open_file(c.image, &n, false, c.nvm_file).is_ok()) _exit(2);
+        std::vector<uint64_t> w(kWords);
+        for (uint64_t v = 1;; v++) {
+          for (uint32_t i = 0; i < kWords; i++) w[i] = (v << 32) | i;
+          const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(w.data()),
+                                               kBytes);
+          if (!n->nvm_write(0, bytes).is_ok()) _exit(3);
+        }
+      }
+      const timespec nap = {0, long(2'000'000 + rng() % 30'000'000)};  // 2 .. 32 ms
+      nanosleep(&nap, nullptr);
+      kill(pid, SIGKILL);
+      int status = 0;
+      REQUIRE(waitpid(pid, &status, 0) == pid);
+      REQUIRE(WIFSIGNALED(status));  // still writing when killed, not failed
+      c.reopen(/*read_only=*/true);
+      const Bytes got = nvm(*c.nand, 0, kBytes);
+      std::vector<uint64_t> w(kWords);
+      std::memcpy(w.data(), got.data(), kBytes);
+      const uint64_t first = w[0] >> 32, last = w[kWords - 1] >> 32;
+      REQUIRE((first == last || first == last + 1));
+      bool in_prefix = true;
+      for (uint32_t i = 0; i < kWords; i++) {
+        REQUIRE((w[i] & 0xFFFFFFFFu) == i);  // whole words: never a mix of two versions
+        const uint64_t v = w[i] >> 32;
+        REQUIRE((v == first || v == last));
+        if (v == last && first != last) in_prefix = false;
+        REQUIRE((in_prefix || v == last));  // the newer version is a prefix
+      }
+      if (first != last) torn++;
+    }
+  }
+  WARN(torn << " of 24 kills landed inside a write");
 }
