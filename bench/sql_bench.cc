@@ -161,7 +161,8 @@ static int run(int argc, char** argv) {
                  "images' defaults), or catalogue keys: pdl256, ipl18k, ...; FTL devices\n"
                  "(ftl-page, bast16, bast32, fast16, fast32, sb-page, sb-bast16,\n"
                  "sb-fast16: the journal on the device); NVM beside the chip (pdl-nvm,\n"
-                 "ipl-pcram, ipl-pcram512: the chip gets the NVM the entry uses)")
+                 "pdl2k-nvm, ipl-pcram, ipl-pcram512: the chip gets the NVM the entry\n"
+                 "uses)")
       ->type_name("LIST")->default_str("pdl,opu");
   app.add_option("--journal", journals, "journal modes, comma-separated")
       ->type_name("LIST")->default_str("delete,wal");

@@ -52,7 +52,7 @@ std::vector<MethodSpec> ftl_members() { return members(ftl_methods()); }
 
 namespace {
 
-const char kNvmGroup[] = "pdl-nvm,pdl,opu,ipl,ipl-pcram";
+const char kNvmGroup[] = "pdl-nvm,pdl2k-nvm,pdl,opu,ipl,ipl-pcram";
 
 }  // namespace
 

@@ -2,7 +2,7 @@
 // (flash/image/methods.h: the paper's six, by short key: pdl, pdl2k, opu, ipu, ipl, ipl64k;
 // the keys pdl256 and ipl18k name the same entries; and the FTL devices by key: ftl-page,
 // bast16, bast32, fast16, fast32, sb-page, sb-bast16, sb-fast16; and the entries with NVM
-// beside the chip: pdl-nvm, ipl-pcram, ipl-pcram512), each in one commit mode.
+// beside the chip: pdl-nvm, pdl2k-nvm, ipl-pcram, ipl-pcram512), each in one commit mode.
 // Through the VFS, IPL derives its log records by comparing a page with its previous version
 // (SQLite does not say what it changed); the paper's IPL ran inside the DBMS (docs/design.md
 // §10).
@@ -38,7 +38,7 @@ std::vector<MethodSpec> all_methods();
 // The FTL devices with and without StableBuffer (ftl-page, bast16, ..., sb-fast16): SQLite
 // on a commodity FTL device, the journal on the device (no atomic commit).
 std::vector<MethodSpec> ftl_members();
-// The NVM comparison ([IPL-PCRAM], issue 27): pdl-nvm, pdl, opu, ipl, ipl-pcram.
+// The NVM comparison ([IPL-PCRAM], issue 27): pdl-nvm, pdl2k-nvm, pdl, opu, ipl, ipl-pcram.
 std::vector<MethodSpec> nvm_members();
 // "pdl,opu,...", "all" (the paper six), "ftl" (ftl_members()), "nvm" (nvm_members()) or a mix
 // ("pdl,ftl"); false with *err naming an unknown key. Duplicates are dropped.

@@ -108,8 +108,9 @@ Options parse_options(int argc, char** argv) {
                      "Fig. 14 set: pdl,pdl2k,opu,ipl,ipl64k); SQLite on an FTL device\n"
                      "(journal on the device): ftl-page, bast16, bast32, fast16, fast32,\n"
                      "and with StableBuffer in front sb-page, sb-bast16, sb-fast16, or ftl\n"
-                     "for all eight; with NVM beside the chip: pdl-nvm, ipl-pcram,\n"
-                     "ipl-pcram512, or nvm for pdl-nvm,pdl,opu,ipl,ipl-pcram")
+                     "for all eight; with NVM beside the chip: pdl-nvm, pdl2k-nvm,\n"
+                     "ipl-pcram, ipl-pcram512, or nvm for\n"
+                     "pdl-nvm,pdl2k-nvm,pdl,opu,ipl,ipl-pcram")
           ->type_name("LIST")->default_str("pdl,opu,ipu,ipl")->group(kMethods);
   app.add_option("--journal-mode", journals, "SQLite journal modes")
       ->type_name("LIST")

@@ -27,8 +27,7 @@ StoreParams MethodPreset::params(uint32_t logical_pages, ObsoleteMode mode,
 std::string MethodPreset::uri_params(uint32_t page, uint64_t chip_bytes,
                                      uint32_t pages_per_block) const {
   std::string s = std::string("method=") + method_name(method);
-  // PDL+NVM: the engine's NVM default Max_Differential_Size unless the entry names one.
-  if (writes_differentials(method) && !(nvm && max_differential == 0))
+  if (writes_differentials(method))
     s += "&max_diff=" + std::to_string(max_differential ? max_differential : page);
   if (has_log_region(method)) s += "&log_region=" + format_size(log_region);
   if (has_log_region(method) && uses_nvm() && log_sector)
@@ -68,8 +67,10 @@ const std::vector<MethodPreset>& method_catalogue() {
        FtlKind::kBast, 16},
       {"sb-fast16", "", "SB/FAST(16)", Method::kStableBuffer, 0, 0, true, 0, true,
        FtlKind::kFast, 16},
-      {"pdl-nvm", "", "PDL+NVM(64KB)", Method::kPdl, 0, 0, true, 0, true, FtlKind::kNone, 0,
-       64 * 1024, 0},
+      {"pdl-nvm", "", "PDL(256B)+NVM(64KB)", Method::kPdl, 256, 0, true, 0, true, FtlKind::kNone,
+       0, 64 * 1024, 0},
+      {"pdl2k-nvm", "", "PDL(2KB)+NVM(64KB)", Method::kPdl, 0, 0, true, 0, true, FtlKind::kNone,
+       0, 64 * 1024, 0},
       {"ipl-pcram", "", "IPL+PCRAM(128B)", Method::kIpl, 0, 18 * 1024, true, 128, true,
        FtlKind::kNone, 0, 0, 18 * 1024},
       {"ipl-pcram512", "", "IPL+PCRAM(512B)", Method::kIpl, 0, 18 * 1024, true, 512, true,
@@ -197,8 +198,8 @@ std::string method_label(const StoreParams& p, uint32_t page_size) {
   }
   const uint32_t md = p.max_differential == 0 ? page_size : p.max_differential;
   if (p.nvm_bytes)
-    return (md == page_size ? std::string("PDL") : "PDL(" + size(md) + ")") + "+NVM(" +
-           size(p.nvm_bytes) + ")" + (p.gc_merge ? "" : "/no-merge");
+    return "PDL(" + size(md) + ")+NVM(" + size(p.nvm_bytes) + ")" +
+           (p.gc_merge ? "" : "/no-merge");
   return "PDL(" + size(md) + ")" + (p.gc_merge ? "" : "/no-merge");
 }
 

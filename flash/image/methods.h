@@ -22,9 +22,10 @@
 //   fast16, fast32          FAST(16)        blocks; the journal on the device, no atomic commit
 //   sb-page, sb-bast16,     SB/FTL(page)    StableBuffer in front of that device
 //   sb-fast16               SB/BAST(16) ...
-//   pdl-nvm                 PDL+NVM(64KB)   PDL with its differential write buffer in 64 KiB of
-//                                           NVM beside the chip; Max_Differential_Size the
-//                                           engine's NVM default (a page)
+//   pdl-nvm                 PDL(256B)+NVM(64KB)  PDL with its differential write buffer in
+//   pdl2k-nvm               PDL(2KB)+NVM(64KB)   64 KiB of NVM beside the chip; Max_Differential_
+//                                           Size 256 bytes (what method=pdl&nvm=64K gives) or
+//                                           a page
 //   ipl-pcram               IPL+PCRAM(128B) IPL with every block's log area in PCRAM
 //   ipl-pcram512            IPL+PCRAM(512B) ([IPL-PCRAM] §3.2), 128- or 512-byte log sectors;
 //                                           the per-block area is IPL(18KB)'s 18 KiB, so the
@@ -107,7 +108,7 @@ std::vector<MethodPreset> ftl_methods();
 // Every flash-only entry but the FTL devices: the page-update methods on raw NAND ([PDL]'s
 // experiments; pdl-bench's Exp. 1 default).
 std::vector<MethodPreset> raw_nand_methods();
-// The entries with NVM beside the chip: pdl-nvm, ipl-pcram, ipl-pcram512.
+// The entries with NVM beside the chip: pdl-nvm, pdl2k-nvm, ipl-pcram, ipl-pcram512.
 std::vector<MethodPreset> nvm_methods();
 // The entry a key or short key names; nullptr if none.
 const MethodPreset* find_method(std::string_view key);
@@ -126,9 +127,9 @@ std::string obsolete_label(Method m, ObsoleteMode mode);
 // "IPL(18KB)" — the catalogue's labels for its presets on 2 KiB pages; an IPL whose log sector
 // is not 512 bytes gets "/<bytes>B" ("IPL(18KB)/128B"), a PDL without the GC merge
 // "/no-merge"; an FTL device "FTL(page)", "BAST(16)", "FAST(32)", with StableBuffer in front
-// "SB/BAST(16)"; with NVM (StoreParams::nvm_bytes) PDL is "PDL+NVM(<nvm>)" ("PDL(256B)+NVM(64KB)"
-// when Max_Differential_Size is not a page) and IPL "IPL+PCRAM(<log sector>)" ("IPL(8KB)+PCRAM(128B)"
-// when its per-block area is not 18 KiB; a log sector of 0 is the NVM default, 128 bytes).
+// "SB/BAST(16)"; with NVM (StoreParams::nvm_bytes) PDL is "PDL(<max diff>)+NVM(<nvm>)"
+// ("PDL(256B)+NVM(64KB)") and IPL "IPL+PCRAM(<log sector>)" ("IPL(8KB)+PCRAM(128B)" when its
+// per-block area is not 18 KiB; a log sector of 0 is the NVM default, 128 bytes).
 std::string method_label(const StoreParams& p, uint32_t page_size);
 
 }  // namespace pdl

@@ -3,17 +3,17 @@
 
     nvm_smoke.py PDL_BENCH PDL_SQLBENCH PDL_NVMBENCH PDL_TPCC NVM_RESULTS_MD_PY [NVM_PLOT_PY]
 
-1. pdl-bench Exp. 1 on a tiny chip with pdl-nvm, ipl-pcram, ipl-pcram512 and their flash-only
+1. pdl-bench Exp. 1 on a tiny chip with pdl-nvm, pdl2k-nvm, ipl-pcram, ipl-pcram512 and their flash-only
    twins: a measured record per method (no error record), the NVM entries' chips with NVM
-   (nvm_bytes > 0: 64 KiB for pdl-nvm, 18 KiB per block for IPL+PCRAM), the flash-only ones
+   (nvm_bytes > 0: 64 KiB for the PDL ones, 18 KiB per block for IPL+PCRAM), the flash-only ones
    without.
 2. pdl-sqlbench, 60 single-row transactions per phase, atomic commit, DELETE: every NVM key and
    its flash-only twin present; the NVM entries wrote NVM, the flash-only ones none.
 3. pdl-nvmbench, 3,000 records: insert and retrieve records for flash-only IPL and both PCRAM
    variants; the PCRAM ones wrote NVM and programmed no flash log sector, the flash-only one
    wrote no NVM.
-4. pdl-tpcc --methods nvm at scale 0.01: every member (PDL+NVM, PDL(256B), OPU, IPL(18KB),
-   IPL+PCRAM(128B)) present with its consistency checks passed.
+4. pdl-tpcc --methods nvm at scale 0.01: every member (both PDL+NVM, PDL(256B), OPU,
+   IPL(18KB), IPL+PCRAM(128B)) present with its consistency checks passed.
 5. bench/nvm_results_md.py over the four JSON files into a copy of the section's markers: every
    block filled, no "not run"; bench/nvm_plot.py draws the figure (if matplotlib is there).
 A method that cannot run fails the test (an engine not built included).
@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-NVM = ["pdl-nvm", "ipl-pcram", "ipl-pcram512"]
+NVM = ["pdl-nvm", "pdl2k-nvm", "ipl-pcram", "ipl-pcram512"]
 TWINS = ["pdl256", "ipl18k"]
 BLOCKS = ["nvm-ipl-claims", "nvm-ipl", "nvm-target", "nvm-sqlbench", "nvm-tpcc", "nvm-bench"]
 
@@ -50,7 +50,7 @@ def check_bench(bench, tmp, errors):
             errors.append(f"bench: {key}: {r[0].get('error') if r else 'no record'}")
             continue
         r = r[0]
-        want = 64 * 1024 if key == "pdl-nvm" else 18 * 1024 * r["blocks"] if key in NVM else 0
+        want = 64 * 1024 if key.endswith("-nvm") else 18 * 1024 * r["blocks"] if key in NVM else 0
         if r["nvm_bytes"] != want:
             errors.append(f"bench: {key}: chip NVM {r['nvm_bytes']}, expected {want}")
         if not r["total_us"] > 0:
@@ -116,7 +116,7 @@ def check_tpcc(tpcc, tmp, errors):
     with open(out) as f:
         data = json.load(f)
     members = {m["key"]: m for m in data["runs"][0]["methods"]}
-    for key in ("pdl-nvm", "pdl", "opu", "ipl", "ipl-pcram"):
+    for key in ("pdl-nvm", "pdl2k-nvm", "pdl", "opu", "ipl", "ipl-pcram"):
         m = members.get(key)
         if not m:
             errors.append(f"tpcc: no member {key} (have {', '.join(members)})")
