@@ -128,9 +128,9 @@ def ipl_table(ipl):
            f"{d['cache_pages']:,} pages ({100 * d['cache_pages'] / max(1, d['db_pages']):.1f} %); "
            f"chip {d['chip_bytes'] / 2**20:.0f} MiB; seed {d['seed']}.", "",
            "| phase | method | time, [IPL-PCRAM] timing (s) | × flash-only | time, [PDL] timing "
-           "(s) | reads | programs | erases | merges | log sectors | NVM written (KiB) | NVM "
-           "(KiB) | wall (s) |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "(s) | reads | programs | erases | merges | log sectors | log bytes per sector | NVM "
+           "written (KiB) | NVM (KiB) | wall (s) |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for phase in ("insert", "retrieve"):
         base = ipl.t(FLASH, phase)
         for r in ipl.runs:
@@ -142,6 +142,7 @@ def ipl_table(ipl):
                 f"{'–' if rel is None else f'{rel:.2f}'} | {fmt(r['sim_s'], 4)} | "
                 f"{r['page_reads'] + r['spare_reads']:,} | {r['programs']:,} | {r['erases']:,} | "
                 f"{r['merges']:,} | {r['log_sectors']:,} | "
+                f"{r['log_bytes'] / r['log_sectors'] if r['log_sectors'] else 0:.0f} | "
                 f"{r['nvm_bytes_written'] / 1024:,.0f} | {r['nvm_bytes'] / 1024:,.0f} | "
                 f"{r['wall_s']:.1f} |")
     return "\n".join(out) + "\n"
@@ -210,7 +211,8 @@ def sql_table(sql):
                 return f"{f.format(i[k])} / {f.format(u[k])}"
             nvm = (f"{i['sim_us_per_txn']:,.0f} ({i['nvm_us_per_txn']:,.0f}) / "
                    f"{u['sim_us_per_txn']:,.0f} ({u['nvm_us_per_txn']:,.0f})")
-            out.append(f"| {j.upper()} | {i.get('label', m)} | {pair('programs_per_txn')} | "
+            label = {"opu": "OPU", "ipu": "IPU"}.get(m, i.get("label", m))
+            out.append(f"| {j.upper()} | {label} | {pair('programs_per_txn')} | "
                        f"{pair('erases_per_txn', '{:.4f}')} | "
                        f"{pair('nvm_bytes_written_per_txn', '{:,.0f}')} | "
                        f"{pair('nvm_writes_per_txn', '{:.1f}')} | {nvm} | "
