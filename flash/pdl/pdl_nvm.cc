@@ -1,6 +1,7 @@
 // pdl_nvm.cc — PDL's differential write buffer in NVM (method=pdl&nvm=SIZE; docs/design.md
-// §16): the commit as NVM writes, reads of buffered records charged as NVM reads, the
-// buffer's size. The log itself is nvm_log.h; the flush of one page of the buffer is
+// §16): the commit as NVM writes, committed tombstones taking effect, large cold records
+// merged into new base pages, reads of buffered records charged as NVM reads, the buffer's
+// size. The log itself is nvm_log.h; the flush of one page of the buffer is
 // flush_write_buffer (pdl_store.cc), recovery pdl_recovery.cc, abort pdl_commit.cc.
 //
 // Why it is correct: after a commit the NVM log holds, for every lpn with a buffered record,
@@ -11,7 +12,9 @@
 // recovery's rule — an NVM record counts if newer than its lpn's base page and flash
 // differential — rebuilds exactly the committed buffer.
 #include <algorithm>
+#include <cassert>
 
+#include "flash/codec/differential.h"
 #include "flash/pdl/pdl_store.h"
 
 namespace pdl {
@@ -81,6 +84,35 @@ Status PdlStore::nvm_apply_trims() {
     if (first.is_ok()) first = st;
   }
   return first;
+}
+
+// Cold records leave the buffer a page at a time; but a differential is cumulative (against
+// its base page), so an lpn updated again after its record went to flash brings it back larger,
+// and flushing a record of d bytes costs d / page of a program. A record above a quarter of a
+// page is worth a new base page of its own instead: one program, and the lpn's differential
+// starts again from nothing. The new base page goes the way of Case 3 (write_new_base: with
+// atomic groups held until the next base page or the commit, the lpn touched first).
+Status PdlStore::nvm_merge_oldest(bool* merged) {
+  *merged = false;
+  RecordView r;
+  bool first = true;
+  dwb_.for_each([&](const RecordView& v) {
+    if (first) r = v;
+    first = false;
+  });
+  if (first || r.tombstone || r.size() <= geo_.page_data / 4) return Status::ok();
+  const Lpn lpn = r.lpn;
+  const PpmtEntry& e = ppmt_[lpn];
+  assert(e.base != kNoPpa && e.base != kPendingPpa);  // a buffered record's base is on flash
+  PDL_TRY(read_checked(e.base, scratch_base_, nullptr));
+  PDL_TRY(diff_apply(r.runs, scratch_base_));
+  ledger_.charge_current();
+  if (groups_) touch(lpn);
+  const Status st = write_new_base(lpn, scratch_base_);
+  ledger_.charge(bucket_of(lpn));
+  PDL_TRY(st);
+  *merged = true;
+  return Status::ok();
 }
 
 Status PdlStore::nvm_charge_read(Lpn lpn) {

@@ -316,6 +316,11 @@ Status PdlStore::flush_write_buffer(bool commit) {
     }
   }
   if (dwb_.empty()) return Status::ok();
+  if (nvm_) {  // a large oldest record becomes a new base page instead (pdl_nvm.cc)
+    bool merged = false;
+    PDL_TRY(nvm_merge_oldest(&merged));
+    if (merged) return Status::ok();
+  }
   // With NVM the buffer holds several pages: one page of its oldest records goes to flash.
   WriteBuffer& src = nvm_ ? stage_ : dwb_;
   if (nvm_) stage_oldest_page();
@@ -399,7 +404,13 @@ Status PdlStore::program_write_buffer(bool commit, WriteBuffer& src) {
 Status PdlStore::put_record(const RecordView& r) {
   if (r.size() > dwb_.free_space()) {
     if (!r.tombstone) stats_.case2++;
-    while (r.size() > dwb_.free_space()) PDL_TRY(flush_write_buffer());
+    PDL_TRY(flush_write_buffer());
+    // (A page of the oldest records may free less than r needs: each further page gets room
+    // of its own, as the write's first one did.)
+    while (r.size() > dwb_.free_space()) {
+      PDL_TRY(ensure_user_space(kWritePages + blocks_.user_keep()));
+      PDL_TRY(flush_write_buffer());
+    }
   } else if (!r.tombstone) {
     stats_.case1++;
   }

@@ -39,8 +39,13 @@
 // until the next base page or the commit: the commit record then rides on it when the buffer
 // is empty (OPU), and rewrites of the same page in a group cost nothing.
 //
-// Crash model: a page is durable once programmed; the write buffer and the pending base page
-// are lost. Sequence numbers order everything (GC copies keep them), so recovery picks the
+// With NVM (StoreParams::nvm_bytes > 0; pdl_nvm.cc, nvm_log.h, docs/design.md §16) the write
+// buffer holds several pages and is durable in an NVM log: sync() appends its changes and a
+// commit entry there instead of programming a page, and a flush takes one page of its oldest
+// records (or merges a large one into a new base page).
+//
+// Crash model: a page is durable once programmed; the write buffer (unless in NVM, as of its
+// last commit) and the pending base page are lost. Sequence numbers order everything (GC copies keep them), so recovery picks the
 // newest committed base, and a differential only if newer than that base.
 //
 // Cost attribution (cost.h, cost_ledger.h): a PageStore call charges its own work to the lpn's
@@ -210,6 +215,10 @@ class PdlStore final : public StoreBase {
   // (a fresh log in the other half when they do not fit). The buffer is then committed.
   Status nvm_commit();
   Status nvm_apply_trims();  // after a commit: committed tombstones take effect
+  // A flush's alternative: if the buffer's oldest record is larger than a quarter of a page, its
+  // page (base + record) is written as a new base page instead (*merged), resetting the lpn's
+  // differential (design.md §16: what keeps cumulative differentials from dominating).
+  Status nvm_merge_oldest(bool* merged);
   // A buffered record of lpn is read: the NVM read its committed copy costs (none if it
   // changed since the last commit: then it is in RAM only).
   Status nvm_charge_read(Lpn lpn);
