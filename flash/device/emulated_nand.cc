@@ -177,6 +177,7 @@ Status EmulatedNand::create_file(const std::string& path, const Geometry& g0,
     st = detail::create_nvm_file(place.path, g.nvm_bytes, {nvm_id, path},
                                  place.replaceable ? &*place.replaceable : nullptr, place.force,
                                  &nvm);
+    if (!st.is_ok()) ::unlink(path.c_str());  // the image just made (ours, locked) goes too
   }
   if (!st.is_ok()) {
     close(fd);

@@ -12,7 +12,9 @@
 // RAM images are lazily-zeroed anonymous memory (ram_media.cc), and image files keep erased
 // pages as holes — a 2 GiB chip costs nothing until written (file_media.h: read and written
 // through a shared mapping where that is safe, pread/pwrite elsewhere). Image file layout:
-// docs/format.md §1.
+// docs/format.md §1. The NVM beside the chip (Geometry::nvm_bytes) is in RAM for a RAM chip;
+// for an image, in its NVM area (format version 3, pread/pwrite) or in an NVM file of its own
+// through libpmem (nvm_file.h), bound to the image by an identity in its header.
 // Crash semantics of an image file (docs/reliability.md, "The image file and the host"): a
 // simulated power cut behaves as described above; the host process killed (SIGKILL) leaves the
 // image exactly as its last completed flash operation left it, or as the one in flight would
@@ -97,7 +99,8 @@ class EmulatedNand final : public CountingNand {
   // A fresh, fully erased chip in a new image file (an existing file is replaced). With NVM
   // (g.nvm_bytes > 0) the image is format version 3 and its NVM, zeroed, is in the image or,
   // with nvm.path, in an NVM file made there (nvm_file.h: an existing one is replaced only if
-  // it is this store's, nvm.replaceable's, or with nvm.force); without, version 2.
+  // it is this store's, nvm.replaceable's, or with nvm.force; refused, the image made is
+  // removed again); without, version 2.
   static Status create_file(const std::string& path, const Geometry& g,
                             std::unique_ptr<EmulatedNand>* out, const NvmPlacement& nvm = {});
   // An existing image file; geometry and timing come from its header. Read-only: the file is

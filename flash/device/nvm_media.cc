@@ -30,7 +30,7 @@ class RamNvm final : public NvmMedia {
 };
 
 // The image's NVM area: one pread or pwrite per access (a write is torn by the host process
-// dying only at a host page boundary), fsync on flush().
+// dying only at a host page boundary). flush() is the image's: its fsync covers this area.
 class ImageNvm final : public NvmMedia {
  public:
   ImageNvm(int fd, std::string path, uint64_t off, uint64_t bytes, bool read_only)
@@ -45,10 +45,6 @@ class ImageNvm final : public NvmMedia {
     return pwrite_all(fd_, path_, in.data(), in.size(), off_ + off);
   }
   std::string describe() const override { return "image file " + path_; }
-  Status flush() override {
-    if (!read_only_ && fdatasync(fd_) != 0) return errno_status("fsync", path_);
-    return Status::ok();
-  }
 
  private:
   int fd_;

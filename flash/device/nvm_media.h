@@ -32,7 +32,8 @@ class NvmMedia {
   virtual Status write(uint64_t off, std::span<const uint8_t> in) = 0;
   // What holds the bytes, for reports: "RAM", "image file", "pmem /mnt/pmem/x (DAX)".
   virtual std::string describe() const = 0;
-  // Durable on the host (fsync of an image file; a no-op where write() already persists).
+  // Durable on the host. A no-op where write() already persists (libpmem) and for the image
+  // file's NVM area, which the image's own flush (fsync of the whole file) covers.
   virtual Status flush() { return Status::ok(); }
 };
 

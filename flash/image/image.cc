@@ -268,7 +268,10 @@ static Status check_replaceable(const std::string& path, const ImageParams& para
   std::unique_ptr<Image> img;
   ImageParams just_nvm;
   just_nvm.nvm_path = params.nvm_path;
-  const Status st = open_image(path, just_nvm, ImageMode::kOpen, /*read_only=*/true, "", &img);
+  Status st = open_image(path, just_nvm, ImageMode::kOpen, /*read_only=*/true, "", &img);
+  // The new image's nvm_path may not be the old one's business (its NVM inside, or none).
+  if (st.is(Errc::kInvalidArgument) && params.nvm_path)
+    st = open_image(path, ImageParams(), ImageMode::kOpen, /*read_only=*/true, "", &img);
   if (st.is(Errc::kBusy)) return st;
   const std::string keep = "; refusing to replace it (--force does)";
   if (!st.is_ok())
@@ -316,6 +319,7 @@ Status format_image(const std::string& path, const ImageParams& params,
     if (EmulatedNand::is_image_file(path)) {
       std::unique_ptr<EmulatedNand> held;
       Status s = EmulatedNand::open_file(path, &held, false, params.nvm_path.value_or(""));
+      if (s.is(Errc::kInvalidArgument)) s = EmulatedNand::open_file(path, &held);
       if (s.is(Errc::kBusy)) return busy(path);
     }
     if (::unlink(path.c_str()) != 0)

@@ -27,6 +27,11 @@ namespace {
 
 Status open_device(const std::string& dev, const ImageParams& params, bool read_only,
                    std::unique_ptr<MtdNand>* out) {
+  if (params.nvm && *params.nvm && !params.nvm_path)  // before any device I/O
+    return Status::error(Errc::kInvalidArgument,
+                         "nvm=" + format_size(*params.nvm) + " on " + dev +
+                             " needs a file for the NVM's bytes (nvm_path=PATH): a raw chip has "
+                             "no room of its own for them");
   MtdOptions o;
   o.read_only = read_only;
   o.partial_programs = params.nop.value_or(0);
@@ -47,11 +52,6 @@ Status open_device(const std::string& dev, const ImageParams& params, bool read_
   if (params.erase_limit)
     return Status::error(Errc::kInvalidArgument,
                          "erase_limit= emulates wear-out: it has no meaning on " + dev);
-  if (params.nvm && *params.nvm && !params.nvm_path)
-    return Status::error(Errc::kInvalidArgument,
-                         "nvm=" + format_size(*params.nvm) + " on " + dev +
-                             " needs a file for the NVM's bytes (nvm_path=PATH): a raw chip has "
-                             "no room of its own for them");
   return Status::ok();
 }
 

@@ -72,6 +72,26 @@ TEST_CASE("an image opened with mtd= names the device, never the file", "[mtd][i
   CHECK(read_all(file) == "some bytes");
 }
 
+TEST_CASE("nvm on an MTD device without nvm_path is refused before any device I/O",
+          "[mtd][image][nvm]") {
+  const std::string file = regular_file();
+  ImageParams p;
+  REQUIRE(p.set("mtd", file).is_ok());
+  REQUIRE(p.set("nvm", "64K").is_ok());
+  std::unique_ptr<Image> img;
+  for (ImageMode mode : {ImageMode::kOpen, ImageMode::kCreate}) {
+    const Status st = open_image("/nonexistent/shop.db", p, mode, false, "", &img);
+    INFO(st.to_string());
+    CHECK(st.is(Errc::kInvalidArgument));
+    CHECK(st.to_string().find("needs a file for the NVM's bytes (nvm_path=PATH)") !=
+          std::string::npos);
+  }
+  const Status st = format_image("/nonexistent/shop.db", p, "", true, &img);
+  CHECK(st.is(Errc::kInvalidArgument));
+  CHECK(st.to_string().find("nvm_path") != std::string::npos);
+  CHECK(read_all(file) == "some bytes");
+}
+
 TEST_CASE("the mtd and spare parameters are checked when parsed", "[mtd][params]") {
   ImageParams p;
   CHECK(p.set("mtd", "").is(Errc::kInvalidArgument));

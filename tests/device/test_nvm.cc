@@ -412,6 +412,7 @@ TEST_CASE("creating an image refuses to overwrite another store's NVM file witho
   const pdl::Status st = EmulatedNand::create_file(other, g, &n, where);
   CHECK(st.is(Errc::kExists));
   CHECK_THAT(std::string(st.message()), Catch::Contains("belongs to another store"));
+  CHECK(access(other.c_str(), F_OK) != 0);  // no half-made image left
   REQUIRE_OK(EmulatedNand::open_file(a.image, &n, false, a.nvm_file));  // left as it was
   CHECK(nvm(*n, 0, 32) == pattern(32, 9));
   n.reset();

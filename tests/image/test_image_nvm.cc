@@ -167,7 +167,9 @@ TEST_CASE("a store with nvm=64K is created, reopened and keeps its NVM, in the i
   }
 }
 
-TEST_CASE("format replaces its own image's NVM file but not another store's", "[nvm-store]") {
+TEST_CASE("format replaces its own image's NVM file but not another store's; an empty image "
+          "moves its NVM to a file",
+          "[nvm-store]") {
   const std::string a = test::temp_path("a.img"), b = test::temp_path("b.img");
   const ImageParams pa = with({{"size", "8M"}, {"nvm", "64K"}, {"nvm_path", a + ".nvm"}});
   std::unique_ptr<Image> img;
@@ -186,6 +188,21 @@ TEST_CASE("format replaces its own image's NVM file but not another store's", "[
   img.reset();
   REQUIRE_OK(format_image(b, pa, "", true, &img));
   img.reset();
+  // An empty image whose NVM is inside may become one with an NVM file, unforced.
+  const std::string c = test::temp_path("c.img");
+  REQUIRE_OK(format_image(c, with({{"size", "8M"}, {"nvm", "64K"}}), "", false, &img));
+  img.reset();
+  REQUIRE_OK(format_image(c, with({{"size", "8M"}, {"nvm", "64K"}, {"nvm_path", c + ".nvm"}}),
+                          "", false, &img));
+  img.reset();
+  // Back again cannot be checked for files without the old NVM file, which the new params do
+  // not name: refused (kExists, saying why) unless forced.
+  const Status back = format_image(c, with({{"size", "8M"}, {"nvm", "64K"}}), "", false, &img);
+  CHECK(back.is(Errc::kExists));
+  CHECK_THAT(message(back), Catch::Contains("keeps its NVM in a file of its own"));
+  REQUIRE_OK(format_image(c, with({{"size", "8M"}, {"nvm", "64K"}}), "", true, &img));
+  img.reset();
+  test::remove_temp(c);
   test::remove_temp(a);
   test::remove_temp(b);
 }

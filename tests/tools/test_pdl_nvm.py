@@ -89,6 +89,11 @@ try:
     rc, _, err = pdl("format", img, "--size", "8M", "--nvm", "12")
     check(rc == 2 and "multiple of 8" in err, "--nvm 12: usage error (%s)" % err.strip())
     check(not os.path.exists(img), "... and nothing created")
+    for bad, why in [("&nvm=12", "multiple of 8"), ("&nvm=lots", "not a size"),
+                     ("&nvm=2G", "at most 1G"), ("&nvm_path=", "path")]:
+        code, _, e = sql(img, "select 1;", bad)
+        check("nvm" in e and why in e, "URI %s refused: %s" % (bad, e.strip()))
+    check(not os.path.exists(img), "... and nothing created")
 
     # ---- stores that use NVM (the NVM engines) ----
     for method in ["pdl", "ipl"]:
