@@ -232,7 +232,8 @@ def tpcc_table(tpcc):
                 f"{run['journal_mode'].upper()}, cache {run['cache_pct']:g} %, "
                 f"{members[0]['transactions'] if members else 0:,} transactions per method "
                 f"after the warm-up, chip {run['chip_bytes'] / 2**20:.0f} MiB; per transaction:",
-                "", "| method | simulated I/O ms | × PDL+NVM | programs | erases | reads | NVM "
+                "", f"| method | simulated I/O ms | × {ref['label'] if ref else 'PDL+NVM'} | "
+                "programs | erases | reads | NVM "
                 "written (B) | NVM ms | checks |", "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
         for m in members:
             t = m["per_transaction"]["total"]
