@@ -102,8 +102,9 @@ int parse_args(int argc, char** argv, Options* o) {
       ->type_name("LIST")->required()->check(exp_list)->group(kWhat);
   CLI::Option* methods_opt = app.add_option("--methods", methods,
                  "comma-separated method keys: pdl256, pdl2k, opu, ipu, ipl18k,\n"
-                 "ipl64k, ipl18k-diff, ipl64k-diff")
-      ->type_name("LIST")->default_str("exp 1 all of them, the sweeps the paper's six")
+                 "ipl64k, ipl18k-diff, ipl64k-diff, ...; with NVM beside the chip:\n"
+                 "pdl-nvm, pdl2k-nvm, ipl-pcram, ipl-pcram512")
+      ->type_name("LIST")->default_str("exp 1 every flash-only one, the sweeps the paper's six")
       ->group(kWhat);
   app.add_option("--obsolete", obsolete,
                  "PDL/OPU obsolete marks for every experiment: spare (the paper's),\n"

@@ -70,6 +70,7 @@ void spec_fields(Record& r, const std::string& exp, const std::string& source, c
       .u("logical_page", logical_page)
       .u("log_sector", log_sector_bytes(s.method))
       .u("nop", g.partial_programs)
+      .u("nvm_bytes", g.nvm_bytes)
       .s("gc_victim", !has_obsolete_marks(s.method.method) ? "none"
                       : victim == GcVictim::kOldest ? "oldest" : "greedy")
       .n("update_pct", update_pct)

@@ -58,8 +58,9 @@ uint32_t log_sector_bytes(const MethodPreset& m) {
 Geometry run_chip(const MethodPreset& m, uint32_t blocks, uint32_t t_read, uint32_t t_program,
                   uint32_t t_erase) {
   Geometry g = chip(blocks, t_read, t_program, t_erase);
-  if (m.method == Method::kIpl && m.log_sector)
+  if (m.method == Method::kIpl && m.log_sector && !m.uses_nvm())
     g.partial_programs = std::max<uint32_t>(4, g.page_data / m.log_sector);
+  g.nvm_bytes = m.nvm_bytes(g.blocks);  // the NVM entries' device has the NVM they use
   return g;
 }
 
@@ -100,7 +101,7 @@ RunResult RunPlan::run_one(const RunSpec& s) const {
   if (s.method.method == Method::kIpu) cfg.min_measure_ops = std::min(cfg.min_measure_ops, kIpuMinOps);
   const Geometry g = run_chip(s.method, s.blocks, s.t_read, s.t_program, s.t_erase);
   std::unique_ptr<UpdateBench> b;
-  StoreParams params = s.method.params(logical_pages(s.blocks), s.mode);
+  StoreParams params = s.method.params(logical_pages(s.blocks), s.mode, g.blocks);
   params.gc_victim = cfg.gc_victim;
   r.status = UpdateBench::create(g, params, cfg, &b);
   if (!r.status.is_ok()) return r;
@@ -135,7 +136,8 @@ void RunPlan::execute(unsigned jobs) {
     Status st = EmulatedNand::create_ram(g, &nand);
     std::unique_ptr<PageStore> store;
     if (st.is_ok())
-      st = format_store(*nand, probe_method[key].params(logical_pages(pb), ObsoleteMode::kSpare),
+      st = format_store(*nand,
+                        probe_method[key].params(logical_pages(pb), ObsoleteMode::kSpare, pb),
                         &store);
     if (!st.is_ok()) {
       unavailable_[key] = st;

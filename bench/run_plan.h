@@ -51,7 +51,8 @@ struct RunSpec {
 
 // The chip of a run of `m`: a Table 1 chip of `blocks` blocks (timings replaced where
 // non-zero) whose NOP (partial programs per page) is max(4, page data / log sector) for an
-// IPL with a log sector set, so that a page can take every one of its log sectors.
+// flash-only IPL with a log sector set, so that a page can take every one of its log sectors;
+// with the NVM an NVM entry uses (MethodPreset::nvm_bytes(blocks)), none for the others.
 Geometry run_chip(const MethodPreset& m, uint32_t blocks, uint32_t t_read = 0,
                   uint32_t t_program = 0, uint32_t t_erase = 0);
 // Bytes of one IPL log sector of `m` (the engine's 512 when not set), 0 for other methods.

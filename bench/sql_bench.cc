@@ -64,6 +64,9 @@ struct Flash {
   double gc_sim_us = 0, other_sim_us = 0, gc_programs = 0, other_programs = 0;
   uint64_t bytes_written[pdl::kFileKinds] = {}, bytes_changed[pdl::kFileKinds] = {};
   bool changes_tracked = false;  // URI track_changes=on (--uri-extra)
+  // NVM beside the chip (its accesses' time is in sim_us) and the store's merges (IPL).
+  double nvm_writes = 0, nvm_bytes_written = 0, nvm_reads = 0, nvm_us = 0, merges = 0;
+  uint64_t nvm_bytes = 0;  // the device's NVM (a size, not a count)
 };
 
 Flash read_flash(pdl::Image& img) {
@@ -77,6 +80,12 @@ Flash read_flash(pdl::Image& img) {
   f.reads = double(c.page_reads + c.spare_reads);
   f.erases = double(c.erases);
   f.bytes_programmed = double(c.bytes_programmed);
+  f.nvm_writes = double(c.nvm_writes);
+  f.nvm_bytes_written = double(c.nvm_bytes_written);
+  f.nvm_reads = double(c.nvm_reads);
+  f.nvm_us = double(c.nvm_ns) / 1000.0;
+  f.nvm_bytes = img.nand->geometry().nvm_bytes;
+  f.merges = double(st.stats().merges);
   const pdl::CostBreakdown& cb = st.costs();
   for (unsigned k = 0; k < pdl::kFileKinds; k++) {
     f.kind_sim_us[k] = cb.cls[k].flash.sim_us;
@@ -93,7 +102,7 @@ Flash read_flash(pdl::Image& img) {
 }
 
 struct Phase {
-  std::string vfs, method, journal, phase, commit, obsolete;
+  std::string vfs, method, label, journal, phase, commit, obsolete;
   double wall_us_per_txn = 0;
   bool has_flash = false;
   Flash flash;
@@ -104,7 +113,8 @@ struct Phase {
 pdl::Status run(const Options& o, const std::string& uri, const std::string& vfs,
                 const std::string& method, const std::string& journal,
                 const std::string& image_path, std::vector<Phase>* out,
-                const std::string& commit = "", const std::string& obsolete = "") {
+                const std::string& commit = "", const std::string& obsolete = "",
+                const std::string& label = "") {
   pdl::sql::Db db;
   PDL_TRY(db.open(uri));
   PDL_TRY(db.exec("PRAGMA journal_mode=" + journal));
@@ -120,6 +130,7 @@ pdl::Status run(const Options& o, const std::string& uri, const std::string& vfs
     Phase p;
     p.vfs = vfs;
     p.method = method;
+    p.label = label.empty() ? method : label;
     p.journal = journal;
     // What the store does, not what was asked: IPU keeps its journal on flash.
     p.commit = img ? (img->volume->atomic() ? "atomic" : "journal") : commit;
@@ -146,9 +157,12 @@ static int run(int argc, char** argv) {
   app.add_option("--rows", o.rows, "transactions per phase")
       ->type_name("N")->check(pdl::cli::integer(1, INT32_MAX))->capture_default_str();
   app.add_option("--methods", methods,
-                 "page-update methods, comma-separated; FTL devices by catalogue key\n"
+                 "page-update methods, comma-separated (pdl, opu, ipu, ipl: the\n"
+                 "images' defaults), or catalogue keys: pdl256, ipl18k, ...; FTL devices\n"
                  "(ftl-page, bast16, bast32, fast16, fast32, sb-page, sb-bast16,\n"
-                 "sb-fast16: the journal on the device)")
+                 "sb-fast16: the journal on the device); NVM beside the chip (pdl-nvm,\n"
+                 "pdl2k-nvm, ipl-pcram, ipl-pcram512: the chip gets the NVM the entry\n"
+                 "uses)")
       ->type_name("LIST")->default_str("pdl,opu");
   app.add_option("--journal", journals, "journal modes, comma-separated")
       ->type_name("LIST")->default_str("delete,wal");
@@ -176,11 +190,13 @@ static int run(int argc, char** argv) {
   if (!journals.empty()) o.journals = pdl::split_list(journals);
   if (!commits.empty()) o.commits = pdl::split_list(commits);
   if (!obsoletes.empty()) o.obsoletes = pdl::split_list(obsoletes);
+  uint64_t chip_bytes = 0;
   {  // the chip size and the results file, before any run
     pdl::ImageParams p;
     pdl::Status st = p.set("size", o.size);
     if (st.is_ok()) st = p.geometry().validate();
     if (!st.is_ok()) return cl.error("--size: " + std::string(st.message()));
+    chip_bytes = *p.size;
     if (!o.json.empty()) st = pdl::check_output_file(o.json);
     if (!st.is_ok()) return cl.error("--json " + std::string(st.message()));
   }
@@ -206,13 +222,14 @@ static int run(int argc, char** argv) {
         for (const std::string& b : o.obsoletes) {
           if (!st.is_ok()) break;
           pdl::Method method = pdl::Method::kPdl;
-          // An FTL device by its catalogue key (ftl-page, bast16, sb-fast16, ...): its URI
-          // parameters after "method=".
-          const pdl::MethodPreset* ftl = pdl::find_method(m);
-          if (ftl && !pdl::is_ftl_device(ftl->method)) ftl = nullptr;
-          const std::string mparam = ftl ? ftl->uri_params(2048).substr(7) : m;
-          if (ftl) method = ftl->method;
-          const bool known = ftl || pdl::parse_method(m, &method);
+          // A catalogue key that is not a bare method name (pdl256, bast16, sb-fast16,
+          // pdl-nvm, ...): its URI parameters after "method=" (an NVM entry's NVM sized for
+          // the chip).
+          const pdl::MethodPreset* preset = pdl::find_method(m);
+          if (preset && pdl::parse_method(m, &method)) preset = nullptr;
+          const std::string mparam = preset ? preset->uri_params(2048, chip_bytes).substr(7) : m;
+          if (preset) method = preset->method;
+          const bool known = preset || pdl::parse_method(m, &method);
           const bool marks = known && pdl::has_obsolete_marks(method);  // IPU and IPL have none
           if (!marks && b != o.obsoletes.front()) continue;
           // IPU has no atomic commit: its journal is on flash whatever is asked (once).
@@ -221,7 +238,7 @@ static int run(int argc, char** argv) {
           std::fprintf(stderr, "pdl %s %s commit=%s obsolete=%s ...\n", m.c_str(), j.c_str(),
                        c.c_str(), b.c_str());
           st = run(o, pdl::bench::pdl_uri(img, mparam, o.size, c, marks ? b : "", o.extra), "pdl", m,
-                   j, img, &all, c, marks ? b : "-");
+                   j, img, &all, c, marks ? b : "-", preset ? preset->label : m);
           unlink(img.c_str());
         }
     pdl::bench::remove_unix_db(unix_path);
@@ -235,11 +252,11 @@ static int run(int argc, char** argv) {
               "images in %s\n", o.rows, o.row_bytes, o.size.c_str(), o.dir.c_str());
   std::printf("Per committed transaction. sim_us = simulated flash time (PDL paper Table 1); "
               "programs split db/jrnl/dir/gc by file kind (cost.h; marks with the pages they\n"
-              "obsolete); wall_us = host time; speed = unix wall / pdl wall in the same run "
-              "(> 1: pdl faster).\n\n");
-  std::printf("%-7s %-6s %-7s %-6s %-7s %9s %8s %6s %6s %6s %6s %7s %7s %7s %9s %6s\n",
+              "obsolete); nvm_B = NVM bytes written (their PCRAM time is in sim_us); wall_us = "
+              "host time;\nspeed = unix wall / pdl wall in the same run (> 1: pdl faster).\n\n");
+  std::printf("%-7s %-12s %-7s %-6s %-7s %9s %8s %6s %6s %6s %6s %7s %7s %7s %7s %9s %6s\n",
               "journal", "method", "commit", "marks", "phase", "sim_us", "programs", "db", "jrnl",
-              "dir", "gc", "reads", "erases", "KiB_pgm", "wall_us", "speed");
+              "dir", "gc", "reads", "erases", "KiB_pgm", "nvm_B", "wall_us", "speed");
   std::vector<std::string> json;
   for (const Phase& p : all) {
     double unix_wall = 0;
@@ -248,13 +265,14 @@ static int run(int argc, char** argv) {
         unix_wall = q.wall_us_per_txn;
     const double n = o.rows;
     pdl::JsonObj rec;
-    rec.s("vfs", p.vfs).s("method", p.method).s("journal", p.journal).s("phase", p.phase)
+    rec.s("vfs", p.vfs).s("method", p.method).s("label", p.label).s("journal", p.journal)
+        .s("phase", p.phase)
         .s("commit", p.commit).s("obsolete", p.obsolete).u("row_bytes", uint64_t(o.row_bytes))
         .u("transactions", uint64_t(o.rows)).n("wall_us_per_txn", p.wall_us_per_txn);
     if (!p.has_flash) {
-      std::printf("%-7s %-6s %-7s %-6s %-7s %9s %8s %6s %6s %6s %6s %7s %7s %7s %9.1f %6s\n",
+      std::printf("%-7s %-12s %-7s %-6s %-7s %9s %8s %6s %6s %6s %6s %7s %7s %7s %7s %9.1f %6s\n",
                   p.journal.c_str(), "unix", "-", "-", p.phase.c_str(), "-", "-", "-", "-", "-",
-                  "-", "-", "-", "-", p.wall_us_per_txn, "1.00");
+                  "-", "-", "-", "-", "-", p.wall_us_per_txn, "1.00");
       json.push_back(rec.str());
       continue;
     }
@@ -266,14 +284,14 @@ static int run(int argc, char** argv) {
     const double speed = unix_wall / p.wall_us_per_txn;
     const double jrnl_pg = f.kind_programs[unsigned(pdl::FileKind::kJournal)] +
                            f.kind_programs[unsigned(pdl::FileKind::kWal)];
-    std::printf("%-7s %-6s %-7s %-6s %-7s %9.1f %8.2f %6.2f %6.2f %6.2f %6.2f %7.2f %7.4f %7.2f "
-                "%9.1f %6.2f\n",
+    std::printf("%-7s %-12s %-7s %-6s %-7s %9.1f %8.2f %6.2f %6.2f %6.2f %6.2f %7.2f %7.4f %7.2f "
+                "%7.0f %9.1f %6.2f\n",
                 p.journal.c_str(), p.method.c_str(), p.commit.c_str(), p.obsolete.c_str(),
                 p.phase.c_str(), f.sim_us / n, f.programs / n,
                 f.kind_programs[unsigned(pdl::FileKind::kDatabase)] / n, jrnl_pg / n,
                 f.kind_programs[unsigned(pdl::FileKind::kDirectory)] / n, f.gc_programs / n,
-                f.reads / n, f.erases / n, f.bytes_programmed / n / 1024.0, p.wall_us_per_txn,
-                speed);
+                f.reads / n, f.erases / n, f.bytes_programmed / n / 1024.0,
+                f.nvm_bytes_written / n, p.wall_us_per_txn, speed);
     rec.n("sim_us_per_txn", f.sim_us / n)
         .n("db_sim_us_per_txn", f.kind_sim_us[unsigned(pdl::FileKind::kDatabase)] / n)
         .n("journal_sim_us_per_txn", jrnl / n)
@@ -292,6 +310,12 @@ static int run(int argc, char** argv) {
         .raw("db_bytes_changed_per_txn",
              f.changes_tracked ? pdl::json_num(double(f.bytes_changed[0]) / n) : "null")
         .n("journal_bytes_written_per_txn", double(f.bytes_written[jk]) / n)
+        .n("nvm_writes_per_txn", f.nvm_writes / n)
+        .n("nvm_bytes_written_per_txn", f.nvm_bytes_written / n)
+        .n("nvm_reads_per_txn", f.nvm_reads / n)
+        .n("nvm_us_per_txn", f.nvm_us / n)
+        .u("nvm_bytes", f.nvm_bytes)
+        .n("merges_per_txn", f.merges / n)
         .n("unix_wall_us_per_txn", unix_wall)
         .n("speed_vs_unix", speed);
     json.push_back(rec.str());

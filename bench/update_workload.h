@@ -112,17 +112,20 @@ Status load_store(PageStore& store, std::mt19937_64& rng);
 // Flash operations of one step (reading or writing) summed over operations.
 struct StepCounts {
   uint64_t page_reads = 0, spare_reads = 0, programs = 0, erases = 0, sim_us = 0;
+  uint64_t nvm_ns = 0;  // NVM beside the chip: its simulated time (PCRAM timing, not derived)
   void add(const NandCounters& d) {
     page_reads += d.page_reads;
     spare_reads += d.spare_reads;
     programs += d.programs;
     erases += d.erases;
     sim_us += d.sim_us;
+    nvm_ns += d.nvm_ns;
   }
   // Simulated time of these operations under other timings (a spare-only read costs t_read).
+  // The step's time at flash timings (t_read, t_program, t_erase), its NVM time as measured.
   double time_us(double t_read, double t_program, double t_erase) const {
     return double(page_reads + spare_reads) * t_read + double(programs) * t_program +
-           double(erases) * t_erase;
+           double(erases) * t_erase + double(nvm_ns) / 1000.0;
   }
 };
 

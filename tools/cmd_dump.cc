@@ -90,6 +90,8 @@ int dump_lpn(const Command& cmd, Image& img, Lpn lpn) {
   return kExitOk;
 }
 
+void print_log_sectors(const PageInspector& inspector, std::span<const uint8_t> data);
+
 // One line per log sector of a log page (IPL: PageInspector::log_sectors).
 Status dump_log_page(Nand& nand, const PageInspector& inspector, Ppa ppa, uint32_t p) {
   std::vector<uint8_t> data(nand.geometry().page_data);
@@ -99,6 +101,12 @@ Status dump_log_page(Nand& nand, const PageInspector& inspector, Ppa ppa, uint32
     return Status::ok();
   }
   std::printf("  %4u %8u  log page\n", p, ppa);
+  print_log_sectors(inspector, data);
+  return Status::ok();
+}
+
+// The sectors of a log page or of an NVM log area, one line each.
+void print_log_sectors(const PageInspector& inspector, std::span<const uint8_t> data) {
   const std::vector<LogSectorInfo> sectors = inspector.log_sectors(data);
   for (uint32_t i = 0; i < sectors.size(); i++) {
     const LogSectorInfo& s = sectors[i];
@@ -122,7 +130,6 @@ Status dump_log_page(Nand& nand, const PageInspector& inspector, Ppa ppa, uint32
         break;
     }
   }
-  return Status::ok();
 }
 
 int dump_block(const Command& cmd, Image& img, uint32_t block) {
@@ -196,6 +203,18 @@ int dump_block(const Command& cmd, Image& img, uint32_t block) {
     std::printf("  %4u %8u  %-12s %10s %10llu  %-8s %-9s %s\n", p, first + p,
                 page_type_name(h.type), what.c_str(), (unsigned long long)h.seq,
                 v.data_crc_ok ? "ok" : "BAD", h.obsolete ? "marked" : "-", live.c_str());
+  }
+  // IPL with NVM ([IPL-PCRAM]): the block's log area, whose slots are log sectors. A sector
+  // not newer than the block's oldest data page is left from an earlier life and does not
+  // count (docs/format.md §11).
+  uint64_t nvm_off;
+  uint32_t nvm_bytes;
+  if (inspector->nvm_log_area(block, &nvm_off, &nvm_bytes)) {
+    std::vector<uint8_t> area(nvm_bytes);
+    if (Status st = nand.nvm_read(nvm_off, area); !st.is_ok()) return fail_status(cmd, st);
+    std::printf("  NVM log area: %u bytes at NVM offset %llu\n", nvm_bytes,
+                (unsigned long long)nvm_off);
+    print_log_sectors(*inspector, area);
   }
   return kExitOk;
 }

@@ -99,7 +99,7 @@ uint64_t auto_chip_bytes(uint64_t db_bytes, uint64_t growth_bytes, uint32_t page
     bool fits = true;
     for (const MethodSpec& m : methods) {
       ImageParams p;
-      const std::string uri = m.uri_params(page);
+      const std::string uri = m.uri_params(page, chip);
       size_t pos = 0;
       while (pos < uri.size()) {
         size_t amp = uri.find('&', pos);
@@ -153,7 +153,7 @@ Status Fleet::open(const std::string& source) {
     if (m->is_unix)
       m->uri += "?vfs=unix";
     else
-      m->uri += "?vfs=pdl-timed&" + spec.uri_params(cfg_.page) + "&page=" + std::to_string(cfg_.page) +
+      m->uri += "?vfs=pdl-timed&" + spec.uri_params(cfg_.page, cfg_.chip_bytes) + "&page=" + std::to_string(cfg_.page) +
                 "&size=" + std::to_string(cfg_.chip_bytes) + "&clock=logical" + cfg_.uri_extra +
                 (spec.preset.method == Method::kStableBuffer ? cfg_.sb_extra : "");
     Status st = m->db.open(m->uri);

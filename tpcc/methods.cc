@@ -37,8 +37,8 @@ std::vector<MethodSpec> with_commits(const std::vector<MethodSpec>& methods,
   return out;
 }
 
-std::string MethodSpec::uri_params(unsigned page) const {
-  return preset.uri_params(page) + (commit.empty() ? "" : "&commit=" + commit);
+std::string MethodSpec::uri_params(unsigned page, uint64_t chip_bytes) const {
+  return preset.uri_params(page, chip_bytes) + (commit.empty() ? "" : "&commit=" + commit);
 }
 
 std::vector<MethodSpec> default_methods() {
@@ -49,6 +49,19 @@ std::vector<MethodSpec> default_methods() {
 }
 
 std::vector<MethodSpec> ftl_members() { return members(ftl_methods()); }
+
+namespace {
+
+const char kNvmGroup[] = "pdl-nvm,pdl2k-nvm,pdl,opu,ipl,ipl-pcram";
+
+}  // namespace
+
+std::vector<MethodSpec> nvm_members() {
+  std::vector<MethodSpec> v;
+  std::string err;
+  (void)parse_methods(kNvmGroup, &v, &err);  // catalogue keys: always parse
+  return v;
+}
 
 bool parse_methods(const std::string& list, std::vector<MethodSpec>* out, std::string* err) {
   if (list == "all") {
@@ -64,6 +77,8 @@ bool parse_methods(const std::string& list, std::vector<MethodSpec>* out, std::s
     if (item == "ftl") {
       item.clear();
       for (const MethodPreset& p : ftl_methods()) item += (item.empty() ? "" : ",") + p.key;
+    } else if (item == "nvm") {
+      item = kNvmGroup;
     } else if (item == "all") {
       item.clear();
       for (const MethodPreset& p : paper_methods())
@@ -74,12 +89,14 @@ bool parse_methods(const std::string& list, std::vector<MethodSpec>* out, std::s
   }
   std::vector<MethodPreset> among = paper_methods();
   std::string known = method_keys(true);
-  for (const MethodPreset& p : ftl_methods()) {
-    among.push_back(p);
-    known += ", " + p.key;
-  }
+  for (const std::vector<MethodPreset>& group : {ftl_methods(), nvm_methods()})
+    for (const MethodPreset& p : group) {
+      among.push_back(p);
+      known += ", " + p.key;
+    }
   std::vector<MethodPreset> picked;
-  if (!pdl::parse_methods(expanded, among, known + ", all, ftl", &picked, err)) return false;
+  if (!pdl::parse_methods(expanded, among, known + ", all, ftl, nvm", &picked, err))
+    return false;
   *out = members(picked);
   return true;
 }

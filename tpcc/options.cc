@@ -35,7 +35,7 @@ std::string check_chip(const Options& o) {
     ImageParams p;
     Status st = p.set("size", format_size(o.chip_bytes));
     const std::string sb = m.preset.method == Method::kStableBuffer ? o.sb_extra : "";
-    for (const std::string& kv : split_list(m.uri_params(o.page) + o.uri_extra + sb, '&')) {
+    for (const std::string& kv : split_list(m.uri_params(o.page, o.chip_bytes) + o.uri_extra + sb, '&')) {
       if (!st.is_ok()) break;
       const size_t eq = kv.find('=');
       if (eq != std::string::npos) st = p.set(kv.substr(0, eq), kv.substr(eq + 1));
@@ -108,7 +108,9 @@ Options parse_options(int argc, char** argv) {
                      "Fig. 14 set: pdl,pdl2k,opu,ipl,ipl64k); SQLite on an FTL device\n"
                      "(journal on the device): ftl-page, bast16, bast32, fast16, fast32,\n"
                      "and with StableBuffer in front sb-page, sb-bast16, sb-fast16, or ftl\n"
-                     "for all eight")
+                     "for all eight; with NVM beside the chip: pdl-nvm, pdl2k-nvm,\n"
+                     "ipl-pcram, ipl-pcram512, or nvm for\n"
+                     "pdl-nvm,pdl2k-nvm,pdl,opu,ipl,ipl-pcram")
           ->type_name("LIST")->default_str("pdl,opu,ipu,ipl")->group(kMethods);
   app.add_option("--journal-mode", journals, "SQLite journal modes")
       ->type_name("LIST")

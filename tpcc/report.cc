@@ -148,6 +148,15 @@ std::string run_json(const RunResult& r) {
                     .n("sim_transactions_per_s", d.sim_tps)
                     .n("sim_writes_per_s", d.sim_writes_per_s));
       o.o("store", store_stats_json(m.flash.store)).u("free_blocks_after", m.flash.free_blocks);
+      // NVM beside the chip (its time is in the simulated figures above).
+      const NandCounters& nc = m.flash.nand;
+      const double nt = double(std::max<uint64_t>(1, m.txns));
+      o.o("nvm", JsonObj()
+                     .u("device_bytes", m.store.nvm_bytes)
+                     .n("writes_per_txn", double(nc.nvm_writes) / nt)
+                     .n("bytes_written_per_txn", double(nc.nvm_bytes_written) / nt)
+                     .n("reads_per_txn", double(nc.nvm_reads) / nt)
+                     .n("sim_ms_per_txn", double(nc.nvm_ns) / 1e6 / nt));
       o.o("wear", JsonObj()
                       .s("wear_level", m.wear_level)
                       .u("erase_count_min", m.wear.min)

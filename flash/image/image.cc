@@ -71,8 +71,11 @@ Status check_params_match(const ImageParams& p, const Nand& nand, const StorePar
   // IPU and IPL have no obsolete marks: the parameter means nothing to them and is ignored.
   if (p.obsolete && has_obsolete_marks(sp.method) && *p.obsolete != sp.obsolete)
     return clash("obsolete", obsolete_name(*p.obsolete), obsolete_name(sp.obsolete));
-  if (p.log_region) {  // compared as stored: whole pages
-    const uint64_t asked = (uint64_t(*p.log_region) + g.page_data - 1) / g.page_data * g.page_data;
+  if (p.log_region) {  // compared as stored: whole pages (with NVM: whole log sectors)
+    const uint64_t asked =
+        sp.nvm_bytes != 0 && sp.log_sector != 0
+            ? uint64_t(*p.log_region) / sp.log_sector * sp.log_sector
+            : (uint64_t(*p.log_region) + g.page_data - 1) / g.page_data * g.page_data;
     if (!has_log_region(sp.method))
       return Status::error(Errc::kInvalidArgument,
                            "log_region=" + format_size(*p.log_region) +

@@ -8,7 +8,8 @@
 
 namespace pdl {
 
-StoreParams MethodPreset::params(uint32_t logical_pages, ObsoleteMode mode) const {
+StoreParams MethodPreset::params(uint32_t logical_pages, ObsoleteMode mode,
+                                 uint32_t blocks) const {
   StoreParams p;
   p.method = method;
   p.max_differential = writes_differentials(method) ? max_differential : 0;
@@ -19,14 +20,24 @@ StoreParams MethodPreset::params(uint32_t logical_pages, ObsoleteMode mode) cons
   p.log_blocks = log_blocks;
   p.obsolete = mode;
   p.logical_pages = logical_pages;
+  p.nvm_bytes = nvm_bytes(blocks);
   return p;
 }
 
-std::string MethodPreset::uri_params(uint32_t page) const {
+std::string MethodPreset::uri_params(uint32_t page, uint64_t chip_bytes,
+                                     uint32_t pages_per_block) const {
   std::string s = std::string("method=") + method_name(method);
   if (writes_differentials(method))
     s += "&max_diff=" + std::to_string(max_differential ? max_differential : page);
   if (has_log_region(method)) s += "&log_region=" + format_size(log_region);
+  if (has_log_region(method) && uses_nvm() && log_sector)
+    s += "&log_sector=" + std::to_string(log_sector);
+  if (nvm) s += "&nvm=" + format_size(nvm);
+  if (nvm_per_block) {
+    const uint64_t block = uint64_t(page) * pages_per_block;
+    s += "&nvm=" + (chip_bytes && block ? format_size(nvm_bytes(uint32_t(chip_bytes / block)))
+                                        : std::string("per-block"));
+  }
   if (is_ftl_device(method)) s += std::string("&ftl=") + ftl_name(ftl);
   if (log_blocks) s += "&log_blocks=" + std::to_string(log_blocks);
   return s;
@@ -56,6 +67,14 @@ const std::vector<MethodPreset>& method_catalogue() {
        FtlKind::kBast, 16},
       {"sb-fast16", "", "SB/FAST(16)", Method::kStableBuffer, 0, 0, true, 0, true,
        FtlKind::kFast, 16},
+      {"pdl-nvm", "", "PDL(256B)+NVM(64KB)", Method::kPdl, 256, 0, true, 0, true, FtlKind::kNone,
+       0, 64 * 1024, 0},
+      {"pdl2k-nvm", "", "PDL(2KB)+NVM(64KB)", Method::kPdl, 0, 0, true, 0, true, FtlKind::kNone,
+       0, 64 * 1024, 0},
+      {"ipl-pcram", "", "IPL+PCRAM(128B)", Method::kIpl, 0, 18 * 1024, true, 128, true,
+       FtlKind::kNone, 0, 0, 18 * 1024},
+      {"ipl-pcram512", "", "IPL+PCRAM(512B)", Method::kIpl, 0, 18 * 1024, true, 512, true,
+       FtlKind::kNone, 0, 0, 18 * 1024},
   };
   return methods;
 }
@@ -63,8 +82,8 @@ const std::vector<MethodPreset>& method_catalogue() {
 MethodPreset ipl_preset(uint32_t log_region, uint32_t log_sector) {
   if (log_sector == 512) log_sector = 0;
   for (const MethodPreset& m : method_catalogue())
-    if (m.method == Method::kIpl && m.note_updates && m.log_region == log_region &&
-        m.log_sector == log_sector)
+    if (m.method == Method::kIpl && m.note_updates && !m.uses_nvm() &&
+        m.log_region == log_region && m.log_sector == log_sector)
       return m;
   MethodPreset m;
   m.key = "ipl" + std::to_string(log_region / 1024) + "k" +
@@ -94,7 +113,14 @@ std::vector<MethodPreset> ftl_methods() {
 std::vector<MethodPreset> raw_nand_methods() {
   std::vector<MethodPreset> v;
   for (const MethodPreset& m : method_catalogue())
-    if (!is_ftl_device(m.method)) v.push_back(m);
+    if (!is_ftl_device(m.method) && !m.uses_nvm()) v.push_back(m);
+  return v;
+}
+
+std::vector<MethodPreset> nvm_methods() {
+  std::vector<MethodPreset> v;
+  for (const MethodPreset& m : method_catalogue())
+    if (m.uses_nvm()) v.push_back(m);
   return v;
 }
 
@@ -162,12 +188,19 @@ std::string method_label(const StoreParams& p, uint32_t page_size) {
     case Method::kOpu: return "OPU";
     case Method::kIpu: return "IPU";
     case Method::kIpl:
+      if (p.nvm_bytes)
+        return (p.log_region == 18 * 1024 ? std::string("IPL")
+                                          : "IPL(" + size(p.log_region) + ")") +
+               "+PCRAM(" + size(p.log_sector ? p.log_sector : 128) + ")";
       return "IPL(" + size(p.log_region) + ")" +
              (p.log_sector && p.log_sector != 512 ? "/" + size(p.log_sector) : "");
     case Method::kPdl: break;
   }
-  return "PDL(" + size(p.max_differential == 0 ? page_size : p.max_differential) + ")" +
-         (p.gc_merge ? "" : "/no-merge");
+  const uint32_t md = p.max_differential == 0 ? page_size : p.max_differential;
+  if (p.nvm_bytes)
+    return "PDL(" + size(md) + ")+NVM(" + size(p.nvm_bytes) + ")" +
+           (p.gc_merge ? "" : "/no-merge");
+  return "PDL(" + size(md) + ")" + (p.gc_merge ? "" : "/no-merge");
 }
 
 }  // namespace pdl

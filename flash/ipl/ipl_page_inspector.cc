@@ -1,6 +1,7 @@
 // ipl_page_inspector.cc — log pages and their sectors decoded for tools (ipl_sector.h).
 #include "flash/ipl/ipl_page_inspector.h"
 
+#include "flash/ipl/ipl_nvm.h"
 #include "flash/ipl/ipl_sector.h"
 
 namespace pdl {
@@ -40,6 +41,13 @@ std::vector<LogSectorInfo> IplPageInspector::log_sectors(std::span<const uint8_t
     out.push_back(std::move(s));
   }
   return out;
+}
+
+bool IplPageInspector::nvm_log_area(uint32_t block, uint64_t* offset, uint32_t* bytes) const {
+  if (nvm_area_ == 0 || block < kSuperblockBlocks || block >= blocks_) return false;
+  *offset = nvm_area_offset(block, nvm_area_);
+  *bytes = nvm_area_;
+  return true;
 }
 
 }  // namespace pdl

@@ -1,6 +1,8 @@
 // ipl_params.cc — IplStore::resolve_params: defaults and ranges of the IPU and IPL parameters
 // (the log region and its sector size, the merge reserve, the logical size). The method and
 // obsolete mode are already checked (StoreParams::check_method); messages name the parameter.
+// With NVM (nvm_bytes > 0, IPL only: [IPL-PCRAM]) log_region is each erase block's log area in
+// NVM (ipl_nvm.h), every flash page a data page, log sectors of 128 bytes by default.
 //
 // IPU and IPL map logical pages statically: logical block lpn / data_pages_per_block lives in
 // one physical erase block at a time, at page lpn % data_pages_per_block. So the size is bounded

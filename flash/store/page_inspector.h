@@ -68,10 +68,16 @@ class PageInspector {
     out->clear();
     return Status::error(Errc::kUnsupported, "this method writes no differential pages");
   }
-  // The log sectors of log page data `data`, in order.
+  // The log sectors of log page data `data`, in order (also an NVM log area's bytes).
   virtual std::vector<LogSectorInfo> log_sectors(std::span<const uint8_t> data) const {
     (void)data;
     return {};
+  }
+  // True if erase block `block` has a log area in NVM (IPL with NVM, [IPL-PCRAM]): *offset and
+  // *bytes say where; its bytes decode with log_sectors().
+  virtual bool nvm_log_area(uint32_t block, uint64_t* offset, uint32_t* bytes) const {
+    (void)block, (void)offset, (void)bytes;
+    return false;
   }
 };
 

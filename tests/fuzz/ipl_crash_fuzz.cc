@@ -6,7 +6,10 @@
 // Per seed: a random geometry (512–8192-byte pages with nop = page/512, 2–16 pages per block,
 // 8–40 blocks), IPU or IPL with a log region of 1 .. pages_per_block-1 pages (LOG_SECTORS=all:
 // log sectors of 512, 256 or 128 bytes, nop = page/log_sector; else 512), logical_pages
-// sometimes not a multiple of the data pages per block. Then CYCLES times: random work (small
+// sometimes not a multiple of the data pages per block. NVM=1: always IPL, with its log areas
+// in NVM ([IPL-PCRAM]) instead of a flash log region — 1 .. 4 sectors of 128 or 512 bytes per
+// block, every page a data page; the cuts then hit NVM writes too (torn at 8-byte words); with
+// ATOMIC=1 its commit records go to NVM. Then CYCLES times: random work (small
 // changes with correct note_update ranges, overlapping runs, whole new pages, pages of zeros,
 // trims, syncs, reads and peeks checked against the model), a power cut at a random flash
 // operation with a random tear, restore, mount (twice: identical), check(), and the oracle:
@@ -160,6 +163,7 @@ bool nvm_mode() {
 // Gives an IPL store the seed's log sector size and the chip the NOP it needs (NVM=1: the
 // chip the NVM and the store its log areas there).
 void apply_log_sector(uint64_t seed, Geometry* g, StoreParams* p) {
+  if (nvm_mode() && p->method == Method::kIpu) p->method = Method::kIpl;  // (IPU has no log)
   if (p->method != Method::kIpl) return;
   if (nvm_mode()) {
     std::mt19937_64 nv(seed ^ 0x4e564du);

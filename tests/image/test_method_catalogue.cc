@@ -18,17 +18,20 @@ TEST_CASE("the catalogue lists the paper's configurations in Fig. 8 order", "[me
                                          "ipl18k-diff", "ipl64k-diff", "ipl18k-s128",
                                          "ipl64k-s128", "pdl2k-nomerge", "ftl-page", "bast16",
                                          "bast32", "fast16", "fast32", "sb-page", "sb-bast16",
-                                         "sb-fast16"});
+                                         "sb-fast16", "pdl-nvm", "pdl2k-nvm", "ipl-pcram",
+                                         "ipl-pcram512"});
   CHECK(labels == std::vector<std::string>{"PDL(256B)", "PDL(2KB)", "OPU", "IPU", "IPL(18KB)",
                                            "IPL(64KB)", "IPL(18KB)/diff", "IPL(64KB)/diff",
                                            "IPL(18KB)/128B", "IPL(64KB)/128B",
                                            "PDL(2KB)/no-merge", "FTL(page)", "BAST(16)",
                                            "BAST(32)", "FAST(16)", "FAST(32)", "SB/FTL(page)",
-                                           "SB/BAST(16)", "SB/FAST(16)"});
+                                           "SB/BAST(16)", "SB/FAST(16)", "PDL(256B)+NVM(64KB)",
+                                           "PDL(2KB)+NVM(64KB)", "IPL+PCRAM(128B)",
+                                           "IPL+PCRAM(512B)"});
   CHECK(method_keys() ==
         "pdl256, pdl2k, opu, ipu, ipl18k, ipl64k, ipl18k-diff, ipl64k-diff, ipl18k-s128, "
         "ipl64k-s128, pdl2k-nomerge, ftl-page, bast16, bast32, fast16, fast32, sb-page, "
-        "sb-bast16, sb-fast16");
+        "sb-bast16, sb-fast16, pdl-nvm, pdl2k-nvm, ipl-pcram, ipl-pcram512");
   CHECK(method_keys(true) == "pdl, pdl2k, opu, ipu, ipl, ipl64k");
   CHECK(paper_methods().size() == 6);
 }
@@ -39,7 +42,7 @@ TEST_CASE("the FTL devices are apart from the page-update methods on raw NAND", 
   for (const MethodPreset& m : raw_nand_methods()) raw.push_back(m.key);
   CHECK(ftl == std::vector<std::string>{"ftl-page", "bast16", "bast32", "fast16", "fast32",
                                         "sb-page", "sb-bast16", "sb-fast16"});
-  CHECK(raw.size() + ftl.size() == method_catalogue().size());
+  CHECK(raw.size() + ftl.size() + nvm_methods().size() == method_catalogue().size());
   for (const MethodPreset& m : ftl_methods()) {
     INFO(m.key);
     CHECK(is_ftl_device(m.method));
@@ -54,6 +57,52 @@ TEST_CASE("the FTL devices are apart from the page-update methods on raw NAND", 
   CHECK(find_method("bast32")->uri_params(2048) == "method=ftl&ftl=bast&log_blocks=32");
   CHECK(find_method("sb-page")->uri_params(2048) == "method=stablebuffer&ftl=page");
   CHECK(find_method("ftl-page")->uri_params(2048) == "method=ftl&ftl=page");
+}
+
+TEST_CASE("the NVM entries carry the NVM the store and the device need, and are labelled by it",
+          "[methods]") {
+  std::vector<std::string> keys;
+  for (const MethodPreset& m : nvm_methods()) keys.push_back(m.key);
+  CHECK(keys == std::vector<std::string>{"pdl-nvm", "pdl2k-nvm", "ipl-pcram", "ipl-pcram512"});
+  for (const MethodPreset& m : raw_nand_methods()) CHECK_FALSE(m.uses_nvm());
+  for (const MethodPreset& m : nvm_methods()) {
+    INFO(m.key);
+    CHECK_FALSE(m.paper());
+    CHECK(can_use_nvm(m.method));
+    const StoreParams p = m.params(10, ObsoleteMode::kSpare, 256);
+    CHECK(p.nvm_bytes == m.nvm_bytes(256));
+    CHECK(p.nvm_bytes > 0);
+    CHECK(p.check_method().is_ok());
+    CHECK(method_label(p, 2048) == m.label);
+  }
+  // PDL+NVM: 64 KiB whatever the chip; Max_Differential_Size 256 bytes or a page.
+  const MethodPreset& pdl = *find_method("pdl-nvm");
+  CHECK(pdl.nvm_bytes(256) == 64 * 1024);
+  CHECK(pdl.nvm_bytes(4096) == 64 * 1024);
+  CHECK(pdl.uri_params(2048) == "method=pdl&max_diff=256&nvm=64K");
+  CHECK(find_method("pdl2k-nvm")->uri_params(2048) == "method=pdl&max_diff=2048&nvm=64K");
+  CHECK(find_method("pdl2k-nvm")->params(10, ObsoleteMode::kSpare).max_differential == 0);
+  // IPL+PCRAM: IPL(18KB)'s log capacity per block, in NVM; the sector in the URI.
+  const MethodPreset& ipl = *find_method("ipl-pcram");
+  CHECK(ipl.nvm_bytes(256) == 256u * 18 * 1024);
+  CHECK(ipl.params(10, ObsoleteMode::kSpare, 256).log_region == 18 * 1024);
+  CHECK(ipl.params(10, ObsoleteMode::kSpare, 256).log_sector == 128);
+  CHECK(ipl.uri_params(2048, 256ull * 128 * 1024) ==
+        "method=ipl&log_region=18K&log_sector=128&nvm=4608K");
+  CHECK(find_method("ipl-pcram512")->uri_params(2048, 512ull * 128 * 1024) ==
+        "method=ipl&log_region=18K&log_sector=512&nvm=9M");
+  // Without the chip size the NVM cannot be sized: the URI says so instead of going flash-only.
+  CHECK(ipl.uri_params(2048) == "method=ipl&log_region=18K&log_sector=128&nvm=per-block");
+  // Flash-only entries are unchanged by the chip size.
+  CHECK(find_method("ipl")->uri_params(2048, 256ull * 128 * 1024) == "method=ipl&log_region=18K");
+  CHECK(find_method("pdl2k")->params(10, ObsoleteMode::kSpare, 256).nvm_bytes == 0);
+  StoreParams q = pdl.params(10, ObsoleteMode::kSpare);
+  q.max_differential = 1024;
+  CHECK(method_label(q, 2048) == "PDL(1KB)+NVM(64KB)");
+  StoreParams r = ipl.params(10, ObsoleteMode::kSpare, 16);
+  r.log_region = 8 * 1024;
+  r.log_sector = 0;
+  CHECK(method_label(r, 2048) == "IPL(8KB)+PCRAM(128B)");
 }
 
 TEST_CASE("a key and its short key name the same entry", "[methods]") {

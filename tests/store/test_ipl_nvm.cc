@@ -12,6 +12,7 @@
 //   * a power cut at every mutating operation (programs, erases and NVM writes), each tear
 //     mode, per page and in atomic groups: the remounted store holds the acknowledged state;
 //   * 128-byte sectors merge fewer times than 512-byte ones for small updates, same NVM;
+//   * the page inspector finds a block's NVM log area and decodes its sectors (pdl dump);
 //   * resolve_params: defaults and refusals (messages name nvm: or log_region:).
 #include <catch2/catch.hpp>
 
@@ -22,6 +23,7 @@
 #include "flash/image/open_store.h"
 #include "flash/ipl/ipl_nvm.h"
 #include "flash/ipl/ipl_sector.h"
+#include "flash/store/page_inspector.h"
 #include "flash/store/page_store.h"
 #include "tests/support/test_util.h"
 
@@ -454,6 +456,33 @@ TEST_CASE("128-byte NVM log sectors merge less than 512-byte ones for small upda
   CHECK(merges[0] > 0);
   // 4 times the slots, each update one sector either way: well under half the merges.
   CHECK(merges[0] * 2 < merges[1]);
+}
+
+TEST_CASE("the page inspector finds and decodes a block's NVM log area", "[ipl][nvm]") {
+  auto nand = test::make_ram_nand(nvm_geometry(128, 4));
+  auto s = make_store(*nand, 128);
+  auto rng = test::seeded_rng(0x1e6);
+  Page page = test::random_page(rng, 2048);
+  REQUIRE(s->write(3, page).is_ok());
+  change(*s, 3, page, 50, 20);
+  REQUIRE(s->write(3, page).is_ok());
+  const std::unique_ptr<PageInspector> in = page_inspector(s->params(), nand->geometry());
+  const uint32_t b = block_of(*s, 3);
+  CHECK_FALSE(in->is_log_page(Ppa(b) * nand->geometry().pages_per_block + 15));
+  uint64_t off = 0;
+  uint32_t bytes = 0;
+  CHECK_FALSE(in->nvm_log_area(0, &off, &bytes));  // a superblock block
+  REQUIRE(in->nvm_log_area(b, &off, &bytes));
+  CHECK(off == nvm_area_offset(b, s->params().log_region));
+  CHECK(bytes == 4 * 128);
+  std::vector<uint8_t> area(bytes);
+  REQUIRE(nand->nvm_read(off, area).is_ok());
+  const std::vector<LogSectorInfo> sectors = in->log_sectors(area);
+  REQUIRE(sectors.size() == 4);
+  CHECK(sectors[0].kind == LogSectorInfo::kLog);
+  CHECK(sectors[0].lpn == 3);
+  CHECK(sectors[0].payload_bytes == 4 + 20);
+  CHECK(sectors[1].kind == LogSectorInfo::kTorn);  // zeros since format: no sector
 }
 
 TEST_CASE("ipl with nvm: parameter defaults and refusals", "[ipl][nvm][params]") {
