@@ -156,6 +156,9 @@ StoreParams ImageParams::store_params() const {
   StoreParams p;
   if (method) p.method = *method;
   if (max_diff) p.max_differential = *max_diff;
+  // With its write buffer in NVM, PDL's differentials may grow to a page: a large one costs NVM
+  // bytes, not programs, until it goes cold (docs/design.md §16, "PDL's write buffer in NVM").
+  else if (nvm.value_or(0) != 0) p.max_differential = 0;
   p.obsolete = obsolete.value_or(ObsoleteMode::kMemory);
   if (log_region) p.log_region = *log_region;
   if (log_sector) p.log_sector = *log_sector;

@@ -88,7 +88,7 @@ Status PdlStore::nvm_apply_trims() {
 
 // Cold records leave the buffer a page at a time; but a differential is cumulative (against
 // its base page), so an lpn updated again after its record went to flash brings it back larger,
-// and flushing a record of d bytes costs d / page of a program. A record above a quarter of a
+// and flushing a record of d bytes costs d / page of a program. A record above an eighth of a
 // page is worth a new base page of its own instead: one program, and the lpn's differential
 // starts again from nothing. The new base page goes the way of Case 3 (write_new_base: with
 // atomic groups held until the next base page or the commit, the lpn touched first).
@@ -100,7 +100,7 @@ Status PdlStore::nvm_merge_oldest(bool* merged) {
     if (first) r = v;
     first = false;
   });
-  if (first || r.tombstone || r.size() <= geo_.page_data / 4) return Status::ok();
+  if (first || r.tombstone || r.size() <= geo_.page_data / 8) return Status::ok();
   const Lpn lpn = r.lpn;
   const PpmtEntry& e = ppmt_[lpn];
   assert(e.base != kNoPpa && e.base != kPendingPpa);  // a buffered record's base is on flash

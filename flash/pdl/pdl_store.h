@@ -215,7 +215,7 @@ class PdlStore final : public StoreBase {
   // (a fresh log in the other half when they do not fit). The buffer is then committed.
   Status nvm_commit();
   Status nvm_apply_trims();  // after a commit: committed tombstones take effect
-  // A flush's alternative: if the buffer's oldest record is larger than a quarter of a page, its
+  // A flush's alternative: if the buffer's oldest record is larger than an eighth of a page, its
   // page (base + record) is written as a new base page instead (*merged), resetting the lpn's
   // differential (design.md §16: what keeps cumulative differentials from dominating).
   Status nvm_merge_oldest(bool* merged);
