@@ -171,7 +171,7 @@ Status IplRecovery::scan_log_sectors(uint32_t b, std::span<const uint8_t> log) {
 // The NVM commit area: the newest valid record of the two slots; the next goes to the other.
 Status IplRecovery::scan_nvm_commit() {
   uint8_t area[kNvmCommitArea];
-  PDL_TRY(nand_.nvm_read(0, area));
+  PDL_TRY(nvm_read_with_retries(nand_, 0, area));
   uint64_t best = 0;
   int newest = -1;
   for (int i = 0; i < 2; i++) {
@@ -200,7 +200,7 @@ Status IplRecovery::scan_nvm_commit() {
 Status IplRecovery::read_nvm_area(uint32_t b) {
   BlockScan& sc = scans_[b];
   nvm_area_.resize(size_t(s_.log_sectors_) * s_.log_sector_);
-  PDL_TRY(nand_.nvm_read(s_.nvm_sector_off(b, 0), nvm_area_));
+  PDL_TRY(nvm_read_with_retries(nand_, s_.nvm_sector_off(b, 0), nvm_area_));
   uint64_t birth = UINT64_MAX;
   for (const SlotScan& x : sc.slots)
     if (x.page) birth = std::min(birth, x.seq);

@@ -428,6 +428,36 @@ TEST_CASE("a power cut at every flash and NVM operation keeps the acknowledged s
   }
 }
 
+TEST_CASE("a single I/O error at any device operation, NVM ones included, is retried away",
+          "[ipl][nvm][ioerr]") {
+  // A failed NVM read changes nothing and a failed NVM write is redone at the same place
+  // (reread.h), as a failed flash read or erase is: the script runs through untouched.
+  for (const CommitMode mode : {CommitMode::kPerPage, CommitMode::kGroup}) {
+    const bool groups = mode == CommitMode::kGroup;
+    const Geometry g = nvm_geometry(128, 3);
+    for (uint64_t n = 0;; n++) {
+      INFO((groups ? "groups" : "per page") << ", I/O error at operation " << n);
+      auto nand = test::make_ram_nand(g);
+      auto s = make_store(*nand, 128, mode);
+      nand->io_errors_at(n, 1);
+      Script sc;
+      sc.group_mode = groups;
+      const Status st = sc.run(*s, 0x5c1);
+      INFO(st.to_string());
+      REQUIRE(st.is_ok());
+      REQUIRE(s->sync().is_ok());  // (the script may end with writes not synced yet)
+      sc.acked = sc.cur;
+      sc.pending.clear();
+      if (nand->io_errors_injected() == 0) break;  // past the script's last operation
+      check_against(*s, sc, groups);
+      s.reset();
+      REQUIRE(mount_store(*nand, &s, nullptr, mode).is_ok());
+      REQUIRE(s->check().is_ok());
+      check_against(*s, sc, groups);
+    }
+  }
+}
+
 TEST_CASE("128-byte NVM log sectors merge less than 512-byte ones for small updates",
           "[ipl][nvm]") {
   // Same NVM per block (1 KiB: 8 sectors of 128 bytes or 2 of 512), the same small updates

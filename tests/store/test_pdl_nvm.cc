@@ -252,6 +252,34 @@ TEST_CASE("pdl+nvm: a power cut at every flash and NVM operation leaves the last
   REQUIRE(new_state > 0);  // some cuts land after a commit entry became durable
 }
 
+TEST_CASE("pdl+nvm: a single I/O error at any device operation, NVM ones included, is retried "
+          "away", "[pdl][nvm][ioerr]") {
+  // A failed NVM read changes nothing and a failed NVM write is redone at the same place
+  // (reread.h), as a failed flash read or erase is: the workload runs through untouched.
+  const uint32_t psz = 512;
+  const uint32_t nvm = NvmLog::min_nvm_bytes(psz);
+  const Geometry g = with_nvm(pdl::test::geometry(psz, 32, 8, 10), nvm);
+  const StoreParams params = nvm_params(nvm, 24);
+  const uint64_t seed = pdl::test::test_seed();
+  for (uint64_t n = 0;; n++) {
+    INFO("I/O error at operation " << n);
+    auto nand = pdl::test::make_ram_nand(g);
+    std::unique_ptr<PageStore> s;
+    REQUIRE(format_store(*nand, params, &s, CommitMode::kGroup).is_ok());
+    nand->io_errors_at(n, 1);
+    Run r;
+    const Status st = workload(*s, seed, r);
+    INFO(st.to_string());
+    REQUIRE(st.is_ok());
+    if (nand->io_errors_injected() == 0) break;  // past the workload's last operation
+    REQUIRE(read_all(*s) == r.acked);
+    s.reset();
+    REQUIRE(mount_store(*nand, &s, nullptr, CommitMode::kGroup).is_ok());
+    REQUIRE(s->check().is_ok());
+    REQUIRE(read_all(*s) == r.acked);
+  }
+}
+
 TEST_CASE("pdl+nvm: a store recovered from a cut commits, and recovers from a second cut",
           "[pdl][nvm][powercut]") {
   const uint32_t psz = 512;
