@@ -541,3 +541,53 @@ TEST_CASE("pdl+nvm: a write buffer of several pages flushes a page at a time, re
   REQUIRE(m->check().is_ok());
   REQUIRE(read_all(*m) == model);
 }
+
+
+TEST_CASE("pdl+nvm: a write whose buffer flush fails keeps the lpn's buffered version",
+          "[pdl][nvm][hostfull]") {
+  // The write takes the lpn's older record out of the buffer to put the new one; when the
+  // flush that makes room fails (here: the host file system is full), the older record goes
+  // back, so the lpn reads its last written version, not its flash one.
+  const uint32_t psz = 2048;
+  const uint32_t nvm = 10 * psz;
+  const Geometry g = with_nvm(pdl::test::geometry(psz, 64, 8, 24), nvm);
+  const CommitMode mode = CommitMode::kPerPage;  // (atomic groups: abort(), test_host_full)
+  {
+    for (uint64_t programs = 0; programs < 120; programs++) {
+      INFO("host full after " << programs << " programs");
+      auto nand = pdl::test::make_ram_nand(g);
+      std::unique_ptr<PageStore> s;
+      REQUIRE(format_store(*nand, nvm_params(nvm, 60, psz / 8), &s, mode).is_ok());
+      auto rng = pdl::test::seeded_rng(programs + 1);
+      State model(60);
+      for (Lpn l = 0; l < model.size(); l++) {
+        model[l] = pdl::test::random_page(rng, psz);
+        REQUIRE(s->write(l, *model[l]).is_ok());
+      }
+      REQUIRE(s->sync().is_ok());
+      nand->host_full_after(programs);
+      Lpn failed = 0;
+      Page tried;
+      for (int i = 0;; i++) {
+        REQUIRE(i < 100000);
+        const Lpn l = Lpn(rng() % (i % 2 ? 4 : model.size()));  // (some lpns written often)
+        tried = small_change(rng, *model[l], 1 + int(rng() % 6));
+        const Status st = s->write(l, tried);
+        if (!st.is_ok()) {
+          INFO(st.to_string());
+          REQUIRE(st.is(Errc::kHostFull));
+          failed = l;
+          break;
+        }
+        model[l] = tried;
+        if (i % 7 == 6 && !s->sync().is_ok()) break;
+      }
+      Page got(psz);
+      for (Lpn l = 0; l < model.size(); l++) {
+        INFO("lpn " << l << (l == failed ? " (its write failed)" : ""));
+        REQUIRE(s->read(l, got).is_ok());
+        REQUIRE((got == *model[l] || (l == failed && got == tried)));
+      }
+    }
+  }
+}
