@@ -64,7 +64,8 @@ Status IplStore::clear_nvm() {
     PDL_TRY(nvm_write_with_retries(nand_, off, std::span<const uint8_t>(zeros).first(n)));
   }
   nvm_commit_slot_ = 0;
-  return Status::ok();
+  // The NVM's stamp, in either commit mode: a mount refuses an NVM without a valid record.
+  return write_nvm_commit(0);
 }
 
 Status IplStore::check_nvm() const {

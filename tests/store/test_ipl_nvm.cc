@@ -15,6 +15,7 @@
 //   * resolve_params: defaults and refusals (messages name nvm: or log_region:).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -57,7 +58,9 @@ std::unique_ptr<PageStore> make_store(EmulatedNand& nand, uint32_t ls,
   return s;
 }
 
+// Changes `len` bytes of `p` from `off` (cut at the page's end).
 void change(PageStore& s, Lpn l, Page& p, uint32_t off, uint32_t len) {
+  len = std::min<uint32_t>(len, uint32_t(p.size()) - off);
   for (uint32_t i = 0; i < len; i++) p[off + i] = uint8_t(p[off + i] + 1 + i % 250);
   s.note_update(l, off, len);
 }
@@ -454,6 +457,37 @@ TEST_CASE("a single I/O error at any device operation, NVM ones included, is ret
       REQUIRE(mount_store(*nand, &s, nullptr, mode).is_ok());
       REQUIRE(s->check().is_ok());
       check_against(*s, sc, groups);
+    }
+  }
+}
+
+TEST_CASE("an NVM lost (zeroed or garbage) is refused, naming the NVM, never read as no log",
+          "[ipl][nvm]") {
+  // Format stamps the commit area with a record (seq 0): an NVM whose commit area holds no
+  // valid record was not this store's, or lost its bytes — its log sectors cannot be
+  // recovered, and the flash's data pages alone are an older state nobody committed.
+  for (const CommitMode mode : {CommitMode::kPerPage, CommitMode::kGroup}) {
+    for (const bool zeros : {true, false}) {
+      INFO((mode == CommitMode::kGroup ? "groups" : "per page") << (zeros ? ", zeroed" : ", garbage"));
+      const Geometry g = nvm_geometry(128, 3);
+      auto nand = test::make_ram_nand(g);
+      auto s = make_store(*nand, 128, mode);
+      Script sc;
+      sc.group_mode = mode == CommitMode::kGroup;
+      REQUIRE(sc.run(*s, 0x5c1).is_ok());
+      REQUIRE(s->sync().is_ok());
+      s.reset();
+      REQUIRE(mount_store(*nand, &s, nullptr, mode).is_ok());  // as written: mounts
+      s.reset();
+      std::vector<uint8_t> lost(g.nvm_bytes, 0);
+      auto rng = test::seeded_rng(0x105e);
+      if (!zeros)
+        for (auto& b : lost) b = uint8_t(rng());
+      REQUIRE(nand->nvm_write(0, lost).is_ok());
+      const Status st = mount_store(*nand, &s, nullptr, mode);
+      INFO(st.to_string());
+      REQUIRE(st.is(Errc::kCorrupt));
+      REQUIRE(st.message().find("NVM") != std::string::npos);
     }
   }
 }
