@@ -11,6 +11,8 @@
 //     older commit slot it changes nothing, in used slots a read fails rather than lie;
 //   * a power cut at every mutating operation (programs, erases and NVM writes), each tear
 //     mode, per page and in atomic groups: the remounted store holds the acknowledged state;
+//   * a single I/O error at any operation, NVM reads and writes included, is retried away;
+//   * an NVM lost (zeroed, garbage: no valid commit record, which format stamps) is refused;
 //   * 128-byte sectors merge fewer times than 512-byte ones for small updates, same NVM;
 //   * resolve_params: defaults and refusals (messages name nvm: or log_region:).
 #include <catch2/catch.hpp>

@@ -1,7 +1,9 @@
 // test_pdl_nvm.cc — PDL with its differential write buffer in NVM (method=pdl&nvm=SIZE;
 // docs/design.md §16): commits without flash programs, power cuts at every flash and NVM
 // operation (each torn three ways), the log's halves alternating under cuts, garbage and stale
-// epochs in the NVM, a store refused without its NVM, multi-page buffer flushes.
+// epochs in the NVM, a store refused without its NVM, multi-page buffer flushes, a single I/O
+// error at any operation retried away, a write whose buffer flush fails keeping the lpn's
+// buffered version.
 // (The store matrix runs every store suite over the NVM rows too: store_matrix.h.)
 #include <catch2/catch.hpp>
 
