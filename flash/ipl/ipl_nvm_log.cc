@@ -11,6 +11,7 @@
 
 #include "flash/ipl/ipl_nvm.h"
 #include "flash/ipl/ipl_store.h"
+#include "flash/store/reread.h"
 
 namespace pdl {
 
@@ -19,7 +20,7 @@ uint64_t IplStore::nvm_sector_off(uint32_t block, uint32_t sector) const {
 }
 
 Status IplStore::write_nvm_sector(uint32_t block, uint32_t sector) {
-  return nand_.nvm_write(nvm_sector_off(block, sector), sector_buf_);
+  return nvm_write_with_retries(nand_, nvm_sector_off(block, sector), sector_buf_);
 }
 
 // The two slots alternate, so a torn record leaves the previous one whole.
@@ -27,7 +28,7 @@ Status IplStore::write_nvm_commit(uint64_t seq) {
   uint8_t rec[kNvmCommitSlot];
   nvm_commit_encode(seq, rec);
   const uint32_t slot = nvm_commit_slot_;
-  PDL_TRY(nand_.nvm_write(uint64_t(slot) * kNvmCommitSlot, rec));
+  PDL_TRY(nvm_write_with_retries(nand_, uint64_t(slot) * kNvmCommitSlot, rec));
   nvm_commit_slot_ = slot ^ 1;
   return Status::ok();
 }
@@ -38,7 +39,7 @@ Status IplStore::write_nvm_commit(uint64_t seq) {
 Status IplStore::read_nvm_log(uint32_t block, uint32_t used, const std::vector<uint32_t>& garbage) {
   if (used == 0) return Status::ok();
   const std::span<uint8_t> dst = std::span<uint8_t>(log_buf_).first(size_t(used) * log_sector_);
-  PDL_TRY(nand_.nvm_read(nvm_sector_off(block, 0), dst));
+  PDL_TRY(nvm_read_with_retries(nand_, nvm_sector_off(block, 0), dst));
   const uint32_t lbn = owner_[block] < lblocks_.size() ? owner_[block] : kNoBlock;
   for (uint32_t i = 0; i < used; i++) {
     const std::span<uint8_t> sec = dst.subspan(size_t(i) * log_sector_, log_sector_);
@@ -60,10 +61,11 @@ Status IplStore::clear_nvm() {
   std::vector<uint8_t> zeros(std::min<uint32_t>(params_.nvm_bytes, 64 * 1024), 0);
   for (uint64_t off = 0; off < params_.nvm_bytes; off += zeros.size()) {
     const size_t n = size_t(std::min<uint64_t>(zeros.size(), params_.nvm_bytes - off));
-    PDL_TRY(nand_.nvm_write(off, std::span<const uint8_t>(zeros).first(n)));
+    PDL_TRY(nvm_write_with_retries(nand_, off, std::span<const uint8_t>(zeros).first(n)));
   }
   nvm_commit_slot_ = 0;
-  return Status::ok();
+  // The NVM's stamp, in either commit mode: a mount refuses an NVM without a valid record.
+  return write_nvm_commit(0);
 }
 
 Status IplStore::check_nvm() const {
@@ -72,7 +74,7 @@ Status IplStore::check_nvm() const {
     const LBlock& lb = lblocks_[lbn];
     if (lb.block == kNoBlock || lb.used_sectors == 0) continue;
     const std::span<uint8_t> dst = std::span<uint8_t>(area).first(size_t(lb.used_sectors) * log_sector_);
-    PDL_TRY(nand_.nvm_read(nvm_sector_off(lb.block, 0), dst));
+    PDL_TRY(nvm_read_with_retries(nand_, nvm_sector_off(lb.block, 0), dst));
     for (uint32_t i = 0; i < lb.used_sectors; i++) {
       if (std::find(lb.garbage.begin(), lb.garbage.end(), i) != lb.garbage.end()) continue;
       SectorHeader h;

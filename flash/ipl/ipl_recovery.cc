@@ -169,9 +169,10 @@ Status IplRecovery::scan_log_sectors(uint32_t b, std::span<const uint8_t> log) {
 }
 
 // The NVM commit area: the newest valid record of the two slots; the next goes to the other.
+// None valid: kCorrupt (the NVM is not the one format stamped).
 Status IplRecovery::scan_nvm_commit() {
   uint8_t area[kNvmCommitArea];
-  PDL_TRY(nand_.nvm_read(0, area));
+  PDL_TRY(nvm_read_with_retries(nand_, 0, area));
   uint64_t best = 0;
   int newest = -1;
   for (int i = 0; i < 2; i++) {
@@ -184,11 +185,18 @@ Status IplRecovery::scan_nvm_commit() {
       newest = i;
     }
   }
-  if (newest >= 0) {
-    committed_ = std::max(committed_, best);
-    max_seq_ = std::max(max_seq_, best);
-  }
-  s_.nvm_commit_slot_ = newest < 0 ? 0 : uint32_t(newest ^ 1);
+  // Format writes a record (seq 0) and every later one goes to the slot not holding the
+  // newest: an NVM with none lost its bytes or is not this store's, and without its sectors
+  // the data pages are an older state than the one committed.
+  if (newest < 0)
+    return Status::error(Errc::kCorrupt,
+                         "NVM: no intact commit record in the first " +
+                             std::to_string(kNvmCommitArea) + " bytes (the NVM was lost or "
+                             "zeroed, or is not this store's): the log sectors it held cannot "
+                             "be recovered");
+  committed_ = std::max(committed_, best);
+  max_seq_ = std::max(max_seq_, best);
+  s_.nvm_commit_slot_ = uint32_t(newest ^ 1);
   return Status::ok();
 }
 
@@ -200,7 +208,7 @@ Status IplRecovery::scan_nvm_commit() {
 Status IplRecovery::read_nvm_area(uint32_t b) {
   BlockScan& sc = scans_[b];
   nvm_area_.resize(size_t(s_.log_sectors_) * s_.log_sector_);
-  PDL_TRY(nand_.nvm_read(s_.nvm_sector_off(b, 0), nvm_area_));
+  PDL_TRY(nvm_read_with_retries(nand_, s_.nvm_sector_off(b, 0), nvm_area_));
   uint64_t birth = UINT64_MAX;
   for (const SlotScan& x : sc.slots)
     if (x.page) birth = std::min(birth, x.seq);

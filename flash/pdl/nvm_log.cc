@@ -7,6 +7,7 @@
 
 #include "flash/common/crc32c.h"
 #include "flash/common/le.h"
+#include "flash/store/reread.h"
 
 namespace pdl {
 
@@ -67,14 +68,14 @@ Status NvmLog::write_commit(Nand& nand, uint64_t at, uint64_t seq) {
   le::put64(s, seq);
   std::vector<uint8_t> e;
   encode_entry(kCommit, s, &e, at);
-  return nand.nvm_write(base() + at, e);
+  return nvm_write_with_retries(nand, base() + at, e);
 }
 
 Status NvmLog::append(Nand& nand, const std::vector<RecordView>& records, uint64_t seq) {
   need_fresh_ = true;  // until both writes are done
   std::vector<uint8_t> bytes;
   encode_records(records, tail_, &bytes);
-  if (!bytes.empty()) PDL_TRY(nand.nvm_write(base() + tail_, bytes));
+  if (!bytes.empty()) PDL_TRY(nvm_write_with_retries(nand, base() + tail_, bytes));
   PDL_TRY(write_commit(nand, tail_ + bytes.size(), seq));
   tail_ += bytes.size() + kCommitBytes;
   need_fresh_ = false;
@@ -92,10 +93,10 @@ Status NvmLog::commit_fresh(Nand& nand, const std::vector<RecordView>& records, 
   le::put64(h + 8, epoch_);
   le::put32(h + 16, half_bytes_);
   le::put32(h + 28, crc32c(h, 28));
-  PDL_TRY(nand.nvm_write(base(), h));
+  PDL_TRY(nvm_write_with_retries(nand, base(), h));
   std::vector<uint8_t> bytes;
   encode_records(records, kHeaderBytes, &bytes);
-  if (!bytes.empty()) PDL_TRY(nand.nvm_write(base() + kHeaderBytes, bytes));
+  if (!bytes.empty()) PDL_TRY(nvm_write_with_retries(nand, base() + kHeaderBytes, bytes));
   PDL_TRY(write_commit(nand, kHeaderBytes + bytes.size(), seq));
   tail_ = kHeaderBytes + bytes.size() + kCommitBytes;
   need_fresh_ = false;
@@ -150,7 +151,7 @@ Status NvmLog::recover(Nand& nand, Recovered* out) {
   max_epoch_ = 0;
   for (int i = 0; i < 2; i++) {
     bytes[i].resize(half_bytes_);
-    PDL_TRY(nand.nvm_read(uint64_t(i) * half_bytes_, bytes[i]));
+    PDL_TRY(nvm_read_with_retries(nand, uint64_t(i) * half_bytes_, bytes[i]));
     parse(bytes[i], &parsed[i]);
     if (!parsed[i].header_ok) continue;
     max_epoch_ = std::max(max_epoch_, parsed[i].epoch);
@@ -194,7 +195,7 @@ Status NvmLog::verify(Nand& nand, uint64_t seq, const std::vector<RecordView>& r
   auto bad = [](const std::string& m) { return Status::error(Errc::kCorrupt, "NVM log: " + m); };
   if (need_fresh_) return Status::ok();  // nothing written since the mount's recovery read it
   std::vector<uint8_t> bytes(half_bytes_);
-  PDL_TRY(nand.nvm_read(base(), bytes));
+  PDL_TRY(nvm_read_with_retries(nand, base(), bytes));
   Parsed p;
   parse(bytes, &p);
   if (!p.header_ok || p.epoch != epoch_) return bad("the current half's header is not valid");

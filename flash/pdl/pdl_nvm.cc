@@ -16,6 +16,7 @@
 
 #include "flash/codec/differential.h"
 #include "flash/pdl/pdl_store.h"
+#include "flash/store/reread.h"
 
 namespace pdl {
 
@@ -119,7 +120,7 @@ Status PdlStore::nvm_charge_read(Lpn lpn) {
   uint64_t off;
   uint32_t n;
   if (nvm_changed_.count(lpn) || !nvm_->where(lpn, &off, &n)) return Status::ok();
-  return nand_.nvm_read(off, std::span(scratch_diff_).first(n));
+  return nvm_read_with_retries(nand_, off, std::span(scratch_diff_).first(n));
 }
 
 void PdlStore::nvm_mounted(uint64_t commit_seq) {

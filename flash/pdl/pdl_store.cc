@@ -447,9 +447,16 @@ Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
     stats_.case3++;
     return write_new_base(lpn, page);
   }
-  // Step 3: replace any older differential of this lpn in the buffer.
+  // Step 3: replace any older differential of this lpn in the buffer (a copy kept: if the
+  // flush that makes room for the new one fails, the older goes back — put_record_or_restore).
   const bool buffered = e.in_dwb;
+  older_.clear();
   if (e.in_dwb) {
+    RecordView old;
+    if (dwb_.find(lpn, &old)) {
+      older_.resize(old.size());
+      record_encode(old, older_.data());
+    }
     dwb_.remove(lpn);
     e.in_dwb = 0;
   }
@@ -465,7 +472,19 @@ Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
   ClassCost& cc = ledger_.cls(lpn);
   cc.diff_records++;
   cc.diff_record_bytes += r.size();
-  return put_record(r);
+  const Status st = put_record(r);
+  if (!st.is_ok() && buffered && !e.in_dwb) {
+    // The flush failed (a full host, a device gone): the buffer has the room the older record
+    // had, so it goes back and reads find the lpn's last written version, not its flash one.
+    RecordReader rr(older_);
+    RecordView old;
+    if (rr.next(&old) && old.size() <= dwb_.free_space()) {
+      dwb_.put(old);
+      e.in_dwb = 1;
+      if (nvm_) nvm_changed_.insert(lpn);
+    }
+  }
+  return st;
 }
 
 Status PdlStore::find_differential(Lpn lpn, RecordView* r) {

@@ -252,6 +252,8 @@ class PdlStore final : public StoreBase {
   uint64_t retired_at_reset_ = 0;
   uint64_t scrubbed_at_reset_ = 0;
   std::vector<uint8_t> scratch_base_, scratch_diff_, scratch_runs_, scratch_spare_;
+  std::vector<uint8_t> older_;  // write(): the lpn's replaced buffered record, kept until the
+                                // new one is in
   std::vector<Lpn> gc_orphans_;  // lpns whose last copy on flash the current GC erases
 
   // Atomic groups (pdl_commit.cc).

@@ -20,6 +20,11 @@
 // goes elsewhere and the block leaves service once its valid pages are moved. A device that
 // is gone fails every attempt, and the engine stops with the error (nothing is marked bad
 // on the media while it cannot be written; a remount starts afresh).
+// NVM beside the chip (Nand::nvm_read/nvm_write) has no pages to go elsewhere to: a read
+// changes nothing and a write puts the same bytes at the same offset however often it runs
+// (what an incomplete one left, the next overwrites), so both are retried while the device
+// reports kIoError (nvm_read_with_retries, nvm_write_with_retries); one that keeps failing, or
+// a device that is gone, goes up and the engine stops with it.
 #pragma once
 
 #include <span>
@@ -84,6 +89,28 @@ inline Status read_with_retries(Nand& nand, Ppa ppa, std::span<uint8_t> data,
                                 std::span<uint8_t> spare) {
   bool passed;
   return read_with_retries(nand, ppa, data, spare, [] { return true; }, &passed);
+}
+
+inline constexpr int kNvmAttempts = 4;
+
+// Read NVM bytes [off, off + out.size()), again while the device reports an I/O error.
+inline Status nvm_read_with_retries(Nand& nand, uint64_t off, std::span<uint8_t> out) {
+  Status st;
+  for (int i = 0; i < kNvmAttempts; i++) {
+    st = nand.nvm_read(off, out);
+    if (!st.is(Errc::kIoError)) return st;
+  }
+  return st;
+}
+
+// Write NVM bytes at `off`, again while the device reports an I/O error (idempotent).
+inline Status nvm_write_with_retries(Nand& nand, uint64_t off, std::span<const uint8_t> in) {
+  Status st;
+  for (int i = 0; i < kNvmAttempts; i++) {
+    st = nand.nvm_write(off, in);
+    if (!st.is(Errc::kIoError)) return st;
+  }
+  return st;
 }
 
 }  // namespace pdl

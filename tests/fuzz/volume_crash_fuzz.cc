@@ -9,7 +9,8 @@
 //                                                            IPL; default PDL/OPU, so that
 //                                                            seeds keep their meaning;
 //                                                            METHODS=ftl-page,bast16,... FTL
-//                                                            devices only, see below)
+//                                                            devices only, see below;
+//                                                            NVM=1 PDL and IPL with NVM)
 // Per seed: a random tiny geometry (512/1024-byte pages, 4-8 pages per block, 16-47 blocks),
 // method, obsolete mode, cache size and directory size; six rounds of random file operations
 // (create, byte-range writes, truncates, removes, renames, syncs, closes) against a model, a
@@ -37,6 +38,13 @@
 // open group's state); a sync or close that fails with kFull committed nothing and is answered
 // by rollback(), as is an occasional rollback() of its own. A rollback must give the committed
 // state exactly. A second mount of a copy must agree; check() must be clean.
+//
+// NVM=1: the chip has byte-addressable NVM beside it (Geometry::nvm_bytes) and each seed draws,
+// from a stream of its own, PDL with its write buffer in NVM (from NvmLog::min_nvm_bytes(page)
+// to four times it) or IPL with its log areas in NVM (1..4 log sectors of 128 or 512 bytes per
+// erase block, no flash log region), per page or with ATOMIC=1 atomic groups. The power cut
+// counts NVM writes among the mutating operations, so cuts fall inside NVM writes too (torn at
+// 8-byte words per the drawn Tear). Not with METHODS=<keys> (the FTL devices have no NVM).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,6 +59,7 @@
 
 #include "flash/image/methods.h"
 #include "flash/image/open_store.h"
+#include "flash/pdl/nvm_log.h"
 #include "flash/device/emulated_nand.h"
 #include "flash/store/page_store.h"
 #include "flash/volume/volume.h"
@@ -105,6 +114,8 @@ struct Cfg {
   uint32_t wear_level = StoreParams::kWearLevelDefault;  // PDL/OPU: 0 off, 1..4 moves often
   FtlKind ftl = FtlKind::kNone;  // FTL devices (METHODS=<keys>)
   uint32_t log_blocks = 0;       // BAST/FAST
+  uint32_t nvm = 0;              // NVM=1: the chip's and the store's NVM bytes
+  uint32_t log_sector = 0;       // NVM=1, IPL: log sector bytes
 };
 
 static std::string cfg_str(const Cfg& c) {
@@ -114,6 +125,7 @@ static std::string cfg_str(const Cfg& c) {
     << " obsolete=" << obsolete_name(c.ob) << " logical=" << c.logical
     << " log_region=" << c.log_region << " wear_level=" << c.wear_level;
   if (is_ftl_device(c.method)) o << " ftl=" << ftl_name(c.ftl) << " log_blocks=" << c.log_blocks;
+  if (c.nvm) o << " nvm=" << c.nvm << " log_sector=" << c.log_sector;
   return o.str();
 }
 
@@ -185,6 +197,7 @@ static bool format_rig(const Cfg& c, CommitMode mode, Rig* r) {
   g.page_spare = 32;
   g.pages_per_block = c.ppb;
   g.blocks = c.blocks;
+  g.nvm_bytes = c.nvm;
   if (!EmulatedNand::create_ram(g, &r->nand).is_ok()) return false;
   StoreParams sp;
   sp.method = c.method;
@@ -195,6 +208,8 @@ static bool format_rig(const Cfg& c, CommitMode mode, Rig* r) {
   sp.wear_level = c.wear_level;
   sp.ftl = c.ftl;
   sp.log_blocks = c.log_blocks;
+  sp.nvm_bytes = c.nvm;
+  sp.log_sector = c.log_sector;
   std::unique_ptr<PageStore> store;
   Status st = format_store(*r->nand, sp, &store, mode);
   if (!st.is_ok()) {
@@ -543,6 +558,8 @@ static void check_each(Rig& r, Model& m, const char* what) {
 // The seed's configuration (also g_cfg, for reports). With METHODS=all a separate stream draws
 // IPU or IPL half the time, so PDL/OPU draws stay as they were; atomic groups draw IPL for IPU
 // (IPU has none) and leave IPL one more block of room (its commit log).
+static bool nvm_mode() { return getenv("NVM") && std::string(getenv("NVM")) != "0"; }
+
 static Cfg draw_cfg(uint64_t seed, std::mt19937_64& rng, bool atomic) {
   g_seed = seed;
   g_log.clear();
@@ -570,6 +587,23 @@ static Cfg draw_cfg(uint64_t seed, std::mt19937_64& rng, bool atomic) {
       c.log_region = c.method == Method::kIpl ? c.page * (1 + uint32_t(more() % (c.ppb - 2))) : 0;
       const uint32_t cap = (c.blocks - (atomic ? 5 : 3)) * (c.ppb - c.log_region / c.page);
       c.logical = more() % 3 == 0 ? 0 : cap * (5 + uint32_t(more() % 4)) / 8;
+    }
+  }
+  if (nvm_mode()) {  // PDL or IPL with NVM, from a stream of its own
+    std::mt19937_64 nv(seed ^ 0x4e564du);
+    if (nv() % 2) {
+      c.method = Method::kPdl;
+      c.log_region = 0;
+      c.nvm = NvmLog::min_nvm_bytes(c.page) * (4 + uint32_t(nv() % 13)) / 4 / 8 * 8;
+    } else {
+      c.method = Method::kIpl;
+      c.log_sector = nv() % 2 ? 128 : 512;
+      const uint32_t sectors = 1 + uint32_t(nv() % 4);
+      c.nvm = 64 + (c.blocks - kSuperblockBlocks) * sectors * c.log_sector;
+      c.log_region = 0;  // every flash page a data page; the areas divide the NVM
+      // (IPL keeps 3 blocks for merges besides the superblock's 2; one more for atomic groups)
+      const uint32_t cap = (c.blocks - (atomic ? 6 : 5)) * c.ppb;
+      c.logical = nv() % 3 == 0 ? 0 : cap * (5 + uint32_t(nv() % 4)) / 8;
     }
   }
   if (!g_ftl_methods.empty()) {
@@ -887,6 +921,11 @@ int main(int argc, char** argv) {
     }
     if (atomic) {
       fprintf(stderr, "METHODS=%s: FTL devices have no atomic groups; ATOMIC=1 cannot run them\n",
+              getenv("METHODS"));
+      return 2;
+    }
+    if (nvm_mode()) {
+      fprintf(stderr, "METHODS=%s: FTL devices have no NVM; NVM=1 cannot run them\n",
               getenv("METHODS"));
       return 2;
     }

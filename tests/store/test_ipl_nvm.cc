@@ -11,11 +11,14 @@
 //     older commit slot it changes nothing, in used slots a read fails rather than lie;
 //   * a power cut at every mutating operation (programs, erases and NVM writes), each tear
 //     mode, per page and in atomic groups: the remounted store holds the acknowledged state;
+//   * a single I/O error at any operation, NVM reads and writes included, is retried away;
+//   * an NVM lost (zeroed, garbage: no valid commit record, which format stamps) is refused;
 //   * 128-byte sectors merge fewer times than 512-byte ones for small updates, same NVM;
 //   * the page inspector finds a block's NVM log area and decodes its sectors (pdl dump);
 //   * resolve_params: defaults and refusals (messages name nvm: or log_region:).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -59,7 +62,9 @@ std::unique_ptr<PageStore> make_store(EmulatedNand& nand, uint32_t ls,
   return s;
 }
 
+// Changes `len` bytes of `p` from `off` (cut at the page's end).
 void change(PageStore& s, Lpn l, Page& p, uint32_t off, uint32_t len) {
+  len = std::min<uint32_t>(len, uint32_t(p.size()) - off);
   for (uint32_t i = 0; i < len; i++) p[off + i] = uint8_t(p[off + i] + 1 + i % 250);
   s.note_update(l, off, len);
 }
@@ -426,6 +431,67 @@ TEST_CASE("a power cut at every flash and NVM operation keeps the acknowledged s
           check_against(*s, sc, groups);
         }
       }
+    }
+  }
+}
+
+TEST_CASE("a single I/O error at any device operation, NVM ones included, is retried away",
+          "[ipl][nvm][ioerr]") {
+  // A failed NVM read changes nothing and a failed NVM write is redone at the same place
+  // (reread.h), as a failed flash read or erase is: the script runs through untouched.
+  for (const CommitMode mode : {CommitMode::kPerPage, CommitMode::kGroup}) {
+    const bool groups = mode == CommitMode::kGroup;
+    const Geometry g = nvm_geometry(128, 3);
+    for (uint64_t n = 0;; n++) {
+      INFO((groups ? "groups" : "per page") << ", I/O error at operation " << n);
+      auto nand = test::make_ram_nand(g);
+      auto s = make_store(*nand, 128, mode);
+      nand->io_errors_at(n, 1);
+      Script sc;
+      sc.group_mode = groups;
+      const Status st = sc.run(*s, 0x5c1);
+      INFO(st.to_string());
+      REQUIRE(st.is_ok());
+      REQUIRE(s->sync().is_ok());  // (the script may end with writes not synced yet)
+      sc.acked = sc.cur;
+      sc.pending.clear();
+      if (nand->io_errors_injected() == 0) break;  // past the script's last operation
+      check_against(*s, sc, groups);
+      s.reset();
+      REQUIRE(mount_store(*nand, &s, nullptr, mode).is_ok());
+      REQUIRE(s->check().is_ok());
+      check_against(*s, sc, groups);
+    }
+  }
+}
+
+TEST_CASE("an NVM lost (zeroed or garbage) is refused, naming the NVM, never read as no log",
+          "[ipl][nvm]") {
+  // Format stamps the commit area with a record (seq 0): an NVM whose commit area holds no
+  // valid record was not this store's, or lost its bytes — its log sectors cannot be
+  // recovered, and the flash's data pages alone are an older state nobody committed.
+  for (const CommitMode mode : {CommitMode::kPerPage, CommitMode::kGroup}) {
+    for (const bool zeros : {true, false}) {
+      INFO((mode == CommitMode::kGroup ? "groups" : "per page") << (zeros ? ", zeroed" : ", garbage"));
+      const Geometry g = nvm_geometry(128, 3);
+      auto nand = test::make_ram_nand(g);
+      auto s = make_store(*nand, 128, mode);
+      Script sc;
+      sc.group_mode = mode == CommitMode::kGroup;
+      REQUIRE(sc.run(*s, 0x5c1).is_ok());
+      REQUIRE(s->sync().is_ok());
+      s.reset();
+      REQUIRE(mount_store(*nand, &s, nullptr, mode).is_ok());  // as written: mounts
+      s.reset();
+      std::vector<uint8_t> lost(g.nvm_bytes, 0);
+      auto rng = test::seeded_rng(0x105e);
+      if (!zeros)
+        for (auto& b : lost) b = uint8_t(rng());
+      REQUIRE(nand->nvm_write(0, lost).is_ok());
+      const Status st = mount_store(*nand, &s, nullptr, mode);
+      INFO(st.to_string());
+      REQUIRE(st.is(Errc::kCorrupt));
+      REQUIRE(st.message().find("NVM") != std::string::npos);
     }
   }
 }

@@ -1,7 +1,9 @@
 // test_pdl_nvm.cc — PDL with its differential write buffer in NVM (method=pdl&nvm=SIZE;
 // docs/design.md §16): commits without flash programs, power cuts at every flash and NVM
 // operation (each torn three ways), the log's halves alternating under cuts, garbage and stale
-// epochs in the NVM, a store refused without its NVM, multi-page buffer flushes.
+// epochs in the NVM, a store refused without its NVM, multi-page buffer flushes, a single I/O
+// error at any operation retried away, a write whose buffer flush fails keeping the lpn's
+// buffered version.
 // (The store matrix runs every store suite over the NVM rows too: store_matrix.h.)
 #include <catch2/catch.hpp>
 
@@ -250,6 +252,34 @@ TEST_CASE("pdl+nvm: a power cut at every flash and NVM operation leaves the last
                         << " found the cut sync committed");
   REQUIRE(trials == 3 * total);
   REQUIRE(new_state > 0);  // some cuts land after a commit entry became durable
+}
+
+TEST_CASE("pdl+nvm: a single I/O error at any device operation, NVM ones included, is retried "
+          "away", "[pdl][nvm][ioerr]") {
+  // A failed NVM read changes nothing and a failed NVM write is redone at the same place
+  // (reread.h), as a failed flash read or erase is: the workload runs through untouched.
+  const uint32_t psz = 512;
+  const uint32_t nvm = NvmLog::min_nvm_bytes(psz);
+  const Geometry g = with_nvm(pdl::test::geometry(psz, 32, 8, 10), nvm);
+  const StoreParams params = nvm_params(nvm, 24);
+  const uint64_t seed = pdl::test::test_seed();
+  for (uint64_t n = 0;; n++) {
+    INFO("I/O error at operation " << n);
+    auto nand = pdl::test::make_ram_nand(g);
+    std::unique_ptr<PageStore> s;
+    REQUIRE(format_store(*nand, params, &s, CommitMode::kGroup).is_ok());
+    nand->io_errors_at(n, 1);
+    Run r;
+    const Status st = workload(*s, seed, r);
+    INFO(st.to_string());
+    REQUIRE(st.is_ok());
+    if (nand->io_errors_injected() == 0) break;  // past the workload's last operation
+    REQUIRE(read_all(*s) == r.acked);
+    s.reset();
+    REQUIRE(mount_store(*nand, &s, nullptr, CommitMode::kGroup).is_ok());
+    REQUIRE(s->check().is_ok());
+    REQUIRE(read_all(*s) == r.acked);
+  }
 }
 
 TEST_CASE("pdl+nvm: a store recovered from a cut commits, and recovers from a second cut",
@@ -512,4 +542,54 @@ TEST_CASE("pdl+nvm: a write buffer of several pages flushes a page at a time, re
   REQUIRE(mount_store(*nand, &m, nullptr, mode).is_ok());
   REQUIRE(m->check().is_ok());
   REQUIRE(read_all(*m) == model);
+}
+
+
+TEST_CASE("pdl+nvm: a write whose buffer flush fails keeps the lpn's buffered version",
+          "[pdl][nvm][hostfull]") {
+  // The write takes the lpn's older record out of the buffer to put the new one; when the
+  // flush that makes room fails (here: the host file system is full), the older record goes
+  // back, so the lpn reads its last written version, not its flash one.
+  const uint32_t psz = 2048;
+  const uint32_t nvm = 10 * psz;
+  const Geometry g = with_nvm(pdl::test::geometry(psz, 64, 8, 24), nvm);
+  const CommitMode mode = CommitMode::kPerPage;  // (atomic groups: abort(), test_host_full)
+  {
+    for (uint64_t programs = 0; programs < 120; programs++) {
+      INFO("host full after " << programs << " programs");
+      auto nand = pdl::test::make_ram_nand(g);
+      std::unique_ptr<PageStore> s;
+      REQUIRE(format_store(*nand, nvm_params(nvm, 60, psz / 8), &s, mode).is_ok());
+      auto rng = pdl::test::seeded_rng(programs + 1);
+      State model(60);
+      for (Lpn l = 0; l < model.size(); l++) {
+        model[l] = pdl::test::random_page(rng, psz);
+        REQUIRE(s->write(l, *model[l]).is_ok());
+      }
+      REQUIRE(s->sync().is_ok());
+      nand->host_full_after(programs);
+      Lpn failed = 0;
+      Page tried;
+      for (int i = 0;; i++) {
+        REQUIRE(i < 100000);
+        const Lpn l = Lpn(rng() % (i % 2 ? 4 : model.size()));  // (some lpns written often)
+        tried = small_change(rng, *model[l], 1 + int(rng() % 6));
+        const Status st = s->write(l, tried);
+        if (!st.is_ok()) {
+          INFO(st.to_string());
+          REQUIRE(st.is(Errc::kHostFull));
+          failed = l;
+          break;
+        }
+        model[l] = tried;
+        if (i % 7 == 6 && !s->sync().is_ok()) break;
+      }
+      Page got(psz);
+      for (Lpn l = 0; l < model.size(); l++) {
+        INFO("lpn " << l << (l == failed ? " (its write failed)" : ""));
+        REQUIRE(s->read(l, got).is_ok());
+        REQUIRE((got == *model[l] || (l == failed && got == tried)));
+      }
+    }
+  }
 }

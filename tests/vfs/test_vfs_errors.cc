@@ -13,6 +13,8 @@
 //     intact;
 //   * a write or size beyond what the chip can ever hold is SQLITE_FULL, said on stderr, and
 //     changes nothing (out of memory: vfs_out_of_memory.py, the stock shell under prlimit).
+//   * an image whose NVM area was zeroed or overwritten with garbage (PDL and IPL with NVM)
+//     fails to open naming the NVM, and opens with every committed row once its NVM is back.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -23,6 +25,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <set>
 
 #include "flash/device/emulated_nand.h"
@@ -1009,4 +1012,53 @@ TEST_CASE("a write or size beyond what the chip can hold is SQLITE_FULL and chan
   CHECK(after == before);
   CHECK(c.text("SELECT x FROM t") == "hello");
   CHECK(c.text("PRAGMA integrity_check") == "ok");
+}
+
+TEST_CASE("an image whose NVM area is zeroed or garbage is refused naming the NVM, and opens "
+          "again with its NVM back", "[vfs][errors][nvm]") {
+  // The NVM holds committed data (PDL's write buffer, IPL's log sectors): without it the
+  // flash alone is an older state, so the open must fail rather than show it.
+  use_pdl_vfs();
+  const std::string method = GENERATE(as<std::string>(), "method=pdl&nvm=12K",
+                                      "method=ipl&nvm=4K");
+  const bool zeros = GENERATE(true, false);
+  INFO(method << (zeros ? ", NVM zeroed" : ", NVM garbage"));
+  const std::string path = temp_path("nvm.db");
+  const std::string uri =
+      pdl_uri(path, method + "&size=512K&page=2048&pages_per_block=16&max_files=8");
+  {
+    Conn c(uri);
+    c.must("CREATE TABLE t(x)");
+    for (int i = 0; i < 20; i++) c.must("INSERT INTO t VALUES (" + std::to_string(i) + ")");
+  }
+  // The NVM area: nvm_bytes at header byte 72, its offset in the file at 88 (format.md §1).
+  const int fd = ::open(path.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  uint8_t h[96];
+  REQUIRE(::pread(fd, h, sizeof h, 0) == ssize_t(sizeof h));
+  uint32_t nvm = 0;
+  uint64_t off = 0;
+  for (int i = 3; i >= 0; i--) nvm = nvm << 8 | h[72 + i];
+  for (int i = 7; i >= 0; i--) off = off << 8 | h[88 + i];
+  REQUIRE(nvm > 0);
+  REQUIRE(off > 0);
+  std::vector<uint8_t> saved(nvm), lost(nvm, 0);
+  REQUIRE(::pread(fd, saved.data(), nvm, off_t(off)) == ssize_t(nvm));
+  std::mt19937_64 rng(nvm);
+  if (!zeros)
+    for (auto& b : lost) b = uint8_t(rng());
+  REQUIRE(::pwrite(fd, lost.data(), nvm, off_t(off)) == ssize_t(nvm));
+  {
+    Conn c;
+    int rc = c.open(uri);
+    if (rc == SQLITE_OK) rc = c.exec("SELECT count(*) FROM t");
+    INFO("vfs: " << pdl::vfs::last_error());
+    CHECK(rc != SQLITE_OK);
+    CHECK(pdl::vfs::last_error().find("NVM") != std::string::npos);
+  }
+  REQUIRE(::pwrite(fd, saved.data(), nvm, off_t(off)) == ssize_t(nvm));
+  ::close(fd);
+  Conn c(uri);
+  CHECK(c.integer("SELECT count(*) FROM t") == 20);
+  CHECK(c.integer("SELECT sum(x) FROM t") == 190);
 }
