@@ -62,11 +62,14 @@ inline std::vector<StoreConfig> store_matrix_for(const std::vector<Geometry>& ge
       out.push_back({"PDL(page)/" + oname + wl + "/" + gname, g, pdl_page});
       out.push_back({"OPU/" + oname + wl + "/" + gname, g, opu});
     }
-    // PDL with its write buffer in NVM: 10 pages of NVM, so a buffer of two pages whose log
-    // (a half: 5 pages) starts afresh every few commits and flushes often within a test.
+    // PDL with its write buffer in NVM: 10 pages of NVM (a buffer of two pages) with
+    // PDL(page/8), 6 pages (a buffer of one page) with PDL(page), so that the log (a half)
+    // starts afresh every few commits and the buffer flushes often within a test.
     {
       Geometry gn = g;
       gn.nvm_bytes = 10 * g.page_data;
+      Geometry gp = g;
+      gp.nvm_bytes = 6 * g.page_data;
       StoreParams small;
       small.logical_pages = full;
       small.method = Method::kPdl;
@@ -74,11 +77,12 @@ inline std::vector<StoreConfig> store_matrix_for(const std::vector<Geometry>& ge
       small.obsolete = ObsoleteMode::kSpare;
       small.nvm_bytes = gn.nvm_bytes;
       StoreParams page = small;
+      page.nvm_bytes = gp.nvm_bytes;
       page.max_differential = 0;
       page.obsolete = ObsoleteMode::kMemory;
       page.wear_level = 4;
       out.push_back({"PDL(page/8)+NVM/spare/" + gname, gn, small});
-      out.push_back({"PDL(page)+NVM/memory/wl/" + gname, gn, page});
+      out.push_back({"PDL(page)+NVM/memory/wl/" + gname, gp, page});
     }
     StoreParams ipu;
     ipu.method = Method::kIpu;
