@@ -38,7 +38,8 @@ std::vector<MethodSpec> all_methods();
 // The FTL devices with and without StableBuffer (ftl-page, bast16, ..., sb-fast16): SQLite
 // on a commodity FTL device, the journal on the device (no atomic commit).
 std::vector<MethodSpec> ftl_members();
-// The NVM comparison ([IPL-PCRAM]; docs/results.md, "NVM beside the chip"): pdl-nvm, pdl2k-nvm, pdl, opu, ipl, ipl-pcram.
+// The NVM comparison ([IPL-PCRAM]; docs/results.md, "NVM beside the chip"): pdl-nvm,
+// pdl2k-nvm, pdl, opu, ipl, ipl-pcram.
 std::vector<MethodSpec> nvm_members();
 // "pdl,opu,...", "all" (the paper six), "ftl" (ftl_members()), "nvm" (nvm_members()) or a mix
 // ("pdl,ftl"); false with *err naming an unknown key. Duplicates are dropped.
