@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench/random_inserts.h"
+#include "bench/results_file.h"
 #include "cli/app.h"
 #include "flash/common/c_edge.h"
 #include "flash/common/json.h"
@@ -272,13 +273,6 @@ std::string json_of(const Options& o, const std::vector<Record>& recs, uint64_t 
   return top.str() + "\n";
 }
 
-bool write_file(const std::string& path, const std::string& text) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return false;
-  const bool ok = std::fputs(text.c_str(), f) >= 0;
-  return std::fclose(f) == 0 && ok;
-}
-
 }  // namespace
 
 static int run(int argc, char** argv) {
@@ -391,28 +385,9 @@ static int run(int argc, char** argv) {
     return 1;
   }
   print_tables(stdout, o, recs, scaled, db_blocks);
-  int status = 0;
-  if (!o.txt.empty()) {
-    std::string text;
-    char* buf = nullptr;
-    size_t len = 0;
-    FILE* m = open_memstream(&buf, &len);
-    if (m) {
-      print_tables(m, o, recs, scaled, db_blocks);
-      std::fclose(m);
-      text.assign(buf, len);
-      std::free(buf);
-    }
-    if (!write_file(o.txt, text)) {
-      std::fprintf(stderr, "pdl-ftlbench: cannot write %s\n", o.txt.c_str());
-      status = 1;
-    }
-  }
-  if (!o.json.empty() && !write_file(o.json, json_of(o, recs, db_blocks))) {
-    std::fprintf(stderr, "pdl-ftlbench: cannot write %s\n", o.json.c_str());
-    status = 1;
-  }
-  return status;
+  return write_results(
+      "pdl-ftlbench", o.txt, [&](FILE* f) { print_tables(f, o, recs, scaled, db_blocks); }, o.json,
+      [&] { return json_of(o, recs, db_blocks); });
 }
 
 int main(int argc, char** argv) { return pdl::guarded_main("pdl-ftlbench", run, argc, argv, 1); }

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "bench/kv_records.h"
+#include "bench/results_file.h"
 #include "cli/app.h"
 #include "flash/common/c_edge.h"
 #include "flash/common/json.h"
@@ -265,13 +266,6 @@ std::string json_of(const Options& o, const std::vector<MethodRun>& runs, uint64
   return top.str() + "\n";
 }
 
-bool write_file(const std::string& path, const std::string& text) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return false;
-  const bool ok = std::fputs(text.c_str(), f) >= 0;
-  return std::fclose(f) == 0 && ok;
-}
-
 }  // namespace
 
 static int run(int argc, char** argv) {
@@ -354,27 +348,9 @@ static int run(int argc, char** argv) {
     return 1;
   }
   print_tables(stdout, o, runs, chip, db_pages, cache_pages);
-  int status = 0;
-  if (!o.txt.empty()) {
-    std::string text;
-    char* buf = nullptr;
-    size_t len = 0;
-    if (FILE* m = open_memstream(&buf, &len)) {
-      print_tables(m, o, runs, chip, db_pages, cache_pages);
-      std::fclose(m);
-      text.assign(buf, len);
-      std::free(buf);
-    }
-    if (!write_file(o.txt, text)) {
-      std::fprintf(stderr, "pdl-nvmbench: cannot write %s\n", o.txt.c_str());
-      status = 1;
-    }
-  }
-  if (!o.json.empty() && !write_file(o.json, json_of(o, runs, chip, db_pages, cache_pages))) {
-    std::fprintf(stderr, "pdl-nvmbench: cannot write %s\n", o.json.c_str());
-    status = 1;
-  }
-  return status;
+  return write_results(
+      "pdl-nvmbench", o.txt, [&](FILE* f) { print_tables(f, o, runs, chip, db_pages, cache_pages); }, o.json,
+      [&] { return json_of(o, runs, chip, db_pages, cache_pages); });
 }
 
 int main(int argc, char** argv) { return pdl::guarded_main("pdl-nvmbench", run, argc, argv, 1); }
