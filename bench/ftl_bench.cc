@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/chip_size.h"
 #include "bench/random_inserts.h"
 #include "bench/results_file.h"
 #include "cli/app.h"
@@ -88,35 +89,6 @@ MethodPreset scaled_preset(const MethodPreset& p, uint64_t db_blocks) {
     q.log_blocks = std::max<uint32_t>(
         2, uint32_t(std::lround(double(p.log_blocks) * double(db_blocks) / kPaperDataBlocks)));
   return q;
-}
-
-// A chip size holding `db_bytes` of database (and a journal) in at most half of every method's
-// logical pages ([PDL] §5.1's proportion), in whole blocks; the first size from twice the
-// database that every method resolves at (a method that resolves at none: the first size).
-uint64_t chip_bytes_for(uint64_t db_bytes, const std::vector<MethodPreset>& methods) {
-  const uint64_t block = uint64_t(kPage) * kPagesPerBlock;
-  const uint64_t need = db_bytes + 64 * uint64_t(kPage);
-  const uint64_t first = std::max<uint64_t>(16, (2 * need + block - 1) / block) * block;
-  for (uint64_t chip = first; chip <= 16 * first; chip += 4 * block) {
-    bool fits = true;
-    for (const MethodPreset& m : methods) {
-      ImageParams ip;
-      for (const std::string& kv : split_list(m.uri_params(kPage), '&')) {
-        const size_t eq = kv.find('=');
-        (void)ip.set(kv.substr(0, eq), kv.substr(eq + 1));
-      }
-      ip.page = kPage;
-      ip.size = chip;
-      StoreParams sp = ip.store_params();
-      if (!resolve_store_params(&sp, ip.geometry()).is_ok() ||
-          double(sp.logical_pages) * kPage < 2.0 * double(need)) {
-        fits = false;
-        break;
-      }
-    }
-    if (fits) return chip;
-  }
-  return first;
 }
 
 Status check_table(sql::Db& db, uint64_t n) {
@@ -366,7 +338,7 @@ static int run(int argc, char** argv) {
     const uint64_t chip = chip_bytes_for(uint64_t(std::max(final_pages, int64_t(db_blocks) *
                                                                             kPagesPerBlock)) *
                                              kPage,
-                                         scaled);
+                                         scaled, kPage, kPagesPerBlock);
     for (double pct : o.cache_pct)
       for (const MethodPreset& m : scaled) {
         if (!o.quiet)

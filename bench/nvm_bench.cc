@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/chip_size.h"
 #include "bench/kv_records.h"
 #include "bench/results_file.h"
 #include "cli/app.h"
@@ -95,39 +96,6 @@ struct MethodRun {
   uint32_t nvm_bytes = 0, log_sector = 0;
   std::vector<Phase> phases;
 };
-
-// Sets the URI parameters `params` ("method=ipl&log_region=18K&...") on *ip.
-void parse_kv(const std::string& params, ImageParams* ip) {
-  for (const std::string& kv : split_list(params, '&')) {
-    const size_t eq = kv.find('=');
-    (void)ip->set(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-}
-
-// The first chip size (whole blocks, from twice the database) at which every method resolves
-// with at least twice the database in logical pages; the first size if none does.
-uint64_t chip_bytes_for(uint64_t db_bytes, const std::vector<MethodPreset>& methods) {
-  const uint64_t block = uint64_t(kFlashPage) * kPagesPerBlock;
-  const uint64_t need = db_bytes + 64 * uint64_t(kFlashPage);
-  const uint64_t first = std::max<uint64_t>(16, (2 * need + block - 1) / block) * block;
-  for (uint64_t chip = first; chip <= 16 * first; chip += 4 * block) {
-    bool fits = true;
-    for (const MethodPreset& m : methods) {
-      ImageParams ip;
-      parse_kv(m.uri_params(kFlashPage, chip), &ip);
-      ip.page = kFlashPage;
-      ip.size = chip;
-      StoreParams sp = ip.store_params();
-      if (!resolve_store_params(&sp, ip.geometry()).is_ok() ||
-          double(sp.logical_pages) * kFlashPage < 2.0 * double(need)) {
-        fits = false;
-        break;
-      }
-    }
-    if (fits) return chip;
-  }
-  return first;
-}
 
 // The database pages the inserts leave, measured on the unix VFS in `work`.
 Status unix_db_pages(const std::string& work, const Options& o, int64_t* pages) {
@@ -331,7 +299,8 @@ static int run(int argc, char** argv) {
   Status st = unix_db_pages(work, o, &db_pages);
   const int64_t cache_pages =
       std::max<int64_t>(1, std::llround(double(db_pages) * o.buffer_pct / 100.0));
-  const uint64_t chip = chip_bytes_for(uint64_t(db_pages) * o.db_page, presets);
+  const uint64_t chip =
+      chip_bytes_for(uint64_t(db_pages) * o.db_page, presets, kFlashPage, kPagesPerBlock);
   std::vector<MethodRun> runs;
   for (const MethodPreset& m : presets) {
     if (!st.is_ok()) break;
