@@ -25,6 +25,7 @@
 #include "bench/chip_size.h"
 #include "bench/random_inserts.h"
 #include "bench/results_file.h"
+#include "bench/sql_scratch.h"
 #include "cli/app.h"
 #include "flash/common/c_edge.h"
 #include "flash/common/json.h"
@@ -307,16 +308,7 @@ static int run(int argc, char** argv) {
   if (o.durable_keys == 0) o.durable_keys = std::max<uint64_t>(1, o.keys / 4);
 
   std::string work;
-  if (Status st = make_scratch_dir(o.dir, "pdl-ftlbench", &work); !st.is_ok()) {
-    std::fprintf(stderr, "pdl-ftlbench: %s\n", std::string(st.message()).c_str());
-    return 1;
-  }
-  if (vfs::register_vfs() != SQLITE_OK) {
-    std::fprintf(stderr, "pdl-ftlbench: cannot register the pdl VFS\n");
-    rmdir(work.c_str());
-    return 1;
-  }
-  sql::set_open_detail(vfs::last_error);
+  if (!open_sql_scratch("pdl-ftlbench", o.dir, &work)) return 1;
   std::vector<Record> recs;
   uint64_t db_blocks = 0;
   std::vector<MethodPreset> scaled;

@@ -33,6 +33,7 @@
 #include "bench/chip_size.h"
 #include "bench/kv_records.h"
 #include "bench/results_file.h"
+#include "bench/sql_scratch.h"
 #include "cli/app.h"
 #include "flash/common/c_edge.h"
 #include "flash/common/json.h"
@@ -284,16 +285,7 @@ static int run(int argc, char** argv) {
         return cl.error(f + ": " + std::string(st.message()));
 
   std::string work;
-  if (Status st = make_scratch_dir(o.dir, "pdl-nvmbench", &work); !st.is_ok()) {
-    std::fprintf(stderr, "pdl-nvmbench: %s\n", std::string(st.message()).c_str());
-    return 1;
-  }
-  if (vfs::register_vfs() != SQLITE_OK) {
-    std::fprintf(stderr, "pdl-nvmbench: cannot register the pdl VFS\n");
-    rmdir(work.c_str());
-    return 1;
-  }
-  sql::set_open_detail(vfs::last_error);
+  if (!open_sql_scratch("pdl-nvmbench", o.dir, &work)) return 1;
   int64_t db_pages = 0;
   if (!o.quiet) std::fprintf(stderr, "unix VFS: %llu records ...\n", (unsigned long long)o.records);
   Status st = unix_db_pages(work, o, &db_pages);
