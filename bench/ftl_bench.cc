@@ -22,7 +22,10 @@
 #include <string>
 #include <vector>
 
+#include "bench/chip_size.h"
 #include "bench/random_inserts.h"
+#include "bench/results_file.h"
+#include "bench/sql_scratch.h"
 #include "cli/app.h"
 #include "flash/common/c_edge.h"
 #include "flash/common/json.h"
@@ -87,35 +90,6 @@ MethodPreset scaled_preset(const MethodPreset& p, uint64_t db_blocks) {
     q.log_blocks = std::max<uint32_t>(
         2, uint32_t(std::lround(double(p.log_blocks) * double(db_blocks) / kPaperDataBlocks)));
   return q;
-}
-
-// A chip size holding `db_bytes` of database (and a journal) in at most half of every method's
-// logical pages ([PDL] §5.1's proportion), in whole blocks; the first size from twice the
-// database that every method resolves at (a method that resolves at none: the first size).
-uint64_t chip_bytes_for(uint64_t db_bytes, const std::vector<MethodPreset>& methods) {
-  const uint64_t block = uint64_t(kPage) * kPagesPerBlock;
-  const uint64_t need = db_bytes + 64 * uint64_t(kPage);
-  const uint64_t first = std::max<uint64_t>(16, (2 * need + block - 1) / block) * block;
-  for (uint64_t chip = first; chip <= 16 * first; chip += 4 * block) {
-    bool fits = true;
-    for (const MethodPreset& m : methods) {
-      ImageParams ip;
-      for (const std::string& kv : split_list(m.uri_params(kPage), '&')) {
-        const size_t eq = kv.find('=');
-        (void)ip.set(kv.substr(0, eq), kv.substr(eq + 1));
-      }
-      ip.page = kPage;
-      ip.size = chip;
-      StoreParams sp = ip.store_params();
-      if (!resolve_store_params(&sp, ip.geometry()).is_ok() ||
-          double(sp.logical_pages) * kPage < 2.0 * double(need)) {
-        fits = false;
-        break;
-      }
-    }
-    if (fits) return chip;
-  }
-  return first;
 }
 
 Status check_table(sql::Db& db, uint64_t n) {
@@ -272,13 +246,6 @@ std::string json_of(const Options& o, const std::vector<Record>& recs, uint64_t 
   return top.str() + "\n";
 }
 
-bool write_file(const std::string& path, const std::string& text) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return false;
-  const bool ok = std::fputs(text.c_str(), f) >= 0;
-  return std::fclose(f) == 0 && ok;
-}
-
 }  // namespace
 
 static int run(int argc, char** argv) {
@@ -341,16 +308,7 @@ static int run(int argc, char** argv) {
   if (o.durable_keys == 0) o.durable_keys = std::max<uint64_t>(1, o.keys / 4);
 
   std::string work;
-  if (Status st = make_scratch_dir(o.dir, "pdl-ftlbench", &work); !st.is_ok()) {
-    std::fprintf(stderr, "pdl-ftlbench: %s\n", std::string(st.message()).c_str());
-    return 1;
-  }
-  if (vfs::register_vfs() != SQLITE_OK) {
-    std::fprintf(stderr, "pdl-ftlbench: cannot register the pdl VFS\n");
-    rmdir(work.c_str());
-    return 1;
-  }
-  sql::set_open_detail(vfs::last_error);
+  if (!open_sql_scratch("pdl-ftlbench", o.dir, &work)) return 1;
   std::vector<Record> recs;
   uint64_t db_blocks = 0;
   std::vector<MethodPreset> scaled;
@@ -372,7 +330,7 @@ static int run(int argc, char** argv) {
     const uint64_t chip = chip_bytes_for(uint64_t(std::max(final_pages, int64_t(db_blocks) *
                                                                             kPagesPerBlock)) *
                                              kPage,
-                                         scaled);
+                                         scaled, kPage, kPagesPerBlock);
     for (double pct : o.cache_pct)
       for (const MethodPreset& m : scaled) {
         if (!o.quiet)
@@ -391,28 +349,9 @@ static int run(int argc, char** argv) {
     return 1;
   }
   print_tables(stdout, o, recs, scaled, db_blocks);
-  int status = 0;
-  if (!o.txt.empty()) {
-    std::string text;
-    char* buf = nullptr;
-    size_t len = 0;
-    FILE* m = open_memstream(&buf, &len);
-    if (m) {
-      print_tables(m, o, recs, scaled, db_blocks);
-      std::fclose(m);
-      text.assign(buf, len);
-      std::free(buf);
-    }
-    if (!write_file(o.txt, text)) {
-      std::fprintf(stderr, "pdl-ftlbench: cannot write %s\n", o.txt.c_str());
-      status = 1;
-    }
-  }
-  if (!o.json.empty() && !write_file(o.json, json_of(o, recs, db_blocks))) {
-    std::fprintf(stderr, "pdl-ftlbench: cannot write %s\n", o.json.c_str());
-    status = 1;
-  }
-  return status;
+  return write_results(
+      "pdl-ftlbench", o.txt, [&](FILE* f) { print_tables(f, o, recs, scaled, db_blocks); }, o.json,
+      [&] { return json_of(o, recs, db_blocks); });
 }
 
 int main(int argc, char** argv) { return pdl::guarded_main("pdl-ftlbench", run, argc, argv, 1); }

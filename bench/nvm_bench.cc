@@ -30,7 +30,10 @@
 #include <string>
 #include <vector>
 
+#include "bench/chip_size.h"
 #include "bench/kv_records.h"
+#include "bench/results_file.h"
+#include "bench/sql_scratch.h"
 #include "cli/app.h"
 #include "flash/common/c_edge.h"
 #include "flash/common/json.h"
@@ -94,39 +97,6 @@ struct MethodRun {
   uint32_t nvm_bytes = 0, log_sector = 0;
   std::vector<Phase> phases;
 };
-
-// Sets the URI parameters `params` ("method=ipl&log_region=18K&...") on *ip.
-void parse_kv(const std::string& params, ImageParams* ip) {
-  for (const std::string& kv : split_list(params, '&')) {
-    const size_t eq = kv.find('=');
-    (void)ip->set(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-}
-
-// The first chip size (whole blocks, from twice the database) at which every method resolves
-// with at least twice the database in logical pages; the first size if none does.
-uint64_t chip_bytes_for(uint64_t db_bytes, const std::vector<MethodPreset>& methods) {
-  const uint64_t block = uint64_t(kFlashPage) * kPagesPerBlock;
-  const uint64_t need = db_bytes + 64 * uint64_t(kFlashPage);
-  const uint64_t first = std::max<uint64_t>(16, (2 * need + block - 1) / block) * block;
-  for (uint64_t chip = first; chip <= 16 * first; chip += 4 * block) {
-    bool fits = true;
-    for (const MethodPreset& m : methods) {
-      ImageParams ip;
-      parse_kv(m.uri_params(kFlashPage, chip), &ip);
-      ip.page = kFlashPage;
-      ip.size = chip;
-      StoreParams sp = ip.store_params();
-      if (!resolve_store_params(&sp, ip.geometry()).is_ok() ||
-          double(sp.logical_pages) * kFlashPage < 2.0 * double(need)) {
-        fits = false;
-        break;
-      }
-    }
-    if (fits) return chip;
-  }
-  return first;
-}
 
 // The database pages the inserts leave, measured on the unix VFS in `work`.
 Status unix_db_pages(const std::string& work, const Options& o, int64_t* pages) {
@@ -265,13 +235,6 @@ std::string json_of(const Options& o, const std::vector<MethodRun>& runs, uint64
   return top.str() + "\n";
 }
 
-bool write_file(const std::string& path, const std::string& text) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return false;
-  const bool ok = std::fputs(text.c_str(), f) >= 0;
-  return std::fclose(f) == 0 && ok;
-}
-
 }  // namespace
 
 static int run(int argc, char** argv) {
@@ -322,22 +285,14 @@ static int run(int argc, char** argv) {
         return cl.error(f + ": " + std::string(st.message()));
 
   std::string work;
-  if (Status st = make_scratch_dir(o.dir, "pdl-nvmbench", &work); !st.is_ok()) {
-    std::fprintf(stderr, "pdl-nvmbench: %s\n", std::string(st.message()).c_str());
-    return 1;
-  }
-  if (vfs::register_vfs() != SQLITE_OK) {
-    std::fprintf(stderr, "pdl-nvmbench: cannot register the pdl VFS\n");
-    rmdir(work.c_str());
-    return 1;
-  }
-  sql::set_open_detail(vfs::last_error);
+  if (!open_sql_scratch("pdl-nvmbench", o.dir, &work)) return 1;
   int64_t db_pages = 0;
   if (!o.quiet) std::fprintf(stderr, "unix VFS: %llu records ...\n", (unsigned long long)o.records);
   Status st = unix_db_pages(work, o, &db_pages);
   const int64_t cache_pages =
       std::max<int64_t>(1, std::llround(double(db_pages) * o.buffer_pct / 100.0));
-  const uint64_t chip = chip_bytes_for(uint64_t(db_pages) * o.db_page, presets);
+  const uint64_t chip =
+      chip_bytes_for(uint64_t(db_pages) * o.db_page, presets, kFlashPage, kPagesPerBlock);
   std::vector<MethodRun> runs;
   for (const MethodPreset& m : presets) {
     if (!st.is_ok()) break;
@@ -354,27 +309,9 @@ static int run(int argc, char** argv) {
     return 1;
   }
   print_tables(stdout, o, runs, chip, db_pages, cache_pages);
-  int status = 0;
-  if (!o.txt.empty()) {
-    std::string text;
-    char* buf = nullptr;
-    size_t len = 0;
-    if (FILE* m = open_memstream(&buf, &len)) {
-      print_tables(m, o, runs, chip, db_pages, cache_pages);
-      std::fclose(m);
-      text.assign(buf, len);
-      std::free(buf);
-    }
-    if (!write_file(o.txt, text)) {
-      std::fprintf(stderr, "pdl-nvmbench: cannot write %s\n", o.txt.c_str());
-      status = 1;
-    }
-  }
-  if (!o.json.empty() && !write_file(o.json, json_of(o, runs, chip, db_pages, cache_pages))) {
-    std::fprintf(stderr, "pdl-nvmbench: cannot write %s\n", o.json.c_str());
-    status = 1;
-  }
-  return status;
+  return write_results(
+      "pdl-nvmbench", o.txt, [&](FILE* f) { print_tables(f, o, runs, chip, db_pages, cache_pages); }, o.json,
+      [&] { return json_of(o, runs, chip, db_pages, cache_pages); });
 }
 
 int main(int argc, char** argv) { return pdl::guarded_main("pdl-nvmbench", run, argc, argv, 1); }

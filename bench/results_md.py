@@ -19,9 +19,11 @@ contiguous run) and IPL's log sector (512 bytes, [IPL]'s, NOP 4; or 128 bytes, t
 Standard library only.
 """
 import argparse
-import json
 import re
 import sys
+
+import md_blocks
+from md_blocks import load
 
 PLACEMENTS = ["fields", "run"]
 PLACEMENT_TEXT = {"fields": "8-byte fields at random places", "run": "one contiguous run"}
@@ -977,24 +979,6 @@ def blocks(d, old, paper):
 MARK = re.compile(r"(<!-- generated: ([a-z0-9-]+) -->\n)(.*?)(<!-- end: \2 -->)", re.S)
 
 
-def render(text, gen):
-    seen = set()
-
-    def repl(m):
-        name = m.group(2)
-        if name not in gen:
-            raise SystemExit(f"results_md.py: unknown block '{name}'")
-        seen.add(name)
-        return m.group(1) + gen[name]().rstrip("\n") + "\n" + m.group(4)
-
-    return MARK.sub(repl, text), seen
-
-
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("markdown")
@@ -1013,20 +997,12 @@ def main():
     except (OSError, ValueError) as e:
         print(f"results_md.py: {e}", file=sys.stderr)
         return 2
-    new, seen = render(text, blocks(d, old, paper))
+    new, seen = md_blocks.render(text, MARK, blocks(d, old, paper), "results_md.py")
     if not seen:
         print(f"results_md.py: {a.markdown} has no generated block", file=sys.stderr)
         return 2
-    if a.check:
-        if new != text:
-            print(f"results_md.py: {a.markdown} is stale: rerun bench/results_md.py (or ./run bench)",
-                  file=sys.stderr)
-            return 1
-        return 0
-    if new != text:
-        with open(a.markdown, "w", encoding="utf-8") as f:
-            f.write(new)
-    return 0
+    return md_blocks.write_or_check(a.markdown, text, new, a.check, "results_md.py",
+                                    "bench/results_md.py (or ./run bench)")
 
 
 if __name__ == "__main__":

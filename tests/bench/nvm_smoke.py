@@ -18,32 +18,23 @@
    block filled, no "not run"; bench/nvm_plot.py draws the figure (if matplotlib is there).
 A method that cannot run fails the test (an engine not built included).
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from bench_run import run, run_json, tpcc_members  # noqa: E402
 
 NVM = ["pdl-nvm", "pdl2k-nvm", "ipl-pcram", "ipl-pcram512"]
 TWINS = ["pdl256", "ipl18k"]
 BLOCKS = ["nvm-ipl-claims", "nvm-ipl", "nvm-target", "nvm-sqlbench", "nvm-tpcc", "nvm-bench"]
 
 
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n" +
-                           "\n".join((p.stdout + p.stderr).splitlines()[-12:]))
-    return p.stdout
-
-
 def check_bench(bench, tmp, errors):
     out = os.path.join(tmp, "bench.json")
-    run([bench, "--exp", "1", "--methods", ",".join(NVM + TWINS), "--blocks", "32",
-         "--data-pct", "40", "--warm-rounds", "0.5", "--measure-ops", "200", "--obsolete", "spare",
-         "--jobs", "2", "--json", out])
-    with open(out) as f:
-        recs = json.load(f)
+    recs = run_json([bench, "--exp", "1", "--methods", ",".join(NVM + TWINS), "--blocks", "32",
+                     "--data-pct", "40", "--warm-rounds", "0.5", "--measure-ops", "200",
+                     "--obsolete", "spare", "--jobs", "2", "--json", out], out)
     for key in NVM + TWINS:
         r = [x for x in recs if x.get("method_key") == key and x["exp"] == "1"]
         if not r or any(x["source"] == "error" for x in r):
@@ -60,10 +51,9 @@ def check_bench(bench, tmp, errors):
 
 def check_sqlbench(sqlbench, tmp, errors):
     out = os.path.join(tmp, "sqlbench.json")
-    run([sqlbench, "--methods", ",".join(NVM + TWINS), "--rows", "60", "--commit", "atomic",
-         "--journal", "delete", "--size", "32M", "--dir", tmp, "--json", out])
-    with open(out) as f:
-        recs = json.load(f)
+    recs = run_json([sqlbench, "--methods", ",".join(NVM + TWINS), "--rows", "60", "--commit",
+                     "atomic", "--journal", "delete", "--size", "32M", "--dir", tmp, "--json", out],
+                    out)
     for key in NVM + TWINS:
         for phase in ("insert", "update"):
             r = [x for x in recs if x["vfs"] == "pdl" and x["method"] == key and
@@ -83,10 +73,8 @@ def check_sqlbench(sqlbench, tmp, errors):
 
 def check_nvmbench(nvmbench, tmp, errors):
     out = os.path.join(tmp, "nvm-ipl.json")
-    run([nvmbench, "--records", "3000", "--quiet", "--dir", tmp, "--json", out,
-         "--txt", os.path.join(tmp, "nvm-ipl.txt")])
-    with open(out) as f:
-        data = json.load(f)
+    data = run_json([nvmbench, "--records", "3000", "--quiet", "--dir", tmp, "--json", out,
+                     "--txt", os.path.join(tmp, "nvm-ipl.txt")], out)
     for key in ("ipl18k", "ipl-pcram512", "ipl-pcram"):
         for phase in ("insert", "retrieve"):
             r = [x for x in data["runs"] if x["method"] == key and x["phase"] == phase]
@@ -109,20 +97,9 @@ def check_nvmbench(nvmbench, tmp, errors):
 
 
 def check_tpcc(tpcc, tmp, errors):
-    out = os.path.join(tmp, "tpcc.json")
-    run([tpcc, "--scale", "0.01", "--transactions", "60", "--warmup", "60", "--journal-mode",
-         "delete", "--methods", "nvm", "--commit", "atomic", "--no-unix", "--quiet",
-         "--work-dir", tmp, "--json", out])
-    with open(out) as f:
-        data = json.load(f)
-    members = {m["key"]: m for m in data["runs"][0]["methods"]}
-    for key in ("pdl-nvm", "pdl2k-nvm", "pdl", "opu", "ipl", "ipl-pcram"):
-        m = members.get(key)
-        if not m:
-            errors.append(f"tpcc: no member {key} (have {', '.join(members)})")
-            continue
-        if not m["check"]["ok"]:
-            errors.append(f"tpcc: {key}: check failed")
+    want = ("pdl-nvm", "pdl2k-nvm", "pdl", "opu", "ipl", "ipl-pcram")
+    members, out = tpcc_members(tpcc, tmp, "nvm", "atomic", want, errors)
+    for key, m in ((k, members[k]) for k in want if k in members):
         if (m["nvm"]["bytes_written_per_txn"] > 0) != key.endswith(("nvm", "pcram")):
             errors.append(f"tpcc: {key}: NVM {m['nvm']}")
     return out

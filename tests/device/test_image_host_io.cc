@@ -29,20 +29,10 @@ using pdl::EmulatedNand;
 using pdl::Geometry;
 using pdl::test::media_difference;
 using Bytes = std::vector<uint8_t>;
+using pdl::test::file_bytes;
+using pdl::test::put_file;
 
 namespace {
-
-Bytes file_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-void put_file(const std::string& path, const Bytes& b, uint64_t off) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  REQUIRE(fd >= 0);
-  REQUIRE(pwrite(fd, b.data(), b.size(), off_t(off)) == ssize_t(b.size()));
-  close(fd);
-}
 
 std::unique_ptr<EmulatedNand> open_image(const std::string& path, bool read_only = false) {
   std::unique_ptr<EmulatedNand> n;

@@ -30,6 +30,8 @@ using pdl::Errc;
 using pdl::Geometry;
 using pdl::NvmPlacement;
 using Bytes = std::vector<uint8_t>;
+using pdl::test::file_bytes;
+using pdl::test::put_file;
 
 namespace {
 
@@ -43,18 +45,6 @@ Geometry nvm_geometry(uint32_t nvm_bytes = 64 << 10) {
   Geometry g = pdl::test::small_geometry(16);
   g.nvm_bytes = nvm_bytes;
   return g.resolved();
-}
-
-Bytes file_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-void put_file(const std::string& path, const Bytes& b, uint64_t off) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  REQUIRE(fd >= 0);
-  REQUIRE(pwrite(fd, b.data(), b.size(), off_t(off)) == ssize_t(b.size()));
-  close(fd);
 }
 
 // A chip with NVM in place `p`; its image and NVM file (if any) in a fresh temp directory.

@@ -39,6 +39,7 @@
 #include "flash/store/spare.h"
 #include "flash/store/superblock.h"
 #include "tests/support/store_matrix.h"
+#include "tests/support/store_state.h"
 #include "tests/support/test_util.h"
 
 using namespace pdl;
@@ -47,7 +48,8 @@ using pdl::test::StoreConfig;
 namespace {
 
 using Page = std::vector<uint8_t>;
-using State = std::vector<std::optional<Page>>;
+using State = pdl::test::StoreState;
+using pdl::test::read_all;
 
 // The PDL, OPU and IPL configurations of the store matrix (IPU has no atomic groups).
 std::vector<StoreConfig> group_matrix() {
@@ -80,18 +82,6 @@ std::unique_ptr<PageStore> mount_group(Nand& nand, MountReport* rep = nullptr) {
   REQUIRE(st.is_ok());
   REQUIRE(s->check().is_ok());
   return s;
-}
-
-State read_all(PageStore& s) {
-  State out(s.logical_pages());
-  Page got(s.page_size());
-  for (Lpn l = 0; l < out.size(); l++) {
-    const Status st = s.read(l, got);
-    INFO("lpn " << l << ": " << st.to_string());
-    REQUIRE((st.is_ok() || st.is(Errc::kNotFound)));
-    if (st.is_ok()) out[l] = got;
-  }
-  return out;
 }
 
 // The first lpn where `a` and `b` differ, for messages ("-" if none).

@@ -16,6 +16,7 @@
 #include "flash/image/open_store.h"
 #include "flash/pdl/nvm_log.h"
 #include "flash/store/page_store.h"
+#include "tests/support/store_state.h"
 #include "tests/support/test_util.h"
 
 using namespace pdl;
@@ -23,7 +24,8 @@ using namespace pdl;
 namespace {
 
 using Page = std::vector<uint8_t>;
-using State = std::vector<std::optional<Page>>;
+using State = pdl::test::StoreState;
+using pdl::test::read_all;
 
 StoreParams nvm_params(uint32_t nvm, uint32_t logical, uint32_t max_diff = 0) {
   StoreParams p;
@@ -46,18 +48,6 @@ Page small_change(std::mt19937_64& rng, Page p, int runs = 2) {
     for (size_t j = 0; j < 8; j++) p[off + j] = uint8_t(rng());
   }
   return p;
-}
-
-State read_all(PageStore& s) {
-  State out(s.logical_pages());
-  Page got(s.page_size());
-  for (Lpn l = 0; l < out.size(); l++) {
-    const Status st = s.read(l, got);
-    INFO("lpn " << l << ": " << st.to_string());
-    REQUIRE((st.is_ok() || st.is(Errc::kNotFound)));
-    if (st.is_ok()) out[l] = got;
-  }
-  return out;
 }
 
 // The workload of the power-cut tests: a load, then small updates, rewrites and trims with a

@@ -17,6 +17,7 @@
 #include "flash/image/open_store.h"
 #include "flash/store/page_store.h"
 #include "tests/support/store_matrix.h"
+#include "tests/support/store_state.h"
 #include "tests/support/test_util.h"
 
 using namespace pdl;
@@ -24,6 +25,7 @@ using namespace pdl;
 namespace {
 
 using Page = std::vector<uint8_t>;
+using pdl::test::read_all;
 
 struct Tracker {
   std::vector<std::optional<Page>> cur;
@@ -89,18 +91,6 @@ Status run_workload(PageStore& store, uint64_t seed, Tracker& t, bool load = tru
     }
   }
   return Status::ok();
-}
-
-std::vector<std::optional<Page>> read_all(PageStore& store) {
-  std::vector<std::optional<Page>> out(store.logical_pages());
-  Page got(store.page_size());
-  for (Lpn l = 0; l < out.size(); l++) {
-    Status st = store.read(l, got);
-    INFO("lpn " << l << ": " << st.to_string());
-    REQUIRE((st.is_ok() || st.is(Errc::kNotFound)));
-    if (st.is_ok()) out[l] = got;
-  }
-  return out;
 }
 
 // Every lpn of `got` is one of the versions the tracker allows after a crash (I1).

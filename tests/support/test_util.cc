@@ -1,9 +1,14 @@
-// test_util.cc — shared test helpers: seeds, random pages, small chips, temporary paths.
+// test_util.cc — shared test helpers: seeds, random pages, small chips, temporary paths, files.
 #include "tests/support/test_util.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 
 #include <catch2/catch.hpp>
@@ -165,6 +170,18 @@ void remove_temp(const std::string& path) {
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   t.dirs.erase(it);
+}
+
+std::vector<uint8_t> file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+void put_file(const std::string& path, const std::vector<uint8_t>& b, uint64_t off) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(pwrite(fd, b.data(), b.size(), off_t(off)) == ssize_t(b.size()));
+  close(fd);
 }
 
 }  // namespace pdl::test

@@ -63,6 +63,11 @@ std::string temp_path(const char* stem);
 // Removes the directory of `path` (a temp_path()) now, unless PDL_KEEP_TEMP=1.
 void remove_temp(const std::string& path);
 
+// The bytes of the file at `path` (none if it cannot be read).
+std::vector<uint8_t> file_bytes(const std::string& path);
+// Writes `b` at offset `off` of the existing file at `path` (REQUIREs that all of it is written).
+void put_file(const std::string& path, const std::vector<uint8_t>& b, uint64_t off);
+
 // A temp_path() whose directory goes when this goes out of scope: for the trials of a crash
 // campaign, whose thousands of images would otherwise stay until the process exits — in
 // /dev/shm, that is RAM (gigabytes for the exhaustive VFS campaign).

@@ -19,44 +19,27 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from sanitizer_env import sqlite_env
+from checks import check, failures, finish, skip  # noqa: F401
+from pdl_cli import run_pdl, run_sqlite
 
 TOOL, MODULE, SQLITE = sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else ""
 if not SQLITE or not os.path.exists(SQLITE):
-    print("no sqlite3 shell: skipped")
-    sys.exit(77)
-
-failures = []
-
-
-def check(cond, what):
-    if cond:
-        print("ok  ", what)
-    else:
-        print("FAIL", what)
-        failures.append(what)
+    skip("no sqlite3 shell")
 
 
 def pdl(*args):
     """Run the tool; returns (exit code, stdout text, stderr text)."""
-    r = subprocess.run([TOOL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
-    err = r.stderr.decode(errors="replace")
-    if "Sanitizer" in err or "runtime error" in err or r.returncode < 0:
-        failures.append("crash/sanitizer report in pdl %s: %s" % (" ".join(args), err))
-    return r.returncode, r.stdout.decode(errors="replace"), err
+    rc, out, err = run_pdl(TOOL, args)
+    return rc, out.decode(errors="replace"), err
 
 
 def sql(image, script, uri_extra=""):
     """(exit code, stdout, stderr) of the stock sqlite3 shell on `image` through pdl.so."""
-    cmd = [SQLITE, "-batch", "-bail", "-cmd", ".load " + MODULE,
-           "-cmd", ".open file:%s?vfs=pdl%s" % (image, uri_extra)]
-    r = subprocess.run(cmd, input=script.encode(), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, env=sqlite_env(), timeout=300)
+    r = run_sqlite(SQLITE, MODULE, image, script, uri_extra)
     return r.returncode, r.stdout.decode(), r.stderr.decode()
 
 
@@ -188,9 +171,4 @@ try:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
-if failures:
-    print("\n%d check(s) failed:" % len(failures))
-    for f in failures:
-        print("  ", f)
-    sys.exit(1)
-print("\nall checks passed")
+finish()

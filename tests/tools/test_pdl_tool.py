@@ -28,40 +28,22 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import check, failures, finish, skip  # noqa: F401
+from pdl_cli import run_pdl, run_sqlite
 from sanitizer_env import sqlite_env
 
 TOOL, MODULE, SQLITE = sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else ""
 if not SQLITE or not os.path.exists(SQLITE):
-    print("no sqlite3 shell: skipped")
-    sys.exit(77)
-
-failures = []
-
-
-def check(cond, what):
-    if cond:
-        print("ok  ", what)
-    else:
-        print("FAIL", what)
-        failures.append(what)
+    skip("no sqlite3 shell")
 
 
 def pdl(*args, stdout=subprocess.PIPE):
     """Run the tool; returns (exit code, stdout bytes, stderr text)."""
-    r = subprocess.run([TOOL, *args], stdout=stdout, stderr=subprocess.PIPE, timeout=120)
-    err = r.stderr.decode(errors="replace")
-    # A sanitizer report or a crash is a failure whatever the exit code.
-    if "Sanitizer" in err or "runtime error" in err or r.returncode < 0:
-        failures.append("crash/sanitizer report in pdl %s: %s" % (" ".join(args), err))
-        print(err)
-    return r.returncode, r.stdout if r.stdout is not None else b"", err
+    return run_pdl(TOOL, args, stdout)
 
 
 def sql(image, script, uri_extra=""):
-    cmd = [SQLITE, "-batch", "-bail", "-cmd", ".load " + MODULE,
-           "-cmd", ".open file:%s?vfs=pdl%s" % (image, uri_extra)]
-    r = subprocess.run(cmd, input=script.encode(), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, env=sqlite_env(), timeout=300)
+    r = run_sqlite(SQLITE, MODULE, image, script, uri_extra)
     if r.returncode != 0:
         raise SystemExit("sqlite3 failed (%d): %s" % (r.returncode, r.stderr.decode()))
     return r.stdout.decode()
@@ -475,9 +457,4 @@ try:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
-if failures:
-    print("\n%d check(s) failed:" % len(failures))
-    for f in failures:
-        print("  ", f)
-    sys.exit(1)
-print("\nall checks passed")
+finish()
