@@ -447,13 +447,14 @@ Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
     stats_.case3++;
     return write_new_base(lpn, page);
   }
-  // Step 3: replace any older differential of this lpn in the buffer (a copy kept: if the
-  // flush that makes room for the new one fails, the older goes back — put_record_or_restore).
+  // Step 3: replace any older differential of this lpn in the buffer. Only when the new one
+  // will not fit without a flush is a copy of the older kept: if that flush fails, the older
+  // goes back (below); a write that fits cannot fail after the removal.
   const bool buffered = e.in_dwb;
   older_.clear();
   if (e.in_dwb) {
     RecordView old;
-    if (dwb_.find(lpn, &old)) {
+    if (dwb_.find(lpn, &old) && kRecordHeader + n > dwb_.free_space() + old.size()) {
       older_.resize(old.size());
       record_encode(old, older_.data());
     }
