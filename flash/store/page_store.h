@@ -40,6 +40,7 @@
 #include "flash/device/nand.h"
 #include "flash/store/cost.h"
 #include "flash/store/store_params.h"
+#include "flash/store/table_stream.h"
 
 namespace pdl {
 
@@ -117,6 +118,13 @@ struct MountReport {
   uint64_t committed_seq = 0;     // the last commit record (format 2): newer pages are discarded
   uint64_t void_pages = 0;        // pages (or parts) of a group the crash left uncommitted
   bool legacy = false;            // superblock format 1: no commit records, every page counts
+  // Checkpoint (docs/design.md §17): whether the tables came from one instead of a scan, its
+  // generation and the pages read for it; else why the scan ran ("no checkpoint", "changed
+  // since the checkpoint", "checkpoint corrupt: ...", "format without a checkpoint area").
+  bool from_checkpoint = false;
+  uint64_t checkpoint_gen = 0;
+  uint64_t checkpoint_pages = 0;
+  std::string scan_reason;
   uint64_t sim_us = 0;            // simulated flash time of the scan
   double wall_s = 0;
 };
@@ -225,6 +233,29 @@ class PageStore {
   // one log record per noted range — the history, as [IPL] logs it); others ignore them.
   virtual void note_update(Lpn lpn, uint32_t offset, uint32_t len) {
     (void)lpn, (void)offset, (void)len;
+  }
+
+  // ---- checkpoint (docs/design.md §17, flash/store/checkpoint.h) ----
+  // Append to `w` every table a mount by scanning would rebuild, so that the engine's
+  // mount_tables (flash/image/mount_tables.h) gives back a store equal to this one: same
+  // mapping, block states and counts, sequence numbers, buffers. RAM work only, no flash
+  // operation. REQUIRES: nothing written or trimmed since the last sync (!dirty()), not halted
+  // or poisoned (else an error naming why). kUnsupported: this store mounts by scanning only.
+  virtual Status save_tables(TableWriter& w) const {
+    (void)w;
+    return Status::error(Errc::kUnsupported, "this method has no checkpoint: it mounts by scan");
+  }
+  // Bytes of RAM the store's tables take now (mapping, reverse map, per-block tables, buffers,
+  // the open group's bookkeeping): what `pdl info` and PRAGMA pdl_stats report per GiB of chip.
+  virtual uint64_t table_bytes() const { return 0; }
+  // Write a checkpoint of this store's tables and the caller's `client` tables (the Volume's),
+  // so that the next mount reads them instead of scanning; the next change to the chip makes it
+  // stale (and mount scans again). Implemented by the checkpoint layer in front of an engine
+  // (flash/store/checkpoint.h); an engine alone, or a store whose format has no checkpoint
+  // area, returns kUnsupported. REQUIRES: synced (as save_tables).
+  virtual Status write_checkpoint(std::span<const uint8_t> client) {
+    (void)client;
+    return Status::error(Errc::kUnsupported, "this store has no checkpoint area");
   }
 
   virtual bool is_mapped(Lpn lpn) const = 0;

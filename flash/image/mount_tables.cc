@@ -1,0 +1,31 @@
+// mount_tables.cc — mount_store_tables: the method decides which engine's mount_tables runs
+// (as in mount_store for the scans).
+#include "flash/image/mount_tables.h"
+
+#include "flash/ftl/hybrid_store.h"
+#include "flash/ftl/sb_store.h"
+#include "flash/ipl/ipl_store.h"
+#include "flash/pdl/pdl_store.h"
+
+namespace pdl {
+
+Status mount_store_tables(Nand& nand, const StoreParams& params, CommitMode mode,
+                          TableReader& r, std::unique_ptr<PageStore>* out) {
+  (void)nand, (void)mode, (void)r, (void)out;
+  switch (params.method) {
+    case Method::kPdl:
+    case Method::kOpu:
+      break;  // PLACEHOLDER: PdlStore::mount_tables
+    case Method::kFtl:
+      break;  // PLACEHOLDER: PdlStore (ftl=page) / HybridStore::mount_tables
+    case Method::kStableBuffer:
+      break;  // PLACEHOLDER: SbStore::mount_tables (with its device's)
+    case Method::kIpu:
+    case Method::kIpl:
+      break;  // PLACEHOLDER: IplStore::mount_tables
+  }
+  return Status::error(Errc::kUnsupported, std::string("method ") + method_name(params.method) +
+                                               " has no checkpoint: it mounts by scan");
+}
+
+}  // namespace pdl
