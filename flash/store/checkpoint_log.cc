@@ -200,9 +200,18 @@ Status CheckpointLog::append(LogEntry e) {
     }
     BlockScan& s = scans_[cur_];
     const uint32_t page = s.last + 1;
-    const Status st =
-        as_program_status(nand_.program(cur_ * g.pages_per_block + page, data, {}));
     s.last = page;
+    // Only an erased page takes the entry (pages beyond the last programmed one are erased
+    // unless something other than this log programmed them): one read.
+    PageState was;
+    LogEntry ignored;
+    PDL_TRY(page_state(cur_, page, &was, &ignored));
+    if (was != PageState::kErased) {
+      s.invalid_tail = true;
+      continue;
+    }
+    Status st = as_program_status(nand_.program(cur_ * g.pages_per_block + page, data, {}));
+    if (st.is(Errc::kNandRule)) st = Status::error(Errc::kBadBlock, st.message());
     if (st.is(Errc::kBadBlock)) {  // garbage left behind; the entry goes to the next page
       s.invalid_tail = true;
       continue;
