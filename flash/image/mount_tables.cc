@@ -15,8 +15,10 @@ Status mount_store_tables(Nand& nand, const StoreParams& params, CommitMode mode
   switch (params.method) {
     case Method::kPdl:
     case Method::kOpu:
-      break;  // PLACEHOLDER: PdlStore::mount_tables
+      return PdlStore::mount_tables(nand, params, mode, r, out);
     case Method::kFtl:
+      if (params.ftl == FtlKind::kPage)
+        return PdlStore::mount_tables(nand, params, CommitMode::kPerPage, r, out);
       break;  // PLACEHOLDER: PdlStore (ftl=page) / HybridStore::mount_tables
     case Method::kStableBuffer:
       break;  // PLACEHOLDER: SbStore::mount_tables (with its device's)
