@@ -160,7 +160,9 @@ void write_some(PageStore& s, Model& model, std::mt19937_64& rng, int n) {
   for (int i = 0; i < n; i++) {
     const Lpn l = Lpn(rng() % s.logical_pages());
     const Page p = pdl::test::next_version(rng, model[l] ? &*model[l] : nullptr, s.page_size());
-    REQUIRE(s.write(l, p).is_ok());
+    const Status st = s.write(l, p);
+    INFO("write lpn " << l << ": " << st.to_string());
+    REQUIRE(st.is_ok());
     model[l] = p;
   }
   REQUIRE(s.sync().is_ok());
@@ -625,4 +627,161 @@ TEST_CASE("a failed area block is retired and the stream continues in the next o
   std::vector<uint8_t> eng, cl;
   REQUIRE(read_checkpoint(*chip, &eng, &cl));
   CHECK(eng == tables_of(*chip));
+}
+
+// ---- the whole path, over the store matrix: format with an area, a workload, a clean unmount
+// (write_checkpoint), and the next mount_store reading the checkpoint instead of scanning.
+
+#include "tests/support/store_matrix.h"
+
+namespace {
+
+CommitMode mode_of(const StoreParams& p) {
+  return has_atomic_commit(p.method) ? CommitMode::kGroup : CommitMode::kPerPage;
+}
+
+void require_same_tables(const PageStore& a, const PageStore& b, uint32_t blocks) {
+  REQUIRE(a.logical_pages() == b.logical_pages());
+  for (Lpn l = 0; l < a.logical_pages(); l++) {
+    INFO("lpn " << l);
+    REQUIRE(a.is_mapped(l) == b.is_mapped(l));
+    const LpnLocation x = a.locate(l), y = b.locate(l);
+    REQUIRE(x.base == y.base);
+    REQUIRE(x.diff == y.diff);
+    REQUIRE(x.diff_in_buffer == y.diff_in_buffer);
+    REQUIRE(x.base_in_buffer == y.base_in_buffer);
+  }
+  for (uint32_t blk = 0; blk < blocks; blk++) {
+    INFO("block " << blk);
+    const BlockInfo x = a.block_info(blk), y = b.block_info(blk);
+    REQUIRE(int(x.state) == int(y.state));
+    REQUIRE(x.valid_pages == y.valid_pages);
+  }
+}
+
+void require_reads(PageStore& s, const Model& model) {
+  Page got(s.page_size());
+  for (Lpn l = 0; l < model.size(); l++) {
+    const Status st = s.read(l, got);
+    INFO("lpn " << l << ": " << st.to_string());
+    if (model[l]) {
+      REQUIRE(st.is_ok());
+      REQUIRE(got == *model[l]);
+    } else {
+      REQUIRE(st.is(Errc::kNotFound));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a clean unmount's checkpoint is what the next mount reads instead of scanning",
+          "[checkpoint][store]") {
+  // The matrix's configurations on a larger chip (96 blocks), 12 of them the area; capacities
+  // set for the 84 blocks the store runs on.
+  constexpr uint32_t kBlocks = 96, kAreaBlocks = 12;
+  const auto matrix = pdl::test::store_matrix_for({pdl::test::geometry(512, 32, 8, kBlocks)});
+  const size_t which = GENERATE_COPY(range(size_t(0), matrix.size()));
+  pdl::test::StoreConfig cfg = matrix[which];
+  INFO("config " << cfg.name);
+  if (cfg.geo.nvm_bytes && cfg.params.method == Method::kIpl)  // NVM sized per block
+    cfg.geo.nvm_bytes = 64 + (kBlocks - kAreaBlocks - kSuperblockBlocks) *
+                                 (cfg.params.log_sector == 128 ? 3 : 2) * cfg.params.log_sector;
+  if (cfg.params.nvm_bytes) cfg.params.nvm_bytes = cfg.geo.nvm_bytes;
+  if (cfg.params.logical_pages)
+    cfg.params.logical_pages = (kBlocks - kAreaBlocks - 6) * cfg.geo.pages_per_block * 7 / 8;
+  cfg.params.checkpoint = true;
+  cfg.params.checkpoint_blocks = kAreaBlocks;
+  const CommitMode mode = mode_of(cfg.params);
+  auto chip = pdl::test::make_ram_nand(cfg.geo);
+  std::unique_ptr<PageStore> s;
+  {
+    const Status f = format_store(*chip, cfg.params, &s, mode);
+    INFO(f.to_string());
+    REQUIRE(f.is_ok());
+  }
+  auto rng = pdl::test::seeded_rng(0xc0 + which);
+  Model model(s->logical_pages());
+  const int group = in_page(cfg.params.method) ? 1 : 4;  // (an IPL group fits a log region)
+  for (int i = 0; i < 600 / group; i++) write_some(*s, model, rng, group);
+  const Status w = s->write_checkpoint(kClient);
+  s.reset();
+  std::unique_ptr<PageStore> m;
+  MountReport r;
+  if (w.is(Errc::kUnsupported)) {  // an engine without tables (yet): mount scans, saying so
+    REQUIRE(mount_store(*chip, &m, &r, mode).is_ok());
+    CHECK_FALSE(r.from_checkpoint);
+    CHECK(r.scan_reason == "no checkpoint");
+    require_reads(*m, model);
+    return;
+  }
+  INFO("write_checkpoint: " << w.to_string());
+  REQUIRE(w.is_ok());
+
+  // The mount reads the checkpoint: no program, no erase, a few pages of a chip of 768.
+  const NandCounters c0 = chip->counters();
+  std::vector<uint8_t> client;
+  {
+    const Status st = mount_store(*chip, &m, &r, mode, nullptr, &client);
+    INFO(st.to_string() << " / " << r.scan_reason);
+    REQUIRE(st.is_ok());
+  }
+  const NandCounters c1 = chip->counters();
+  INFO("scan reason: " << r.scan_reason);
+  REQUIRE(r.from_checkpoint);
+  CHECK(r.checkpoint_gen == 1);
+  CHECK(r.checkpoint_pages > 0);
+  CHECK(client == kClient);
+  CHECK(c1.programs == c0.programs);
+  CHECK(c1.erases == c0.erases);
+  CHECK(c1.page_reads + c1.spare_reads - c0.page_reads - c0.spare_reads <
+        r.checkpoint_pages + 40);
+  CHECK(r.sim_us == c1.sim_us - c0.sim_us);
+  REQUIRE(m->check().is_ok());
+  require_reads(*m, model);
+  // Equal to a scan's tables (the log put in doubt on a copy: garbage after its entry).
+  {
+    auto copy = chip->clone();
+    REQUIRE(copy->program(2, pdl::test::random_page(rng, 512), {}).is_ok());
+    std::unique_ptr<PageStore> scanned;
+    MountReport rs;
+    REQUIRE(mount_store(*copy, &scanned, &rs, mode).is_ok());
+    REQUIRE_FALSE(rs.from_checkpoint);
+    require_same_tables(*m, *scanned, kBlocks - kAreaBlocks);
+  }
+  // Nothing changed: closing again writes nothing.
+  const NandCounters c2 = chip->counters();
+  REQUIRE(m->write_checkpoint(kClient).is_ok());
+  CHECK(chip->counters().programs == c2.programs);
+  CHECK(chip->counters().erases == c2.erases);
+  // A cut at the first change: the chip did not change, so the checkpoint still holds.
+  {
+    auto copy = chip->clone();
+    std::unique_ptr<PageStore> t;
+    REQUIRE(mount_store(*copy, &t, nullptr, mode).is_ok());
+    copy->cut_power_after(0);
+    Status ws = t->write(0, pdl::test::random_page(rng, 512));
+    if (ws.is_ok()) ws = t->sync();
+    CHECK_FALSE(ws.is_ok());
+    t.reset();
+    copy->restore_power();
+    MountReport again;
+    REQUIRE(mount_store(*copy, &t, &again, mode).is_ok());
+    CHECK(again.from_checkpoint);
+    require_reads(*t, model);
+  }
+  // The guard: one change after the mount makes the next mount scan.
+  write_some(*m, model, rng, 1);
+  m.reset();
+  REQUIRE(mount_store(*chip, &m, &r, mode).is_ok());
+  CHECK_FALSE(r.from_checkpoint);
+  CHECK(r.scan_reason == "changed since the checkpoint");
+  require_reads(*m, model);
+  // And a new checkpoint of the changed state is read back by the next mount.
+  REQUIRE(m->write_checkpoint(kClient).is_ok());
+  m.reset();
+  REQUIRE(mount_store(*chip, &m, &r, mode).is_ok());
+  CHECK(r.from_checkpoint);
+  CHECK(r.checkpoint_gen == 2);
+  require_reads(*m, model);
 }
