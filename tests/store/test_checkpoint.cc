@@ -785,3 +785,77 @@ TEST_CASE("a clean unmount's checkpoint is what the next mount reads instead of 
   CHECK(r.checkpoint_gen == 2);
   require_reads(*m, model);
 }
+
+// ---- images: the checkpoint written by Image::close, read by the next open.
+
+#include "flash/image/image.h"
+
+TEST_CASE("an image closed cleanly opens from its checkpoint; a read-only open writes none",
+          "[checkpoint][image]") {
+  const std::string path = pdl::test::temp_path("ckpt.img");
+  ImageParams p;
+  REQUIRE(p.set("size", "8M").is_ok());
+  REQUIRE(p.set("pages_per_block", "16").is_ok());
+  std::unique_ptr<Image> img;
+  REQUIRE(open_image(path, p, ImageMode::kCreate, false, "main.db", &img).is_ok());
+  {
+    auto g = img->volume->lock();
+    CHECK(img->volume->store().params().checkpoint);  // on by default where it fits
+  }
+  auto rng = pdl::test::seeded_rng(9);
+  const Page bytes = pdl::test::random_page(rng, 100000);
+  Volume::FileId id;
+  REQUIRE(img->volume->create("main.db", &id).is_ok());
+  REQUIRE(img->volume->write(id, 0, bytes).is_ok());
+  REQUIRE(img->close().is_ok());
+  const Status ck = img->checkpoint;
+  INFO("checkpoint at close: " << ck.to_string());
+  CHECK((ck.is_ok() || ck.is(Errc::kUnsupported)));
+  img.reset();
+
+  auto read_back = [&](Image& im) {
+    Volume::FileId f;
+    REQUIRE(im.volume->lookup("main.db", &f).is_ok());
+    Page got(bytes.size());
+    size_t n = 0;
+    REQUIRE(im.volume->read(f, 0, got, &n).is_ok());
+    CHECK(n == bytes.size());
+    CHECK(got == bytes);
+  };
+  // Read-only: from the checkpoint if one was written, and nothing written at close.
+  REQUIRE(open_image(path, ImageParams(), ImageMode::kOpen, true, "", &img).is_ok());
+  CHECK(img->mount.from_checkpoint == ck.is_ok());
+  if (!ck.is_ok()) CHECK(img->mount.scan_reason == "no checkpoint");
+  read_back(*img);
+  REQUIRE(img->close().is_ok());
+  CHECK(img->checkpoint.is(Errc::kUnsupported));
+  img.reset();
+  // Writable, nothing changed: still from the checkpoint; a change makes the next one scan
+  // until the close writes a new checkpoint.
+  REQUIRE(open_image(path, ImageParams(), ImageMode::kOpen, false, "", &img).is_ok());
+  CHECK(img->mount.from_checkpoint == ck.is_ok());
+  read_back(*img);
+  img.reset();  // no close: a crash
+  REQUIRE(open_image(path, ImageParams(), ImageMode::kOpen, false, "", &img).is_ok());
+  read_back(*img);
+  img.reset();
+
+  // checkpoint=off: format without an area; a chip too small for one: off, said why.
+  ImageParams off = p;
+  REQUIRE(off.set("checkpoint", "off").is_ok());
+  StoreParams sp;
+  std::string why;
+  REQUIRE(image_store_params(off, off.geometry(), &sp, &why).is_ok());
+  CHECK_FALSE(sp.checkpoint);
+  CHECK(why == "checkpoint=off");
+  ImageParams tiny;
+  REQUIRE(tiny.set("size", "1M").is_ok());
+  REQUIRE(image_store_params(tiny, tiny.geometry(), &sp, &why).is_ok());
+  CHECK_FALSE(sp.checkpoint);
+  INFO(why);
+  CHECK((why.find("too small") != std::string::npos ||
+         why.find("does not fit") != std::string::npos));
+  REQUIRE(tiny.set("checkpoint", "on").is_ok());
+  CHECK_FALSE(image_store_params(tiny, tiny.geometry(), &sp, &why).is_ok());
+  pdl::test::remove_temp(path);
+}
