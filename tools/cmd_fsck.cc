@@ -335,9 +335,11 @@ int run_fsck(const Command& cmd, const Args& a) {
       rep.ok("store tables", tables_checked(store, nand.geometry()));
     else
       rep.problem("store tables", std::string(st.message()));
-    // The chip's pages against the mapping that names them (StableBuffer: its FTL device's).
-    check_pages(store.flash_store(), nand, &rep);
-    check_bad_blocks(store.flash_store(), nand, &rep);
+    // The chip's pages against the mapping that names them (StableBuffer: its FTL device's),
+    // over the blocks the store runs on (a checkpoint area after them is not the store's:
+    // store.nand() shows the chip without it, docs/design.md §17).
+    check_pages(store.flash_store(), store.nand(), &rep);
+    check_bad_blocks(store.flash_store(), store.nand(), &rep);
   }
   uint64_t chunks = 0;
   for (const FileInfo& f : files) chunks += f.chunks_mapped;

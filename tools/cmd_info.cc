@@ -182,6 +182,16 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
               (unsigned long long)m.next_seq);
   std::printf("             simulated %.1f ms (wall %.1f ms)\n", double(m.sim_us) / 1000.0,
               m.wall_s * 1000.0);
+  // The checkpoint area (docs/design.md §17) and where this mount's tables came from.
+  if (d.sp.checkpoint_blocks == 0)
+    std::printf("checkpoint   none (%s): mounts scan\n", m.scan_reason.c_str());
+  else if (m.from_checkpoint)
+    std::printf("checkpoint   area %u blocks; mounted from checkpoint gen %llu (%llu pages)\n",
+                d.sp.checkpoint_blocks, (unsigned long long)m.checkpoint_gen,
+                (unsigned long long)m.checkpoint_pages);
+  else
+    std::printf("checkpoint   area %u blocks; mounted by scan: %s\n", d.sp.checkpoint_blocks,
+                m.scan_reason.c_str());
 }
 
 std::string extras_json(const std::string& path, const Image& img, const InfoData& d) {

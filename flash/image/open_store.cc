@@ -7,6 +7,7 @@
 // page_inspector picks the engine's PageInspector the same way.
 // upgrade_store brings a PDL, OPU or IPL store of superblock format 1 (no commit records) to
 // format 2 (an IPL store without room for a commit log stays format 1).
+#include <chrono>
 #include <ctime>
 #include <optional>
 #include <random>
@@ -208,6 +209,10 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
 Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report,
                    CommitMode mode, const StoreParams* run_time, std::vector<uint8_t>* client) {
   const uint64_t t0 = nand.counters().sim_us;
+  const auto w0 = std::chrono::steady_clock::now();
+  auto wall = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  };
   if (client) client->clear();
   Superblock sb;
   PDL_TRY(read_superblock(nand, resolve_store_params, &sb));
@@ -217,6 +222,7 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
     if (report) {
       report->scan_reason = "format without a checkpoint area";
       report->sim_us = nand.counters().sim_us - t0;
+      report->wall_s = wall();
     }
     return Status::ok();
   }
@@ -251,6 +257,7 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
     report->checkpoint_pages = pages;
     report->scan_reason = reason;
     report->sim_us = nand.counters().sim_us - t0;
+    report->wall_s = wall();
   }
   *out = std::make_unique<CheckpointedStore>(sb, std::move(log), std::move(view),
                                              std::move(engine), from);

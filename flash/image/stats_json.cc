@@ -252,7 +252,11 @@ JsonObj mount_json(const MountReport& m) {
       .u("free_blocks", m.free_blocks)
       .u("next_seq", m.next_seq)
       .u("sim_us", m.sim_us)
-      .n("wall_s", m.wall_s);
+      .n("wall_s", m.wall_s)
+      .b("from_checkpoint", m.from_checkpoint)
+      .u("checkpoint_gen", m.checkpoint_gen)
+      .u("checkpoint_pages", m.checkpoint_pages)
+      .s("scan_reason", m.scan_reason);
 }
 
 }  // namespace pdl

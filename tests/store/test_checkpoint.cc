@@ -835,9 +835,27 @@ TEST_CASE("an image closed cleanly opens from its checkpoint; a read-only open w
   REQUIRE(open_image(path, ImageParams(), ImageMode::kOpen, false, "", &img).is_ok());
   CHECK(img->mount.from_checkpoint == ck.is_ok());
   read_back(*img);
-  img.reset();  // no close: a crash
+  {
+    const NandCounters before = img->nand->counters();
+    REQUIRE(img->close().is_ok());
+    CHECK(img->checkpoint.is_ok() == ck.is_ok());
+    CHECK(img->nand->counters().programs == before.programs);  // nothing changed, nothing
+    CHECK(img->nand->counters().erases == before.erases);      // written
+  }
+  img.reset();
   REQUIRE(open_image(path, ImageParams(), ImageMode::kOpen, false, "", &img).is_ok());
-  read_back(*img);
+  CHECK(img->mount.from_checkpoint == ck.is_ok());
+  if (ck.is_ok()) CHECK(img->mount.checkpoint_gen == 1);
+  {
+    Volume::FileId f;
+    REQUIRE(img->volume->lookup("main.db", &f).is_ok());
+    REQUIRE(img->volume->write(f, 5, std::vector<uint8_t>(10, 0xAB)).is_ok());
+    REQUIRE(img->volume->sync().is_ok());
+  }
+  img.reset();  // no close: a crash after a change
+  REQUIRE(open_image(path, ImageParams(), ImageMode::kOpen, false, "", &img).is_ok());
+  CHECK_FALSE(img->mount.from_checkpoint);
+  if (ck.is_ok()) CHECK(img->mount.scan_reason == "changed since the checkpoint");
   img.reset();
 
   // checkpoint=off: format without an area; a chip too small for one: off, said why.
