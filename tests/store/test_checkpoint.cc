@@ -877,3 +877,43 @@ TEST_CASE("an image closed cleanly opens from its checkpoint; a read-only open w
   CHECK_FALSE(image_store_params(tiny, tiny.geometry(), &sp, &why).is_ok());
   pdl::test::remove_temp(path);
 }
+
+TEST_CASE("with one superblock block bad the log fills up, and a change then makes the last "
+          "checkpoint unreadable instead",
+          "[checkpoint]") {
+  auto chip = pdl::test::make_ram_nand(chip_geometry());
+  REQUIRE(chip->mark_bad(1).is_ok());
+  std::unique_ptr<PageStore> s;
+  REQUIRE(format_store(*chip, area_params(), &s, CommitMode::kGroup).is_ok());
+  s.reset();
+  REQUIRE(open_tables(*chip, &s).is_ok());
+  auto rng = pdl::test::seeded_rng(10);
+  Model model(s->logical_pages());
+  // 7 entry pages: checkpoint, stale, ... the 4th checkpoint takes the last one.
+  Status st;
+  int written = 0;
+  for (int i = 0; i < 10; i++) {
+    write_some(*s, model, rng, 4);
+    st = s->write_checkpoint(kClient);
+    if (!st.is_ok()) break;
+    written++;
+  }
+  INFO(st.to_string());
+  CHECK(written == 4);
+  CHECK(st.is(Errc::kFull));
+  // The log's last page holds checkpoint 4, stale 3 before it; the next change cannot write
+  // "stale 4" (the last write_some above could not either): the area was erased instead.
+  s.reset();
+  const LogState ls = log_state(*chip);
+  CHECK(ls.newest.kind == LogKind::kCheckpoint);
+  CHECK(ls.newest.gen == 4);
+  std::vector<uint8_t> eng, cl;
+  CHECK_FALSE(read_checkpoint(*chip, &eng, &cl));
+  std::unique_ptr<PageStore> m;
+  MountReport r;
+  REQUIRE(mount_store(*chip, &m, &r, CommitMode::kGroup).is_ok());
+  CHECK_FALSE(r.from_checkpoint);
+  CHECK(r.scan_reason.find("checkpoint corrupt") == 0);
+  m.reset();
+  require_contents(*chip, model);
+}
