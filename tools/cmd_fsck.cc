@@ -300,7 +300,13 @@ int run_fsck(const Command& cmd, const Args& a) {
   Report rep(cmd);
   std::printf("fsck %s\n", path.c_str());
   std::unique_ptr<Image> img;
-  Status st = open_read_only(path, a, &img);
+  // Mounted by scanning even if a checkpoint is current: fsck checks what is on flash.
+  ImageParams params;
+  if (a.has("nvm-path")) params.nvm_path = a.get("nvm-path");
+  params.scan_mount = true;
+  Status st = path.empty() ? Status::error(Errc::kInvalidArgument, "empty image path")
+                           : open_image(path, params, ImageMode::kOpen, /*read_only=*/true, "",
+                                        &img);
   if (st.is(Errc::kCorrupt)) {
     rep.problem("mount", std::string(st.message()));
     std::printf("1 problem found\n");

@@ -34,6 +34,7 @@ struct InfoData {
   uint32_t free_lpns = 0;    // data lpns the volume has free
   uint32_t free_blocks = 0;  // the store's free blocks (reserve included)
   uint32_t state_count[6] = {};  // by BlockInfo::State
+  uint32_t checkpoint_area = 0;   // blocks of the checkpoint area (not the store's)
   uint32_t ec_min = 0, ec_max = 0;
   double ec_mean = 0;
   std::vector<Bucket> histogram;
@@ -69,10 +70,16 @@ Status gather(Image& img, InfoData* d) {
   for (Lpn l = 0; l < store.logical_pages(); l++) d->mapped += store.is_mapped(l);
   std::vector<uint32_t> ec(d->geo.blocks);
   uint64_t sum = 0;
+  const uint32_t store_blocks = store.nand().geometry().blocks;  // the area follows them
   for (uint32_t b = 0; b < d->geo.blocks; b++) {
-    const BlockInfo bi = store.block_info(b);
-    d->state_count[bi.state]++;
-    ec[b] = bi.erase_count;
+    if (b >= store_blocks) {
+      d->checkpoint_area++;
+      ec[b] = nand.erase_count(b);
+    } else {
+      const BlockInfo bi = store.block_info(b);
+      d->state_count[bi.state]++;
+      ec[b] = bi.erase_count;
+    }
     sum += ec[b];
   }
   d->ec_min = *std::min_element(ec.begin(), ec.end());
@@ -164,6 +171,7 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
     if (d.state_count[s] || (s != BlockInfo::kVictim && s != BlockInfo::kBad))
       states += strf("%s%u %s", states.empty() ? "" : ", ", d.state_count[s],
                      block_state_name(s));
+  if (d.checkpoint_area) states += strf(", %u checkpoint area", d.checkpoint_area);
   std::printf("             blocks: %s (of %u; free includes the GC reserve of %u)\n",
               states.c_str(), g.blocks, d.sp.gc_reserve_blocks);
   std::printf("erase counts min %u, mean %.2f, max %u\n", d.ec_min, d.ec_mean, d.ec_max);
@@ -199,6 +207,7 @@ std::string extras_json(const std::string& path, const Image& img, const InfoDat
   const VolumeLayout& L = d.layout;
   JsonObj blocks;
   for (BlockInfo::State s : kStates) blocks.u(block_state_name(s), d.state_count[s]);
+  blocks.u("checkpoint", d.checkpoint_area);
   std::vector<std::string> hist;
   for (const Bucket& b : d.histogram)
     hist.push_back(JsonObj().u("min", b.lo).u("max", b.hi).u("blocks", b.blocks).str());

@@ -183,6 +183,7 @@ StoreParams ImageParams::run_time() const {
   StoreParams p;
   if (sb_recognition) p.sb_recognition = *sb_recognition;
   if (sb_flush) p.sb_flush = *sb_flush;
+  p.scan_mount = scan_mount;
   return p;
 }
 

@@ -63,6 +63,9 @@ struct ImageParams {
   // most 1/8 of the chip's blocks, and the parameters still resolve on the rest), else off
   // (image_store_params says why).
   std::optional<bool> checkpoint;
+  // Mount by scanning even when a checkpoint is current (StoreParams::scan_mount; a run-time
+  // choice for tools, pdl fsck: no URI key).
+  bool scan_mount = false;
 
   // Set one parameter from its text form. Unknown key: kNotFound (callers decide whether
   // foreign keys are allowed). Bad value: kInvalidArgument "<key>=<value>: <why>".

@@ -62,6 +62,7 @@ void apply_run_time(const StoreParams* run_time, StoreParams* params) {
   if (!run_time) return;
   params->sb_recognition = run_time->sb_recognition;
   params->sb_flush = run_time->sb_flush;
+  params->scan_mount = run_time->scan_mount;
 }
 
 }  // namespace
@@ -233,7 +234,9 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
   std::unique_ptr<PageStore> engine;
   std::string reason;
   uint64_t pages = 0;
-  if (log->doubt()) {
+  if (sb.params.scan_mount) {
+    reason = "a scan was asked for";
+  } else if (log->doubt()) {
     reason = "checkpoint log in doubt: " + log->doubt_reason();
   } else if (!log->has_entry()) {
     reason = "no checkpoint";

@@ -127,6 +127,9 @@ struct StoreParams {
   // superblock has.
   bool checkpoint = false;
   uint32_t checkpoint_blocks = 0;
+  // Mount by scanning even when the checkpoint is current (a run-time choice, not stored; no
+  // URI key): pdl fsck, which checks what is on flash, not what a checkpoint says.
+  bool scan_mount = false;
   // StableBuffer run-time choices (not stored).
   SbRecognition sb_recognition = SbRecognition::kOnDemand;
   SbFlush sb_flush = SbFlush::kPassive;
