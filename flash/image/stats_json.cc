@@ -137,7 +137,7 @@ std::string image_stats_json(Image& image) {
   auto guard = vol.lock();
   PageStore& store = vol.store();
   const StoreParams& sp = store.params();
-  const Geometry& g = store.nand().geometry();
+  const Geometry& g = image.nand->geometry();  // the chip (the store may run on part of it)
   const NandCounters& nc = store.nand().counters();
   const StoreStats& ss = store.stats();
   const CostBreakdown& cb = store.costs();
