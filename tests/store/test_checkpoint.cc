@@ -917,3 +917,40 @@ TEST_CASE("with one superblock block bad the log fills up, and a change then mak
   m.reset();
   require_contents(*chip, model);
 }
+
+TEST_CASE("a power cut anywhere in a PDL store's checkpoint write: the next mount reads the "
+          "whole new checkpoint or scans, and the contents are the synced ones",
+          "[checkpoint]") {
+  auto base = pdl::test::make_ram_nand(chip_geometry());
+  std::unique_ptr<PageStore> s;
+  REQUIRE(format_store(*base, area_params(), &s, CommitMode::kGroup).is_ok());
+  auto rng = pdl::test::seeded_rng(11);
+  Model model(s->logical_pages());
+  for (int i = 0; i < 20; i++) write_some(*s, model, rng, 10);
+  {
+    TableWriter probe;
+    if (s->save_tables(probe).is(Errc::kUnsupported)) return;  // PDL without tables (yet)
+  }
+  s.reset();
+  for (uint64_t k = 0;; k++) {
+    INFO("cut at operation " << k);
+    auto chip = base->clone();
+    std::unique_ptr<PageStore> t;
+    REQUIRE(mount_store(*chip, &t, nullptr, CommitMode::kGroup).is_ok());
+    chip->cut_power_after(k, k % 2 ? Tear::kRandomBits : Tear::kPrefix, k);
+    const Status st = t->write_checkpoint(kClient);
+    t.reset();
+    chip->restore_power();
+    MountReport r;
+    std::vector<uint8_t> client;
+    REQUIRE(mount_store(*chip, &t, &r, CommitMode::kGroup, nullptr, &client).is_ok());
+    INFO("scan reason: " << r.scan_reason);
+    if (st.is_ok()) CHECK(r.from_checkpoint);
+    if (r.from_checkpoint) CHECK(client == kClient);
+    REQUIRE(t->check().is_ok());
+    require_reads(*t, model);
+    t.reset();
+    if (st.is_ok()) break;
+    REQUIRE(k < 400);
+  }
+}
