@@ -250,8 +250,8 @@ Status IplStore::mount_tables(Nand& nand, const StoreParams& params, CommitMode 
     st.bad_[b] = v & kBlockBad;
     st.retiring_[b] = v & kBlockRetiring;
     st.scrubbing_[b] = v & kBlockScrubbing;
-    if (st.bad_[b] && (v != kBlockBad || st.owner_[b] != kNone))
-      return corrupt("bad block " + std::to_string(b) + " in use or erased (IPLB)");
+    if (st.bad_[b] && st.owner_[b] != kNone)
+      return corrupt("bad block " + std::to_string(b) + " in use (IPLB)");
     if (st.erased_[b] && st.owner_[b] != kNone)
       return corrupt("block " + std::to_string(b) + " in use and erased (IPLB)");
     st.bad_count_ += st.bad_[b] ? 1 : 0;
