@@ -24,7 +24,7 @@ Status mount_store_tables(Nand& nand, const StoreParams& params, CommitMode mode
       break;  // PLACEHOLDER: SbStore::mount_tables (with its device's)
     case Method::kIpu:
     case Method::kIpl:
-      break;  // PLACEHOLDER: IplStore::mount_tables
+      return IplStore::mount_tables(nand, params, mode, r, out);
   }
   return Status::error(Errc::kUnsupported, std::string("method ") + method_name(params.method) +
                                                " has no checkpoint: it mounts by scan");
