@@ -92,6 +92,13 @@ class HybridStore final : public StoreBase {
   // Crash recovery from the spare areas (hybrid_recovery.cc).
   static Status mount(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
                       MountReport* report);
+  // The store rebuilt from the tables save_tables wrote instead of a scan (hybrid_tables.cc,
+  // docs/format.md §13.3; the contract is mount_tables.h's): no flash operation, every value
+  // range-checked, a stream not describing a store of `params` on `nand` is kCorrupt.
+  static Status mount_tables(Nand& nand, const StoreParams& params, CommitMode mode,
+                             TableReader& r, std::unique_ptr<PageStore>* out);
+  Status save_tables(TableWriter& w) const override;  // hybrid_tables.cc
+  uint64_t table_bytes() const override;              // hybrid_tables.cc
 
   Status write(Lpn lpn, std::span<const uint8_t> page) override;
   Status trim(Lpn lpn) override;

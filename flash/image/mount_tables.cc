@@ -17,9 +17,12 @@ Status mount_store_tables(Nand& nand, const StoreParams& params, CommitMode mode
     case Method::kOpu:
       break;  // PLACEHOLDER: PdlStore::mount_tables
     case Method::kFtl:
-      break;  // PLACEHOLDER: PdlStore (ftl=page) / HybridStore::mount_tables
-    case Method::kStableBuffer:
-      break;  // PLACEHOLDER: SbStore::mount_tables (with its device's)
+      // PLACEHOLDER: PdlStore::mount_tables (ftl=page)
+      if (params.ftl == FtlKind::kBast || params.ftl == FtlKind::kFast)
+        return HybridStore::mount_tables(nand, params, mode, r, out);
+      break;
+    case Method::kStableBuffer:  // the FTL device's tables first, through this dispatch
+      return SbStore::mount_tables(nand, params, r, mount_store_tables, out);
     case Method::kIpu:
     case Method::kIpl:
       break;  // PLACEHOLDER: IplStore::mount_tables
