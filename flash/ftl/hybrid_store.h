@@ -48,6 +48,9 @@
 // of its logical block, or a FAST random log block (oldest first). Whatever does not fit
 // (a third block of one logical block, a BAST block holding several) is merged by the first
 // change after the mount. Mount programs and erases nothing.
+// Checkpoint (hybrid_tables.cc, docs/format.md §13.3): save_tables writes the maps, every
+// block's role, pages and flags, and the queues in order; mount_tables rebuilds the very same
+// store from them, without the scan.
 //
 // Bad blocks: factory-marked blocks are skipped. A failed program closes its block (no further
 // program in it: "retiring") and the record is written again elsewhere (a fresh seq); the

@@ -2,6 +2,9 @@
 // writes staged in a pre-allocated area of the same device (slots after the user's pages) and
 // flushed to their destinations in the FTL's efficient write patterns.
 //
+// Checkpoint (sb_tables.cc, docs/format.md §13.3): the device's tables nested first, then the
+// buffer's slot table; mount_tables rebuilds the device through the image layer's dispatch.
+//
 // (Interface of the layer's factory; the classes and invariants are documented with them in
 // this folder.)
 #pragma once
