@@ -161,12 +161,22 @@ TEST_CASE("FTL tables: retired, retiring and scrubbing blocks come back as they 
         twins(
             [&](EmulatedNand& nand, std::unique_ptr<PageStore>* s) {
               StoreParams p = hybrid(k);
-              p.logical_pages = (kGeo.blocks - 8) * kGeo.pages_per_block;  // room for a bad one
+              p.logical_pages = (kGeo.blocks - 10) * kGeo.pages_per_block;  // room for bad ones
               format(nand, p, s);
               nand.fail_at(at, at);
               std::vector<std::string> log;
               workload(**s, 0x7ab + at, 1200, &log);
               retired = (*s)->stats().blocks_retired;
+              // A program failing now: its block is left retiring (no more programs, retired
+              // when a merge releases it) — at a save, unless a merge released it already.
+              for (uint64_t i = 0; i < 20; i++) {
+                const uint64_t retries = (*s)->stats().program_retries;
+                nand.fail_at(0, at + i);
+                const Lpn l = Lpn((at * 7 + i * 13) % (*s)->logical_pages());
+                REQUIRE((*s)->write(l, Page((*s)->page_size(), uint8_t(i))).is_ok());
+                if ((*s)->stats().program_retries > retries) break;
+              }
+              REQUIRE((*s)->sync().is_ok());
               // A weak block: a read of it needs most of the ECC, so the block is to be
               // scrubbed at the next change (a read after the sync: still synced).
               Lpn l = 0;
@@ -179,7 +189,7 @@ TEST_CASE("FTL tables: retired, retiring and scrubbing blocks come back as they 
               REQUIRE((*s)->stats().blocks_scrubbed == 0);
             },
             0x5c4b + at);
-        CHECK(retired == 1);
+        CHECK(retired >= 1);
       }
     }
   }
