@@ -75,6 +75,7 @@
 #include <deque>
 #include <memory>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "flash/device/nand.h"
@@ -192,6 +193,10 @@ class HybridStore final : public StoreBase {
   // --- hybrid_recovery.cc --- mount's second pass: each block with a current record gets its
   // role from what it holds (hybrid_store.h: crash recovery). `min_seq`, `max_seq`: per block.
   void place_blocks(const std::vector<uint64_t>& min_seq, const std::vector<uint64_t>& max_seq);
+
+  // --- hybrid_tables.cc --- why a block entry of the tables cannot be, or "".
+  std::string block_entry_error(uint32_t b, uint8_t role, uint8_t flags, uint32_t lbn,
+                                uint32_t wp, uint64_t last_use) const;
 
   // Merge bookkeeping: a merge of `kind` programmed `pages`.
   void count_merge(uint64_t* kind, uint64_t pages);

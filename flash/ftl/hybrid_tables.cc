@@ -34,6 +34,29 @@ constexpr uint64_t kTreeNode = 40;
 
 }  // namespace
 
+// Why block `b`'s entry (role, flags, logical block, write pointer, clock) cannot be, or "":
+// the rules both save_tables and mount_tables apply (docs/format.md §13.3).
+std::string HybridStore::block_entry_error(uint32_t b, uint8_t role, uint8_t flags, uint32_t lbn,
+                                           uint32_t wp, uint64_t last_use) const {
+  const std::string r = "role " + std::to_string(role);
+  if (role >= kRoles) return "role " + std::to_string(role) + " unknown";
+  const Role ro = Role(role);
+  const bool holds =
+      ro == Role::kData || ro == Role::kLog || ro == Role::kRandom || ro == Role::kExtra;
+  if ((b < kSuperblockBlocks) != (ro == Role::kReserved))
+    return r + " (the superblock blocks, and only they, are reserved)";
+  if ((flags & ~(kFlagErased | kFlagRetiring | kFlagScrubbing)) != 0 ||
+      ((flags & kFlagErased) && ro != Role::kFree) ||
+      ((flags & (kFlagRetiring | kFlagScrubbing)) && !holds))
+    return "flags " + std::to_string(flags) + " do not fit " + r;
+  const bool has_lbn = holds && ro != Role::kRandom;
+  if (has_lbn ? lbn >= data_.size() : lbn != kNone)
+    return "logical block " + std::to_string(lbn) + " does not fit " + r;
+  if (!holds && (wp != 0 || last_use != 0)) return r + " holds no data but has pages or a clock";
+  if (wp > ppb()) return "write pointer " + std::to_string(wp) + " past the block";
+  return "";
+}
+
 Status HybridStore::save_tables(TableWriter& w) const {
   if (!poisoned_.is_ok()) return poisoned_;
   if (!halted_.is_ok()) return halted_;
@@ -53,8 +76,6 @@ Status HybridStore::save_tables(TableWriter& w) const {
   uint64_t current = 0;
   for (uint32_t b = 0; b < nblocks; b++) {
     const Block& blk = blocks_[b];
-    const bool holds = blk.role == Role::kData || blk.role == Role::kLog ||
-                       blk.role == Role::kRandom || blk.role == Role::kExtra;
     const uint8_t flags = uint8_t((erased_[b] ? kFlagErased : 0) |
                                   (retiring_[b] ? kFlagRetiring : 0) |
                                   (scrubbing_.count(b) ? kFlagScrubbing : 0));
@@ -62,8 +83,9 @@ Status HybridStore::save_tables(TableWriter& w) const {
       if (page_lpn_[ppa(b, i)] != kNone)
         return broken("block " + std::to_string(b) + " page " + std::to_string(i) +
                       " holds a record past the block's write pointer");
-    if (!holds && (blk.wp != 0 || blk.last_use != 0 || (flags & ~kFlagErased) != 0))
-      return broken("block " + std::to_string(b) + " holds no data but has pages or flags");
+    const std::string e =
+        block_entry_error(b, uint8_t(blk.role), flags, blk.lbn, blk.wp, blk.last_use);
+    if (!e.empty()) return broken("block " + std::to_string(b) + ": " + e);
     w.u8(uint8_t(blk.role));
     w.u8(flags);
     w.u32(blk.lbn);
@@ -149,33 +171,14 @@ Status HybridStore::mount_tables(Nand& nand, const StoreParams& given, CommitMod
     blk.lbn = r.u32();
     blk.wp = r.u32();
     blk.last_use = r.u64();
-    if (!r.check(role, kRoles, "hybrid block role")) break;
-    blk.role = Role(role);
-    const bool holds = blk.role == Role::kData || blk.role == Role::kLog ||
-                       blk.role == Role::kRandom || blk.role == Role::kExtra;
+    if (!done()) break;
     const std::string where = "checkpoint: hybrid block " + std::to_string(b);
-    if ((b < kSuperblockBlocks) != (blk.role == Role::kReserved)) {
-      r.fail(where + ": role " + std::to_string(role) + " (the superblock blocks are reserved)");
+    const std::string e = s->block_entry_error(b, role, flags, blk.lbn, blk.wp, blk.last_use);
+    if (!e.empty()) {
+      r.fail(where + ": " + e);
       break;
     }
-    if ((flags & ~(kFlagErased | kFlagRetiring | kFlagScrubbing)) != 0 ||
-        ((flags & kFlagErased) && blk.role != Role::kFree) ||
-        ((flags & (kFlagRetiring | kFlagScrubbing)) && !holds)) {
-      r.fail(where + ": flags " + std::to_string(flags) + " do not fit role " +
-             std::to_string(role));
-      break;
-    }
-    const bool has_lbn = holds && blk.role != Role::kRandom;
-    if (has_lbn ? blk.lbn >= nlbns : blk.lbn != kNone) {
-      r.fail(where + ": logical block " + std::to_string(blk.lbn) + " does not fit role " +
-             std::to_string(role));
-      break;
-    }
-    if (!holds && (blk.wp != 0 || blk.last_use != 0)) {
-      r.fail(where + " holds no data but has pages or a clock");
-      break;
-    }
-    if (!r.check(blk.wp, uint64_t(P) + 1, "hybrid block write pointer")) break;
+    blk.role = Role(role);
     s->erased_[b] = flags & kFlagErased;
     s->retiring_[b] = flags & kFlagRetiring;
     if (flags & kFlagScrubbing) s->scrubbing_.insert(b);
