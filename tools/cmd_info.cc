@@ -9,8 +9,9 @@
 #include <algorithm>
 
 #include "flash/common/json.h"
-#include "flash/store/superblock.h"
+#include "flash/image/checkpoint_info.h"
 #include "flash/image/open_store.h"
+#include "flash/store/superblock.h"
 #include "flash/image/stats_json.h"
 #include "tools/commands.h"
 #include "tools/image_open.h"
@@ -38,6 +39,7 @@ struct InfoData {
   uint32_t ec_min = 0, ec_max = 0;
   double ec_mean = 0;
   std::vector<Bucket> histogram;
+  CheckpointInfo ck;
 };
 
 std::string uuid_str(const std::array<uint8_t, 16>& u) {
@@ -67,6 +69,7 @@ Status gather(Image& img, InfoData* d) {
   const Status st = read_superblock(nand, resolve_store_params, &d->sb);
   nand.set_counting(true);
   PDL_TRY(st);
+  PDL_TRY(checkpoint_info(img, &d->ck));
   for (Lpn l = 0; l < store.logical_pages(); l++) d->mapped += store.is_mapped(l);
   std::vector<uint32_t> ec(d->geo.blocks);
   uint64_t sum = 0;
@@ -190,16 +193,23 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
               (unsigned long long)m.next_seq);
   std::printf("             simulated %.1f ms (wall %.1f ms)\n", double(m.sim_us) / 1000.0,
               m.wall_s * 1000.0);
-  // The checkpoint area (docs/design.md §17) and where this mount's tables came from.
-  if (d.sp.checkpoint_blocks == 0)
-    std::printf("checkpoint   none (%s): mounts scan\n", m.scan_reason.c_str());
-  else if (m.from_checkpoint)
-    std::printf("checkpoint   area %u blocks; mounted from checkpoint gen %llu (%llu pages)\n",
-                d.sp.checkpoint_blocks, (unsigned long long)m.checkpoint_gen,
-                (unsigned long long)m.checkpoint_pages);
+  // The checkpoint area (docs/design.md §17), its log's newest entry, where this mount's
+  // tables came from, and what the tables take in RAM.
+  const CheckpointInfo& c = d.ck;
+  std::printf("checkpoint   area %s\n", c.area_text().c_str());
+  if (c.area_blocks) std::printf("             log: newest entry %s\n", c.log_text().c_str());
+  if (c.from_checkpoint)
+    std::printf("             this open mounted from checkpoint gen %llu: %llu pages read, "
+                "simulated %.1f ms\n",
+                (unsigned long long)c.checkpoint_gen, (unsigned long long)c.checkpoint_pages,
+                double(c.mount_sim_us) / 1000.0);
   else
-    std::printf("checkpoint   area %u blocks; mounted by scan: %s\n", d.sp.checkpoint_blocks,
-                m.scan_reason.c_str());
+    std::printf("             this open mounted by scan: %s\n", c.scan_reason.c_str());
+  std::printf("ram          tables %llu bytes (store %llu, volume %llu): %.0f bytes = %.2f MiB "
+              "per GiB of chip\n",
+              (unsigned long long)c.table_bytes(), (unsigned long long)c.store_table_bytes,
+              (unsigned long long)c.volume_table_bytes, c.bytes_per_gib(),
+              c.bytes_per_gib() / double(1 << 20));
 }
 
 std::string extras_json(const std::string& path, const Image& img, const InfoData& d) {
@@ -270,7 +280,12 @@ const Command kInfoCommand = {
     "geometry, method, files, space, erase counts and mount report of an image",
     "--json prints the object PRAGMA pdl_stats gives (flash counters, store and volume\n"
     "statistics, costs by file kind) with one more member, \"image\": format uuid/time,\n"
-    "volume layout, space, blocks by state, erase-count spread and the full mount report.\n",
+    "volume layout, space, blocks by state, erase-count spread and the full mount report.\n"
+    "The checkpoint lines: the area at the chip's end (none: the image mounts by scan),\n"
+    "its log's newest entry (checkpoint or stale gen G), how this open mounted (from the\n"
+    "checkpoint: its gen, pages read, simulated time; else by scan and why) and the RAM\n"
+    "the tables take (PageStore::table_bytes, per GiB of chip). Writes nothing: an open\n"
+    "by pdl info neither writes a checkpoint nor marks one stale.\n",
     {{"json", 0, nullptr, "one JSON object instead of text"}, kNvmPathOption},
     1,
     1,

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "flash/ftl/sb_stable_buffer.h"
+#include "flash/image/checkpoint_info.h"
 #include "flash/image/methods.h"
 
 namespace pdl {
@@ -138,6 +139,8 @@ std::string image_stats_json(Image& image) {
   PageStore& store = vol.store();
   const StoreParams& sp = store.params();
   const Geometry& g = image.nand->geometry();  // the chip (the store may run on part of it)
+  CheckpointInfo ck;  // null members if its superblock read fails (a chip that went away)
+  const bool ck_ok = checkpoint_info(image, &ck).is_ok();
   const NandCounters& nc = store.nand().counters();
   const StoreStats& ss = store.stats();
   const CostBreakdown& cb = store.costs();
@@ -240,6 +243,8 @@ std::string image_stats_json(Image& image) {
                        .u("free_lpns", vs.free_lpns)
                        .b("track_changes", vs.changes_tracked))
       .o("mount", mount_json(image.mount))
+      .raw("checkpoint", ck_ok ? checkpoint_json(ck).str() : "null")
+      .raw("ram", ck_ok ? ram_json(ck).str() : "null")
       .str();
 }
 
