@@ -115,6 +115,15 @@ try:
                  "obsolete=memory", "main.db", "uuid ", "erase counts min", "pages scanned",
                  "logical pages:", "blocks:"]:
         check(want in text, "info shows '%s'" % want)
+    # sqlite3 closed the image cleanly: a checkpoint was written, and this open read it.
+    check(re.search(r"checkpoint   area \d+ blocks \(\d+ bytes\)", text) is not None,
+          "info shows the checkpoint area")
+    check(re.search(r"log: newest entry checkpoint gen \d+", text) is not None,
+          "info shows the log's newest entry: a checkpoint")
+    check(re.search(r"this open mounted from checkpoint gen \d+: \d+ pages read", text)
+          is not None, "info: this open mounted from the checkpoint")
+    check(re.search(r"ram          tables \d+ bytes .*MiB per GiB of chip", text) is not None,
+          "info shows the tables' RAM per GiB")
 
     rc, out, err = pdl("info", "--json", img)
     check(rc == 0, "info --json exits 0: " + err)
@@ -133,6 +142,14 @@ try:
               sum(im["space"]["blocks"].values()) == 64, "info --json: blocks by state")
         check(sum(b["blocks"] for b in im["erase_counts"]["histogram"]) == 64,
               "info --json: erase-count histogram covers every block")
+        ck, ram = j.get("checkpoint") or {}, j.get("ram") or {}
+        check(ck.get("mount") == "checkpoint" and ck.get("checkpoint_gen", 0) >= 1 and
+              ck.get("checkpoint_pages", 0) >= 1 and ck.get("area_blocks", 0) >= 1 and
+              ck.get("superblock_format") == 6 and ck.get("log", {}).get("entry") == "checkpoint",
+              "info --json: checkpoint member (%s)" % ck)
+        check(ram.get("table_bytes", 0) > 0 and ram.get("chip_bytes") == 8 << 20 and
+              abs(ram["ram_bytes_per_gib"] - ram["table_bytes"] * 128) < 1,
+              "info --json: ram member (%s)" % ram)
         db_size = j["files"][0]["size"]
 
     # ---- ls ----
@@ -163,6 +180,8 @@ try:
     check(rc == 0 and out.rstrip().endswith(b"clean"), "fsck of a good image: exit 0, clean")
     for step in [b"mount", b"superblock", b"store tables", b"flash pages", b"volume"]:
         check(re.search(rb"  " + step + rb" +ok: ", out) is not None, "fsck checked " + step.decode())
+    check(re.search(rb"  checkpoint +ok: checkpoint gen \d+ agrees with the scan", out) is not None,
+          "fsck mounted from the checkpoint and compared it with the scan")
 
     # ---- dump ----
     rc, out, err = pdl("dump", img, "--file", "main.db")
