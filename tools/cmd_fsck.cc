@@ -307,12 +307,14 @@ void check_bad_blocks(PageStore& store, Nand& nand, Report* rep) {
 // problem: the next open would trust it. One that does not verify is not: a power cut during a
 // checkpoint write (after its area was erased, before its log entry) leaves exactly that, and
 // the next mount scans.
-void check_checkpoint(Image& img, PageStore& scanned, const ImageParams& params, Report* rep) {
+void check_checkpoint(Image& img, const ImageParams& params, Report* rep) {
   CheckpointInfo c;
   if (Status st = checkpoint_info(img, &c); !st.is_ok()) {
     rep->problem("checkpoint", std::string(st.message()));
     return;
   }
+  auto guard = img.volume->lock();
+  PageStore& scanned = img.volume->store();
   if (c.area_blocks == 0) {
     rep->ok("checkpoint", c.area_text());
     return;
@@ -435,8 +437,8 @@ int run_fsck(const Command& cmd, const Args& a) {
     // store.nand() shows the chip without it, docs/design.md §17).
     check_pages(store.flash_store(), store.nand(), &rep);
     check_bad_blocks(store.flash_store(), store.nand(), &rep);
-    check_checkpoint(*img, store, params, &rep);
   }
+  check_checkpoint(*img, params, &rep);  // (locks the Volume itself)
   uint64_t chunks = 0;
   for (const FileInfo& f : files) chunks += f.chunks_mapped;
   const VolumeLayout& L = vol.layout();

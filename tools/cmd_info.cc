@@ -59,6 +59,7 @@ Status gather(Image& img, InfoData* d) {
   d->main_name = vol.main_name();
   d->layout = vol.layout();
   d->free_lpns = vol.stats().free_lpns;
+  PDL_TRY(checkpoint_info(img, &d->ck));  // (takes the Volume's lock itself)
   auto guard = vol.lock();
   PageStore& store = vol.store();
   Nand& nand = *img.nand;
@@ -69,7 +70,6 @@ Status gather(Image& img, InfoData* d) {
   const Status st = read_superblock(nand, resolve_store_params, &d->sb);
   nand.set_counting(true);
   PDL_TRY(st);
-  PDL_TRY(checkpoint_info(img, &d->ck));
   for (Lpn l = 0; l < store.logical_pages(); l++) d->mapped += store.is_mapped(l);
   std::vector<uint32_t> ec(d->geo.blocks);
   uint64_t sum = 0;

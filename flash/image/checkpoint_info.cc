@@ -38,13 +38,17 @@ Status checkpoint_info(Image& image, CheckpointInfo* out) {
   const Geometry& g = nand.geometry();
   c.area_bytes = uint64_t(c.area_blocks) * g.pages_per_block * g.page_data;
   c.chip_bytes = g.data_bytes();
-  PageStore& store = image.volume->store();
-  if (const auto* cs = dynamic_cast<const CheckpointedStore*>(&store)) {
-    const CheckpointLog& log = cs->log();
-    c.has_entry = log.has_entry();
-    c.entry_is_checkpoint = c.has_entry && log.newest().kind == LogKind::kCheckpoint;
-    c.entry_gen = c.has_entry ? log.newest().gen : 0;
-    c.log_doubt = log.doubt();
+  {
+    auto guard = image.volume->lock();
+    PageStore& store = image.volume->store();
+    if (const auto* cs = dynamic_cast<const CheckpointedStore*>(&store)) {
+      const CheckpointLog& log = cs->log();
+      c.has_entry = log.has_entry();
+      c.entry_is_checkpoint = c.has_entry && log.newest().kind == LogKind::kCheckpoint;
+      c.entry_gen = c.has_entry ? log.newest().gen : 0;
+      c.log_doubt = log.doubt();
+    }
+    c.store_table_bytes = store.table_bytes();
   }
   const MountReport& m = image.mount;
   c.from_checkpoint = m.from_checkpoint;
@@ -52,7 +56,7 @@ Status checkpoint_info(Image& image, CheckpointInfo* out) {
   c.checkpoint_pages = m.checkpoint_pages;
   c.scan_reason = m.scan_reason;
   c.mount_sim_us = m.sim_us;
-  c.store_table_bytes = store.table_bytes();
+  // (outside the Volume's lock: the Volume's table_bytes takes it)
   c.volume_table_bytes = 0;  // MERGE(vol): image.volume->table_bytes()
   *out = c;
   return Status::ok();

@@ -47,7 +47,8 @@ struct CheckpointInfo {
   std::string log_text() const;
 };
 
-// REQUIRES: the caller holds the image's Volume lock (Volume::lock) or is its only user.
+// Takes the Volume's lock (Volume::lock) for the store's part. REQUIRES: the caller does not
+// hold it.
 Status checkpoint_info(Image& image, CheckpointInfo* out);
 
 // The "checkpoint" member of PRAGMA pdl_stats and `pdl info --json`: area_blocks, area_bytes,

@@ -135,12 +135,12 @@ std::string image_stats_json(Image& image) {
   Volume& vol = *image.volume;
   const std::vector<FileInfo> files = vol.list();
   const VolumeStats vs = vol.stats();
+  CheckpointInfo ck;  // null members if its superblock read fails (a chip that went away)
+  const bool ck_ok = checkpoint_info(image, &ck).is_ok();  // (takes the lock itself)
   auto guard = vol.lock();
   PageStore& store = vol.store();
   const StoreParams& sp = store.params();
   const Geometry& g = image.nand->geometry();  // the chip (the store may run on part of it)
-  CheckpointInfo ck;  // null members if its superblock read fails (a chip that went away)
-  const bool ck_ok = checkpoint_info(image, &ck).is_ok();
   const NandCounters& nc = store.nand().counters();
   const StoreStats& ss = store.stats();
   const CostBreakdown& cb = store.costs();
