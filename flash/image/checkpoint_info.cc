@@ -1,9 +1,9 @@
 // checkpoint_info.cc — the checkpoint and RAM facts of an open image (checkpoint_info.h).
 #include "flash/image/checkpoint_info.h"
 
+#include "flash/image/open_store.h"
 #include "flash/store/checkpointed_store.h"
 #include "flash/store/superblock.h"
-#include "flash/image/open_store.h"
 
 namespace pdl {
 
@@ -19,8 +19,8 @@ std::string CheckpointInfo::area_text() const {
 
 std::string CheckpointInfo::log_text() const {
   std::string s = !has_entry ? std::string("empty")
-                             : std::string(entry_is_checkpoint ? "checkpoint" : "stale") +
-                                   " gen " + std::to_string(entry_gen);
+                             : std::string(entry_is_checkpoint ? "checkpoint" : "stale") + " gen " +
+                                   std::to_string(entry_gen);
   if (log_doubt) s += ", in doubt (a page that does not decode may be newer)";
   return s;
 }
@@ -68,7 +68,7 @@ JsonObj checkpoint_json(const CheckpointInfo& c) {
       .u("area_bytes", c.area_bytes)
       .u("superblock_format", c.superblock_format)
       .o("log", JsonObj()
-                    .s("entry", !c.has_entry ? "none"
+                    .s("entry", !c.has_entry            ? "none"
                                 : c.entry_is_checkpoint ? "checkpoint"
                                                         : "stale")
                     .u("gen", c.entry_gen)

@@ -4,9 +4,10 @@
 //
 // Reads one superblock copy (its format version; not counted in the flash counters, as pdl
 // info's own superblock read); the checkpoint log was read by the mount (CheckpointedStore
-// keeps it), the rest are the mount's report and the tables' sizes. Writes nothing. RAM is table_bytes(): the bytes
-// a checkpoint of the store's tables (plus the Volume's) takes, which is what the tables cost
-// in RAM to within their containers' overhead; per GiB of the chip's data bytes.
+// keeps it), the rest are the mount's report and the tables' sizes. Writes nothing. RAM is
+// PageStore::table_bytes() — the bytes of RAM the store's tables take now (mapping, reverse
+// map, per-block tables, buffers; 0 for an engine that does not count them) — plus the
+// Volume's, per GiB of the chip's data bytes.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,7 @@ struct CheckpointInfo {
   // The area: 0 blocks — the store has none (`superblock_format` says which format it is:
   // 1..5, formatted without one — checkpoint=off, an older pdl, a chip too small).
   uint32_t area_blocks = 0;
-  uint64_t area_bytes = 0;  // area_blocks' data bytes
+  uint64_t area_bytes = 0;         // area_blocks' data bytes
   uint32_t superblock_format = 0;  // as stored on flash (6 with an area)
   // The checkpoint log's newest entry as the mount read it (only with an area).
   bool has_entry = false;

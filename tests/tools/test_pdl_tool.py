@@ -221,6 +221,7 @@ try:
     area = j["checkpoint"]["area_blocks"] if j else 0
     first_area_page = (blocks - area) * ppb
     flip_byte(ck_bad, pages_off + first_area_page * (page_data + page_spare) + 100)
+    ck_bad_bytes = read_bytes(ck_bad)
     rc, out, err = pdl("info", ck_bad)
     check(rc == 0 and b"this open mounted by scan: checkpoint corrupt: " in out,
           "info of an image whose checkpoint area page changed: mounted by scan, saying why")
@@ -229,7 +230,27 @@ try:
     check(rc == 0 and re.search(rb"  checkpoint +ok: gen \d+ does not verify \(checkpoint corrupt: ",
                                 out) is not None and out.rstrip().endswith(b"clean"),
           "fsck: a checkpoint that does not verify is reported, not a problem (the next open scans)")
+    check(read_bytes(ck_bad) == ck_bad_bytes,
+          "info and fsck wrote nothing there either (no stale entry, no checkpoint)")
     os.remove(ck_bad)
+
+    # ---- an image without a checkpoint area (checkpoint off): info and fsck say so ----
+    nock = os.path.join(tmp, "nock.pdl")
+    rc, _, err = pdl("format", nock, "--size", "8M", "--checkpoint", "off")
+    check(rc == 0, "format --checkpoint off: " + err)
+    rc, out, err = pdl("info", nock)
+    check(rc == 0 and re.search(rb"checkpoint   area none \(superblock format [1-5]\): mounts by "
+                                rb"scan\n +this open mounted by scan: format without a "
+                                rb"checkpoint area\n", out) is not None,
+          "info of an image without a checkpoint area: none, mounted by scan")
+    rc, out, err = pdl("info", "--json", nock)
+    ck = json.loads(out)["checkpoint"] if rc == 0 else {}
+    check(ck.get("area_blocks") == 0 and ck.get("mount") == "scan" and
+          ck.get("log", {}).get("entry") == "none", "info --json without an area: %s" % ck)
+    rc, out, err = pdl("fsck", nock)
+    check(rc == 0 and re.search(rb"  checkpoint +ok: none \(superblock format", out) is not None,
+          "fsck of an image without a checkpoint area: clean, says none")
+    os.remove(nock)
 
     # ---- a second method: opu, obsolete=spare (images default to memory) ----
     opu = os.path.join(tmp, "opu.pdl")
