@@ -28,6 +28,7 @@ constexpr ParamOption kParamOptions[] = {
     {"page", "page"},       {"pages-per-block", "pages_per_block"},   {"spare", "spare"},
     {"size", "size"},       {"nop", "nop"},             {"max-files", "max_files"},
     {"erase-limit", "erase_limit"}, {"nvm", "nvm"}, {"nvm-path", "nvm_path"},
+    {"checkpoint", "checkpoint"},
 };
 
 int format_and_report(const Command& cmd, const std::string& path, const ImageParams& params,
@@ -103,7 +104,8 @@ const Command kFormatCommand = {
     "       [--obsolete spare|memory] [--log-region SIZE] [--log-sector N]\n"
     "       [--ftl page|bast|fast] [--log-blocks N] [--sb-slots N]\n"
     "       [--page N] [--pages-per-block N] [--spare N]\n"
-    "       [--size SIZE] [--nop N] [--max-files N] [--db NAME] [--force]",
+    "       [--size SIZE] [--nop N] [--max-files N] [--checkpoint on|off] [--db NAME]\n"
+    "       [--force]",
     "create a new, empty image (an emulated NAND chip in a sparse file)",
     "Replaces IMAGE if it is a pdl image holding no file that no process has open; an image\n"
     "holding files (the message names them, the method and the size), one that cannot be\n"
@@ -148,6 +150,9 @@ const Command kFormatCommand = {
                                 "memory on a DAX file system); default: inside IMAGE; needed "
                                 "with --mtd"},
         {"max-files", 0, "N", "directory slots (default 256)"},
+        {"checkpoint", 0, "on|off", "a checkpoint area at the chip's end, so that an open "
+                                    "after a clean close reads it instead of scanning (default "
+                                    "on where it takes at most 1/8 of the blocks)"},
         {"db", 0, "NAME", "the database file the VFS opens by default"},
         {"force", 0, nullptr, "replace IMAGE even if it holds files or is not a pdl image"},
     },

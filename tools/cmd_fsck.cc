@@ -12,13 +12,17 @@
 //                     IPU/IPL: data pages, and IPL log pages by their sectors' CRCs;
 //   6. bad blocks   — pages on blocks marked bad newer than their lpn's mapping (data the
 //                     marker hid: the block was in service);
-//   7. volume       — Volume::check(): directory, owner map, every chunk read back (a chunk
+//   7. checkpoint   — with a current checkpoint, a second mount from it, compared with the
+//                     scan: every lpn's mapping, every block's valid pages and bad mark
+//                     (check_checkpoint);
+//   8. volume       — Volume::check(): directory, owner map, every chunk read back (a chunk
 //                     owned by a file but with no copy on flash is lost data).
 // Mount's line counts spare headers repaired (one or two flipped bits) and is a problem if it found
 // damaged pages (a header failing its CRC that no torn program explains).
 // The Volume is opened read-only and mount writes nothing, so the image is never modified.
 // Exit 0 only if every check passed; 1 (each problem on stderr) otherwise, a mount that fails
 // on corrupt data included; 3 if IMAGE is missing or not an image; 4 if it is in use.
+#include "flash/image/checkpoint_info.h"
 #include "flash/image/open_store.h"
 #include "flash/store/superblock.h"
 #include "tools/commands.h"
@@ -295,12 +299,105 @@ void check_bad_blocks(PageStore& store, Nand& nand, Report* rep) {
                                    first + " (" + counts + ")");
 }
 
+// Check 8, checkpoint: with a checkpoint the log calls current (docs/design.md §17), the store
+// is mounted a second time, from it, on the same chip (reads only: its area pages, each with
+// its spare's and data's CRC, the stream's CRC and header, the engine's check()), and its
+// tables compared with the scan's: every lpn's mapping (mapped, base page, differential page)
+// and every block's valid page count and bad mark. A checkpoint that decodes but disagrees is a
+// problem: the next open would trust it. One that does not verify is not: a power cut during a
+// checkpoint write (after its area was erased, before its log entry) leaves exactly that, and
+// the next mount scans.
+void check_checkpoint(Image& img, const ImageParams& params, Report* rep) {
+  CheckpointInfo c;
+  if (Status st = checkpoint_info(img, &c); !st.is_ok()) {
+    rep->problem("checkpoint", std::string(st.message()));
+    return;
+  }
+  auto guard = img.volume->lock();
+  PageStore& scanned = img.volume->store();
+  if (c.area_blocks == 0) {
+    rep->ok("checkpoint", c.area_text());
+    return;
+  }
+  if (!c.has_entry || !c.entry_is_checkpoint || c.log_doubt) {
+    rep->ok("checkpoint", "area " + c.area_text() + ", log " + c.log_text() +
+                              ": no current checkpoint, the next open scans");
+    return;
+  }
+  ImageParams from = params;
+  from.scan_mount = false;
+  const StoreParams run_time = from.run_time();
+  std::unique_ptr<PageStore> ck;
+  MountReport m;
+  Nand& nand = *img.nand;
+  if (Status st = mount_store(nand, &ck, &m, CommitMode::kPerPage, &run_time); !st.is_ok()) {
+    rep->problem("checkpoint", "mounting gen " + std::to_string(c.entry_gen) + ": " +
+                                   std::string(st.message()));
+    return;
+  }
+  if (!m.from_checkpoint) {
+    rep->ok("checkpoint", strf("gen %llu does not verify (%s): the next open scans (what a power "
+                               "cut during a checkpoint write leaves)",
+                               (unsigned long long)c.entry_gen, m.scan_reason.c_str()));
+    return;
+  }
+  if (scanned.atomic() != ck->atomic()) {
+    const Status st =
+        ck->set_commit_mode(scanned.atomic() ? CommitMode::kGroup : CommitMode::kPerPage);
+    if (!st.is_ok()) {
+      rep->problem("checkpoint", "commit mode: " + std::string(st.message()));
+      return;
+    }
+  }
+  const uint32_t ppb = nand.geometry().pages_per_block;
+  auto ppa_text = [ppb](Ppa p) { return p == kNoPpa ? std::string("none") : ppa_str(p, ppb); };
+  std::string first;
+  uint64_t lpn_diffs = 0, block_diffs = 0;
+  const Lpn lpns = scanned.logical_pages();
+  if (ck->logical_pages() != lpns)
+    first = strf("%u logical pages, the scan %u", ck->logical_pages(), lpns);
+  for (Lpn l = 0; first.empty() && l < lpns; l++) {
+    const LpnLocation a = scanned.locate(l), b = ck->locate(l);
+    const bool ma = scanned.is_mapped(l), mb = ck->is_mapped(l);
+    if (ma == mb && a.base == b.base && a.diff == b.diff) continue;
+    if (lpn_diffs++ == 0)
+      first = strf("lpn %u: checkpoint says %s base %s diff %s, the scan %s base %s diff %s", l,
+                   mb ? "mapped" : "unmapped", ppa_text(b.base).c_str(),
+                   ppa_text(b.diff).c_str(), ma ? "mapped" : "unmapped",
+                   ppa_text(a.base).c_str(), ppa_text(a.diff).c_str());
+  }
+  const uint32_t blocks = scanned.nand().geometry().blocks;
+  for (uint32_t blk = 0; blk < blocks; blk++) {
+    const BlockInfo a = scanned.block_info(blk), b = ck->block_info(blk);
+    const bool bad_a = a.state == BlockInfo::kBad, bad_b = b.state == BlockInfo::kBad;
+    if (a.valid_pages == b.valid_pages && bad_a == bad_b) continue;
+    if (block_diffs++ == 0 && first.empty())
+      first = strf("block %u: checkpoint says %u valid pages%s, the scan %u%s", blk,
+                   b.valid_pages, bad_b ? " (bad)" : "", a.valid_pages, bad_a ? " (bad)" : "");
+  }
+  if (first.empty())
+    rep->ok("checkpoint", strf("checkpoint gen %llu agrees with the scan: %u lpns, %u blocks "
+                               "(%llu area pages read, CRCs good)",
+                               (unsigned long long)c.entry_gen, lpns, blocks,
+                               (unsigned long long)m.checkpoint_pages));
+  else
+    rep->problem("checkpoint", strf("checkpoint gen %llu disagrees with the scan, first: ",
+                                    (unsigned long long)c.entry_gen) +
+                                   first);
+}
+
 int run_fsck(const Command& cmd, const Args& a) {
   const std::string& path = a.pos[0];
   Report rep(cmd);
   std::printf("fsck %s\n", path.c_str());
   std::unique_ptr<Image> img;
-  Status st = open_read_only(path, a, &img);
+  // Mounted by scanning even if a checkpoint is current: fsck checks what is on flash.
+  ImageParams params;
+  if (a.has("nvm-path")) params.nvm_path = a.get("nvm-path");
+  params.scan_mount = true;
+  Status st = path.empty() ? Status::error(Errc::kInvalidArgument, "empty image path")
+                           : open_image(path, params, ImageMode::kOpen, /*read_only=*/true, "",
+                                        &img);
   if (st.is(Errc::kCorrupt)) {
     rep.problem("mount", std::string(st.message()));
     std::printf("1 problem found\n");
@@ -335,10 +432,13 @@ int run_fsck(const Command& cmd, const Args& a) {
       rep.ok("store tables", tables_checked(store, nand.geometry()));
     else
       rep.problem("store tables", std::string(st.message()));
-    // The chip's pages against the mapping that names them (StableBuffer: its FTL device's).
-    check_pages(store.flash_store(), nand, &rep);
-    check_bad_blocks(store.flash_store(), nand, &rep);
+    // The chip's pages against the mapping that names them (StableBuffer: its FTL device's),
+    // over the blocks the store runs on (a checkpoint area after them is not the store's:
+    // store.nand() shows the chip without it, docs/design.md §17).
+    check_pages(store.flash_store(), store.nand(), &rep);
+    check_bad_blocks(store.flash_store(), store.nand(), &rep);
   }
+  check_checkpoint(*img, params, &rep);  // (locks the Volume itself)
   uint64_t chunks = 0;
   for (const FileInfo& f : files) chunks += f.chunks_mapped;
   const VolumeLayout& L = vol.layout();
@@ -367,7 +467,10 @@ const Command kFsckCommand = {
     "copies, recomputes the store's tables (PageStore::check), reads back every programmed\n"
     "page (each live page needs a valid header and data CRC; torn and stale pages left by a\n"
     "crash are counted, not errors), then checks the volume: directory, owner map and every\n"
-    "file chunk (Volume::check). Prints one line per check. The image is opened read-only.\n"
+    "file chunk (Volume::check). With a current checkpoint it also mounts from it and\n"
+    "compares its tables with the scan's (every lpn's base and differential page, every\n"
+    "block's valid pages and bad mark): a disagreement is a problem. Prints one line per\n"
+    "check. The image is opened read-only.\n"
     "Exit 0 if clean, 1 if any problem was found (each one also on stderr).\n",
     {kNvmPathOption},
     1,

@@ -9,8 +9,9 @@
 #include <algorithm>
 
 #include "flash/common/json.h"
-#include "flash/store/superblock.h"
+#include "flash/image/checkpoint_info.h"
 #include "flash/image/open_store.h"
+#include "flash/store/superblock.h"
 #include "flash/image/stats_json.h"
 #include "tools/commands.h"
 #include "tools/image_open.h"
@@ -34,9 +35,11 @@ struct InfoData {
   uint32_t free_lpns = 0;    // data lpns the volume has free
   uint32_t free_blocks = 0;  // the store's free blocks (reserve included)
   uint32_t state_count[6] = {};  // by BlockInfo::State
+  uint32_t checkpoint_area = 0;   // blocks of the checkpoint area (not the store's)
   uint32_t ec_min = 0, ec_max = 0;
   double ec_mean = 0;
   std::vector<Bucket> histogram;
+  CheckpointInfo ck;
 };
 
 std::string uuid_str(const std::array<uint8_t, 16>& u) {
@@ -56,6 +59,7 @@ Status gather(Image& img, InfoData* d) {
   d->main_name = vol.main_name();
   d->layout = vol.layout();
   d->free_lpns = vol.stats().free_lpns;
+  PDL_TRY(checkpoint_info(img, &d->ck));  // (takes the Volume's lock itself)
   auto guard = vol.lock();
   PageStore& store = vol.store();
   Nand& nand = *img.nand;
@@ -69,10 +73,16 @@ Status gather(Image& img, InfoData* d) {
   for (Lpn l = 0; l < store.logical_pages(); l++) d->mapped += store.is_mapped(l);
   std::vector<uint32_t> ec(d->geo.blocks);
   uint64_t sum = 0;
+  const uint32_t store_blocks = store.nand().geometry().blocks;  // the area follows them
   for (uint32_t b = 0; b < d->geo.blocks; b++) {
-    const BlockInfo bi = store.block_info(b);
-    d->state_count[bi.state]++;
-    ec[b] = bi.erase_count;
+    if (b >= store_blocks) {
+      d->checkpoint_area++;
+      ec[b] = nand.erase_count(b);
+    } else {
+      const BlockInfo bi = store.block_info(b);
+      d->state_count[bi.state]++;
+      ec[b] = bi.erase_count;
+    }
     sum += ec[b];
   }
   d->ec_min = *std::min_element(ec.begin(), ec.end());
@@ -164,6 +174,7 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
     if (d.state_count[s] || (s != BlockInfo::kVictim && s != BlockInfo::kBad))
       states += strf("%s%u %s", states.empty() ? "" : ", ", d.state_count[s],
                      block_state_name(s));
+  if (d.checkpoint_area) states += strf(", %u checkpoint area", d.checkpoint_area);
   std::printf("             blocks: %s (of %u; free includes the GC reserve of %u)\n",
               states.c_str(), g.blocks, d.sp.gc_reserve_blocks);
   std::printf("erase counts min %u, mean %.2f, max %u\n", d.ec_min, d.ec_mean, d.ec_max);
@@ -182,6 +193,23 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
               (unsigned long long)m.next_seq);
   std::printf("             simulated %.1f ms (wall %.1f ms)\n", double(m.sim_us) / 1000.0,
               m.wall_s * 1000.0);
+  // The checkpoint area (docs/design.md §17), its log's newest entry, where this mount's
+  // tables came from, and what the tables take in RAM.
+  const CheckpointInfo& c = d.ck;
+  std::printf("checkpoint   area %s\n", c.area_text().c_str());
+  if (c.area_blocks) std::printf("             log: newest entry %s\n", c.log_text().c_str());
+  if (c.from_checkpoint)
+    std::printf("             this open mounted from checkpoint gen %llu: %llu pages read, "
+                "simulated %.1f ms\n",
+                (unsigned long long)c.checkpoint_gen, (unsigned long long)c.checkpoint_pages,
+                double(c.mount_sim_us) / 1000.0);
+  else
+    std::printf("             this open mounted by scan: %s\n", c.scan_reason.c_str());
+  std::printf("ram          tables %llu bytes (store %llu, volume %llu): %.0f bytes = %.2f MiB "
+              "per GiB of chip\n",
+              (unsigned long long)c.table_bytes(), (unsigned long long)c.store_table_bytes,
+              (unsigned long long)c.volume_table_bytes, c.bytes_per_gib(),
+              c.bytes_per_gib() / double(1 << 20));
 }
 
 std::string extras_json(const std::string& path, const Image& img, const InfoData& d) {
@@ -189,6 +217,7 @@ std::string extras_json(const std::string& path, const Image& img, const InfoDat
   const VolumeLayout& L = d.layout;
   JsonObj blocks;
   for (BlockInfo::State s : kStates) blocks.u(block_state_name(s), d.state_count[s]);
+  blocks.u("checkpoint", d.checkpoint_area);
   std::vector<std::string> hist;
   for (const Bucket& b : d.histogram)
     hist.push_back(JsonObj().u("min", b.lo).u("max", b.hi).u("blocks", b.blocks).str());
@@ -251,7 +280,12 @@ const Command kInfoCommand = {
     "geometry, method, files, space, erase counts and mount report of an image",
     "--json prints the object PRAGMA pdl_stats gives (flash counters, store and volume\n"
     "statistics, costs by file kind) with one more member, \"image\": format uuid/time,\n"
-    "volume layout, space, blocks by state, erase-count spread and the full mount report.\n",
+    "volume layout, space, blocks by state, erase-count spread and the full mount report.\n"
+    "The checkpoint lines: the area at the chip's end (none: the image mounts by scan),\n"
+    "its log's newest entry (checkpoint or stale gen G), how this open mounted (from the\n"
+    "checkpoint: its gen, pages read, simulated time; else by scan and why) and the RAM\n"
+    "the tables take (PageStore::table_bytes, per GiB of chip). Writes nothing: an open\n"
+    "by pdl info neither writes a checkpoint nor marks one stale.\n",
     {{"json", 0, nullptr, "one JSON object instead of text"}, kNvmPathOption},
     1,
     1,

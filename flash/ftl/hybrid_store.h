@@ -48,6 +48,9 @@
 // of its logical block, or a FAST random log block (oldest first). Whatever does not fit
 // (a third block of one logical block, a BAST block holding several) is merged by the first
 // change after the mount. Mount programs and erases nothing.
+// Checkpoint (hybrid_tables.cc, docs/format.md §13.3): save_tables writes the maps, every
+// block's role, pages and flags, and the queues in order; mount_tables rebuilds the very same
+// store from them, without the scan.
 //
 // Bad blocks: factory-marked blocks are skipped. A failed program closes its block (no further
 // program in it: "retiring") and the record is written again elsewhere (a fresh seq); the
@@ -72,6 +75,7 @@
 #include <deque>
 #include <memory>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "flash/device/nand.h"
@@ -92,6 +96,13 @@ class HybridStore final : public StoreBase {
   // Crash recovery from the spare areas (hybrid_recovery.cc).
   static Status mount(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
                       MountReport* report);
+  // The store rebuilt from the tables save_tables wrote instead of a scan (hybrid_tables.cc,
+  // docs/format.md §13.3; the contract is mount_tables.h's): no flash operation, every value
+  // range-checked, a stream not describing a store of `params` on `nand` is kCorrupt.
+  static Status mount_tables(Nand& nand, const StoreParams& params, CommitMode mode,
+                             TableReader& r, std::unique_ptr<PageStore>* out);
+  Status save_tables(TableWriter& w) const override;  // hybrid_tables.cc
+  uint64_t table_bytes() const override;              // hybrid_tables.cc
 
   Status write(Lpn lpn, std::span<const uint8_t> page) override;
   Status trim(Lpn lpn) override;
@@ -182,6 +193,10 @@ class HybridStore final : public StoreBase {
   // --- hybrid_recovery.cc --- mount's second pass: each block with a current record gets its
   // role from what it holds (hybrid_store.h: crash recovery). `min_seq`, `max_seq`: per block.
   void place_blocks(const std::vector<uint64_t>& min_seq, const std::vector<uint64_t>& max_seq);
+
+  // --- hybrid_tables.cc --- why a block entry of the tables cannot be, or "".
+  std::string block_entry_error(uint32_t b, uint8_t role, uint8_t flags, uint32_t lbn,
+                                uint32_t wp, uint64_t last_use) const;
 
   // Merge bookkeeping: a merge of `kind` programmed `pages`.
   void count_merge(uint64_t* kind, uint64_t pages);

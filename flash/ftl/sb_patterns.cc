@@ -167,6 +167,16 @@ std::optional<SbInstance> SbRecognizer::pick(const SbCostModel& model, bool qual
   return inst;
 }
 
+uint64_t SbRecognizer::table_bytes() const {
+  // Node sizes: an ordered container's entry is a red-black node (3 pointers, a colour) and
+  // its value; an unordered one's a next pointer and its value, plus a bucket pointer.
+  constexpr uint64_t kTree = 32, kHash = 8, kBucket = 8;
+  return (kHash + 8) * hashed_.size() + kBucket * hashed_.bucket_count() +
+         (kTree + 8) * staged_.size() + (kTree + 8) * runs_.size() + (kTree + 8) * by_len_.size() +
+         (kHash + 8) * count_.size() + kBucket * count_.bucket_count() +
+         (kTree + 8) * by_count_.size();
+}
+
 bool SbRecognizer::consistent() const {
   if (mode_ == SbRecognition::kOnDemand) return true;
   std::map<Lpn, uint32_t> runs;

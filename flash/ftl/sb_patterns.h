@@ -54,6 +54,8 @@ class SbRecognizer {
 
   // Recompute the incremental structures from staged_ and compare (tests, check()).
   bool consistent() const;
+  // RAM the structures take now (entries at a fair estimate per node; table_bytes()).
+  uint64_t table_bytes() const;
 
  private:
   struct Sizes {

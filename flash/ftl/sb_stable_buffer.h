@@ -63,6 +63,14 @@ class StableBufferStore final : public StoreBase {
   // `report` (may be null) gets the directory read's simulated and wall time added.
   static Status open(std::unique_ptr<PageStore> device, const StoreParams& p, bool format,
                      std::unique_ptr<PageStore>* out, MountReport* report = nullptr);
+  // The buffer over `device` (mounted from its own tables) from the section save_tables wrote
+  // after the device's (sb_tables.cc, docs/format.md §13.3); finishes `r`. kCorrupt for a
+  // section not describing a buffer of `p`.
+  static Status from_tables(std::unique_ptr<PageStore> device, const StoreParams& p,
+                            TableReader& r, std::unique_ptr<PageStore>* out);
+  // The device's tables, then the buffer's; REQUIRES synced (sb_tables.cc).
+  Status save_tables(TableWriter& w) const override;
+  uint64_t table_bytes() const override;  // the device's and the buffer's
 
   Status write(Lpn lpn, std::span<const uint8_t> page) override;
   Status trim(Lpn lpn) override;

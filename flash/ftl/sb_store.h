@@ -2,6 +2,9 @@
 // writes staged in a pre-allocated area of the same device (slots after the user's pages) and
 // flushed to their destinations in the FTL's efficient write patterns.
 //
+// Checkpoint (sb_tables.cc, docs/format.md §13.3): the device's tables nested first, then the
+// buffer's slot table; mount_tables rebuilds the device through the image layer's dispatch.
+//
 // (Interface of the layer's factory; the classes and invariants are documented with them in
 // this folder.)
 #pragma once
@@ -10,8 +13,14 @@
 
 #include "flash/store/page_store.h"
 #include "flash/store/store_params.h"
+#include "flash/store/table_stream.h"
 
 namespace pdl {
+
+// How the FTL device under a stablebuffer store is mounted from its tables (mount_store_tables
+// in the image layer, which knows the engines).
+using TablesMounter = Status (*)(Nand& nand, const StoreParams& params, CommitMode mode,
+                                 TableReader& r, std::unique_ptr<PageStore>* out);
 
 class SbStore {
  public:
@@ -30,6 +39,11 @@ class SbStore {
   // (sb_recognition, sb_flush) come in `p`.
   static Status mount(std::unique_ptr<PageStore> device, const StoreParams& p,
                       std::unique_ptr<PageStore>* out, MountReport* report);
+  // The store from the tables StableBufferStore::save_tables wrote (sb_tables.cc): the device
+  // first, by `mount_device` with device_params(p) over its length-prefixed sub-stream, then
+  // the buffer's section; finishes `r`. No flash operation.
+  static Status mount_tables(Nand& nand, const StoreParams& p, TableReader& r,
+                             TablesMounter mount_device, std::unique_ptr<PageStore>* out);
 };
 
 }  // namespace pdl

@@ -19,7 +19,19 @@ Image::~Image() {
   nand.reset();
 }
 
-Status Image::close() { return volume ? volume->close() : Status::ok(); }
+Status Image::close() {
+  if (!volume) return Status::ok();
+  PDL_TRY(volume->close());
+  checkpoint = Status::error(Errc::kUnsupported, "read-only: no checkpoint written");
+  if (volume->read_only()) return Status::ok();
+  // The checkpoint (docs/design.md §17): the data is synced, so a failure here loses nothing;
+  // it is kept in `checkpoint` for the caller to report, and the next mount scans.
+  TableWriter client;  // the Volume's tables: its client section
+  checkpoint = Status::ok();  // MERGE(vol): checkpoint = volume->save_tables(client);
+  auto guard = volume->lock();
+  if (checkpoint.is_ok()) checkpoint = volume->store().write_checkpoint(client.data());
+  return Status::ok();
+}
 
 std::string lock_holder(const std::string& path) {
   struct stat st;
@@ -146,9 +158,9 @@ static Status create_new(const std::string& path, const ImageParams& params,
   nvm.path = params.nvm_path.value_or("");
   const Geometry g = params.geometry();
   PDL_TRY(g.validate());
-  StoreParams sp = params.store_params();
+  StoreParams sp;
   // Before creating the file: a bad parameter leaves no file behind.
-  PDL_TRY(resolve_store_params(&sp, g));
+  PDL_TRY(image_store_params(params, g, &sp));
   auto img = std::make_unique<Image>();
   img->path = path;
   img->created = true;
@@ -225,7 +237,8 @@ Status mount_image(Image& img, const ImageParams& params, bool read_only) {
   Nand& nand = *img.nand;
   std::unique_ptr<PageStore> store;
   const StoreParams run_time = params.run_time();
-  PDL_TRY(mount_store(nand, &store, &img.mount, CommitMode::kPerPage, &run_time));
+  std::vector<uint8_t> client;  // the Volume's tables, if the store came from a checkpoint
+  PDL_TRY(mount_store(nand, &store, &img.mount, CommitMode::kPerPage, &run_time, &client));
   const StoreParams sp = store->params();
   std::unique_ptr<Volume> vol;
   // An image of an older format is brought up to date by its first writable open; then the
@@ -235,6 +248,9 @@ Status mount_image(Image& img, const ImageParams& params, bool read_only) {
   if (params.wear_level) store->set_wear_level(*params.wear_level);
   Status s = read_only ? Status::ok() : upgrade_store(nand, *store);
   if (s.is_ok() && !store->legacy_format()) s = store->set_commit_mode(commit_mode(params));
+  // MERGE(vol): Volume::open(std::move(store), volume_options(params, nand, read_only), &vol,
+  // client) — the Volume's tables from the checkpoint (it reads its pages if they do not fit).
+  (void)client;
   if (s.is_ok()) s = Volume::open(std::move(store), volume_options(params, nand, read_only), &vol);
   if ((s.is(Errc::kFull) || s.is(Errc::kHostFull)) && !read_only) {
     // No room for the mount's clean-up (a chip at the end of its life, or one filled up to a
@@ -254,9 +270,39 @@ Status mount_image(Image& img, const ImageParams& params, bool read_only) {
   return Status::ok();
 }
 
+Status image_store_params(const ImageParams& params, const Geometry& g, StoreParams* out,
+                          std::string* why_off) {
+  StoreParams sp = params.store_params();
+  std::string why;
+  if (params.checkpoint == false) {
+    why = "checkpoint=off";
+  } else {
+    sp.checkpoint = true;
+    uint32_t area = 0;
+    const Status st = checkpoint_area_for(sp, g, &area);
+    if (params.checkpoint == true) {
+      PDL_TRY(st);  // asked for: a chip it does not fit is an error
+    } else if (!st.is_ok()) {
+      why = std::string(st.message());
+    } else if (area > g.blocks / 8) {
+      why = "the chip is too small for a checkpoint area: it needs " + std::to_string(area) +
+            " of its " + std::to_string(g.blocks) + " blocks (more than 1/8)";
+    }
+    if (!why.empty()) sp.checkpoint = false;
+  }
+  sp.checkpoint_blocks = 0;
+  PDL_TRY(resolve_store_params(&sp, g));  // (the shared checks; the area's were made above)
+  if (why_off) *why_off = why;
+  *out = params.store_params();
+  out->checkpoint = sp.checkpoint;
+  return Status::ok();
+}
+
 Status format_volume(Image& img, const ImageParams& params, const std::string& main_name) {
   std::unique_ptr<PageStore> store;
-  PDL_TRY(format_store(*img.nand, params.store_params(), &store, commit_mode(params)));
+  StoreParams sp;
+  PDL_TRY(image_store_params(params, img.nand->geometry(), &sp));
+  PDL_TRY(format_store(*img.nand, sp, &store, commit_mode(params)));
   return Volume::format(std::move(store), params.max_files.value_or(0), main_name,
                         volume_options(params, *img.nand, false), &img.volume);
 }

@@ -30,8 +30,16 @@ struct Image {
   std::unique_ptr<Nand> nand;
   std::unique_ptr<Volume> volume;  // owns the PageStore; destroyed before `nand`
 
+  // What the last close() did about a checkpoint (docs/design.md §17): Ok — written, or the
+  // newest one is already this state; kUnsupported — none (read-only, a format without a
+  // checkpoint area, a method that mounts by scan); another error — it failed (nothing lost:
+  // the data was synced; the next mount scans).
+  Status checkpoint = Status::error(Errc::kUnsupported, "not closed");
+
   ~Image();
-  // volume->close(): persist everything (lazy mtimes, trims).
+  // volume->close(): persist everything (lazy mtimes, trims); then, unless read-only, write a
+  // checkpoint of the store's and the Volume's tables (its outcome in `checkpoint`, not in the
+  // returned status: the data is safe either way).
   Status close();
 };
 
@@ -45,6 +53,13 @@ Status open_image(const std::string& path, const ImageParams& params, ImageMode 
 // what it holds (files, method, size), an image in use with kBusy. The returned Image is open.
 Status format_image(const std::string& path, const ImageParams& params,
                     const std::string& main_name, bool force, std::unique_ptr<Image>* out);
+
+// The store parameters a new image of `params` on `g` gets: ImageParams::store_params with
+// the checkpoint decided — off if checkpoint=off; on if checkpoint=on (an error if the area
+// does not fit); unset: on where it fits (at most 1/8 of the blocks), else off and `why_off`
+// says why ("" when on). Checked as format_store will (kInvalidArgument naming the parameter).
+Status image_store_params(const ImageParams& params, const Geometry& g, StoreParams* out,
+                          std::string* why_off = nullptr);
 
 // Check that the parameters set in `params` agree with an open store; kInvalidArgument naming
 // the first parameter that contradicts it.

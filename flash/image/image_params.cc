@@ -9,7 +9,7 @@ const char* const ImageParams::kKeys[] = {
     "method", "max_diff", "obsolete", "log_region", "log_sector", "ftl", "log_blocks",
     "sb_slots", "sb_recognition", "sb_flush", "nvm", "nvm_path", "page", "pages_per_block",
     "spare", "size", "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit",
-    "wear_level", "track_changes", nullptr};
+    "wear_level", "track_changes", "checkpoint", nullptr};
 
 bool parse_size(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
@@ -120,6 +120,10 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     if (value == "on") track_changes = true;
     else if (value == "off") track_changes = false;
     else return bad("on or off");
+  } else if (key == "checkpoint") {
+    if (value == "on") checkpoint = true;
+    else if (value == "off") checkpoint = false;
+    else return bad("on or off");
   } else if (key == "clock") {
     if (value == "wall") logical_clock = false;
     else if (value == "logical") logical_clock = true;
@@ -179,6 +183,7 @@ StoreParams ImageParams::run_time() const {
   StoreParams p;
   if (sb_recognition) p.sb_recognition = *sb_recognition;
   if (sb_flush) p.sb_flush = *sb_flush;
+  p.scan_mount = scan_mount;
   return p;
 }
 

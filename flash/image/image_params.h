@@ -58,6 +58,14 @@ struct ImageParams {
   // Static wear levelling threshold in erases (not stored; StoreParams::wear_level): URI key
   // wear_level=N|off, off = 0.
   std::optional<uint32_t> wear_level;
+  // A checkpoint area (StoreParams::checkpoint; stored: superblock format 6): URI key
+  // checkpoint=on|off, `pdl format --checkpoint on|off`. Unset: on where the area fits (at
+  // most 1/8 of the chip's blocks, and the parameters still resolve on the rest), else off
+  // (image_store_params says why).
+  std::optional<bool> checkpoint;
+  // Mount by scanning even when a checkpoint is current (StoreParams::scan_mount; a run-time
+  // choice for tools, pdl fsck: no URI key).
+  bool scan_mount = false;
 
   // Set one parameter from its text form. Unknown key: kNotFound (callers decide whether
   // foreign keys are allowed). Bad value: kInvalidArgument "<key>=<value>: <why>".

@@ -15,14 +15,18 @@ Status mount_store_tables(Nand& nand, const StoreParams& params, CommitMode mode
   switch (params.method) {
     case Method::kPdl:
     case Method::kOpu:
-      break;  // PLACEHOLDER: PdlStore::mount_tables
+      return PdlStore::mount_tables(nand, params, mode, r, out);
     case Method::kFtl:
-      break;  // PLACEHOLDER: PdlStore (ftl=page) / HybridStore::mount_tables
-    case Method::kStableBuffer:
-      break;  // PLACEHOLDER: SbStore::mount_tables (with its device's)
+      if (params.ftl == FtlKind::kPage)
+        return PdlStore::mount_tables(nand, params, CommitMode::kPerPage, r, out);
+      if (params.ftl == FtlKind::kBast || params.ftl == FtlKind::kFast)
+        return HybridStore::mount_tables(nand, params, mode, r, out);
+      break;
+    case Method::kStableBuffer:  // the FTL device's tables first, through this dispatch
+      return SbStore::mount_tables(nand, params, r, mount_store_tables, out);
     case Method::kIpu:
     case Method::kIpl:
-      break;  // PLACEHOLDER: IplStore::mount_tables
+      return IplStore::mount_tables(nand, params, mode, r, out);
   }
   return Status::error(Errc::kUnsupported, std::string("method ") + method_name(params.method) +
                                                " has no checkpoint: it mounts by scan");

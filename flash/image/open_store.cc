@@ -7,6 +7,7 @@
 // page_inspector picks the engine's PageInspector the same way.
 // upgrade_store brings a PDL, OPU or IPL store of superblock format 1 (no commit records) to
 // format 2 (an IPL store without room for a commit log stays format 1).
+#include <chrono>
 #include <ctime>
 #include <optional>
 #include <random>
@@ -18,6 +19,11 @@
 #include "flash/ipl/ipl_store.h"
 #include "flash/pdl/pdl_page_inspector.h"
 #include "flash/pdl/pdl_store.h"
+#include "flash/image/mount_tables.h"
+#include "flash/store/checkpoint_area.h"
+#include "flash/store/checkpoint_log.h"
+#include "flash/store/checkpoint_view.h"
+#include "flash/store/checkpointed_store.h"
 #include "flash/store/page_store.h"
 #include "flash/store/superblock.h"
 #include "flash/store/reread.h"
@@ -56,49 +62,42 @@ void apply_run_time(const StoreParams* run_time, StoreParams* params) {
   if (!run_time) return;
   params->sb_recognition = run_time->sb_recognition;
   params->sb_flush = run_time->sb_flush;
+  params->scan_mount = run_time->scan_mount;
 }
 
 }  // namespace
 
-Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
-                    CommitMode mode) {
-  Superblock sb;
-  sb.params = params;
-  PDL_TRY(resolve_store_params(&sb.params, nand.geometry()));
-  sb.version = superblock_version_for(sb.params);
-  std::random_device rd;
-  for (auto& b : sb.uuid) b = uint8_t(rd());
-  sb.format_time = uint64_t(std::time(nullptr));
-  for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
-    if (nand.is_bad(b)) continue;
-    const Status st = erase_with_retries(nand, b);
-    if (st.is(Errc::kBadBlock)) PDL_TRY(nand.mark_bad(b));  // write_superblock skips it
-    else PDL_TRY(st);
-  }
-  std::unique_ptr<PageStore> store;
-  if (in_page(sb.params.method)) {
-    PDL_TRY(IplStore::format(nand, sb.params, &store));  // erases the data blocks
-  } else if (sb.params.method == Method::kFtl) {
-    PDL_TRY(format_ftl_device(nand, sb.params, &store));  // (no atomic groups)
-  } else if (sb.params.method == Method::kStableBuffer) {
-    std::unique_ptr<PageStore> device;
-    PDL_TRY(format_ftl_device(nand, SbStore::device_params(sb.params, nand.geometry()), &device));
-    PDL_TRY(SbStore::format(std::move(device), sb.params, &store));
-  } else {
-    PDL_TRY(PdlStore::format(nand, sb.params, mode, &store));
-  }
-  PDL_TRY(write_superblock(nand, sb));
-  if (in_page(sb.params.method))
-    PDL_TRY(store->set_commit_mode(mode));  // (IPU stays per-page)
-  *out = std::move(store);
+namespace {
+
+// kGroup on a store of format 1 is refused: it has no commit records.
+Status refuse_legacy_group(const Superblock& sb, CommitMode mode) {
+  if (sb.version == kSuperblockLegacy && mode == CommitMode::kGroup &&
+      (sb.params.method == Method::kPdl || sb.params.method == Method::kOpu ||
+       sb.params.method == Method::kIpl))
+    return Status::error(Errc::kUnsupported,
+                         "a store of superblock format 1 has no commit records: upgrade it "
+                         "(a writable open does) before using atomic groups");
   return Status::ok();
 }
 
-Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report,
-                   CommitMode mode, const StoreParams* run_time) {
-  Superblock sb;
-  PDL_TRY(read_superblock(nand, resolve_store_params, &sb));
-  apply_run_time(run_time, &sb.params);
+// The engine of `sb` formatted empty on `nand` (the chip, or its checkpoint view).
+Status format_engine(Nand& nand, const Superblock& sb, CommitMode mode,
+                     std::unique_ptr<PageStore>* out) {
+  if (in_page(sb.params.method)) return IplStore::format(nand, sb.params, out);
+  if (sb.params.method == Method::kFtl) return format_ftl_device(nand, sb.params, out);
+  if (sb.params.method == Method::kStableBuffer) {
+    std::unique_ptr<PageStore> device;
+    PDL_TRY(format_ftl_device(nand, SbStore::device_params(sb.params, nand.geometry()), &device));
+    return SbStore::format(std::move(device), sb.params, out);
+  }
+  return PdlStore::format(nand, sb.params, mode, out);
+}
+
+// The engine of `sb` recovered by scanning `nand` (the chip, or its checkpoint view).
+Status mount_engine(Nand& nand, const Superblock& sb, CommitMode mode,
+                    std::unique_ptr<PageStore>* out, MountReport* report) {
+  PDL_TRY(refuse_legacy_group(sb, mode));
+  const bool legacy = sb.version == kSuperblockLegacy;
   switch (sb.params.method) {
     case Method::kFtl:  // a block device: no atomic groups, whatever `mode` asks
       return mount_ftl_device(nand, sb.params, out, report);
@@ -110,23 +109,162 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
     }
     case Method::kPdl:
     case Method::kOpu:
-      if (sb.version == kSuperblockLegacy && mode == CommitMode::kGroup)
-        return Status::error(Errc::kUnsupported,
-                             "a store of superblock format 1 has no commit records: upgrade it "
-                             "(a writable open does) before using atomic groups");
-      return PdlStore::mount(nand, sb.params, sb.version == kSuperblockLegacy, mode, out, report);
+      return PdlStore::mount(nand, sb.params, legacy, mode, out, report);
     case Method::kIpu:
-    case Method::kIpl: {
-      const bool legacy = sb.version == kSuperblockLegacy;
-      if (legacy && mode == CommitMode::kGroup && sb.params.method == Method::kIpl)
-        return Status::error(Errc::kUnsupported,
-                             "a store of superblock format 1 has no commit records: upgrade it "
-                             "(a writable open does) before using atomic groups");
+    case Method::kIpl:
       PDL_TRY(IplStore::mount(nand, sb.params, legacy, out, report));
       return (*out)->set_commit_mode(mode);  // (IPU stays per-page)
-    }
   }
   return Status::error(Errc::kUnsupported, "unknown page-update method in superblock");
+}
+
+// The engine of `sb` from the checkpoint the log's newest entry names: the area read and
+// checked, the engine's tables mounted on `view` and checked; the client's section into
+// `client`. Any error: the caller scans.
+Status mount_from_checkpoint(Nand& nand, const Superblock& sb, CheckpointLog& log,
+                             CheckpointView& view, CommitMode mode,
+                             std::unique_ptr<PageStore>* out, std::vector<uint8_t>* client,
+                             uint64_t* pages) {
+  PDL_TRY(refuse_legacy_group(sb, mode));
+  const LogEntry& e = log.newest();
+  std::vector<uint8_t> stream;
+  PDL_TRY(read_area(nand, view.area_first(), view.area_blocks(), e, &stream, pages));
+  std::span<const uint8_t> engine, client_section;
+  PDL_TRY(decode_stream(stream, stream_header_for(sb, nand.geometry(), e.gen), &engine,
+                        &client_section));
+  TableReader r(engine);
+  PDL_TRY(mount_store_tables(view, sb.params, mode, r, out));
+  PDL_TRY((*out)->check());
+  if (in_page(sb.params.method)) PDL_TRY((*out)->set_commit_mode(mode));
+  if (client) client->assign(client_section.begin(), client_section.end());
+  return Status::ok();
+}
+
+}  // namespace
+
+Status checkpoint_area_for(const StoreParams& params, const Geometry& g, uint32_t* area) {
+  *area = 0;
+  if (!params.checkpoint) return Status::ok();
+  uint32_t a = params.checkpoint_blocks;
+  if (a == 0) {
+    StoreParams whole = params;
+    whole.checkpoint = false;
+    PDL_TRY(resolve_store_params(&whole, g));
+    a = checkpoint_area_blocks(g, whole.logical_pages);
+  }
+  if (a > g.blocks / 2 || g.blocks - a <= 2 * kSuperblockBlocks)
+    return Status::error(Errc::kInvalidArgument,
+                         "checkpoint: an area of " + std::to_string(a) + " blocks does not fit a "
+                         "chip of " + std::to_string(g.blocks) + " blocks (at most half of it)");
+  StoreParams rest = params;
+  rest.checkpoint = false;
+  rest.checkpoint_blocks = 0;
+  const Status st = resolve_store_params(&rest, store_geometry(g, a));
+  if (!st.is_ok())
+    return Status::error(st.code(), "checkpoint: with an area of " + std::to_string(a) +
+                                        " blocks, the store's " + std::to_string(g.blocks - a) +
+                                        " blocks do not fit the parameters: " +
+                                        std::string(st.message()));
+  *area = a;
+  return Status::ok();
+}
+
+Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
+                    CommitMode mode) {
+  Superblock sb;
+  PDL_TRY(checkpoint_area_for(params, nand.geometry(), &sb.checkpoint_blocks));
+  sb.params = params;
+  sb.params.checkpoint = false;  // the engine's parameters; the area is the superblock's
+  sb.params.checkpoint_blocks = 0;
+  PDL_TRY(resolve_store_params(&sb.params, store_geometry(nand.geometry(), sb.checkpoint_blocks)));
+  sb.version = superblock_version_for(sb.params);
+  std::random_device rd;
+  for (auto& b : sb.uuid) b = uint8_t(rd());
+  sb.format_time = uint64_t(std::time(nullptr));
+  for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
+    if (nand.is_bad(b)) continue;
+    const Status st = erase_with_retries(nand, b);
+    if (st.is(Errc::kBadBlock)) PDL_TRY(nand.mark_bad(b));  // write_superblock skips it
+    else PDL_TRY(st);
+  }
+  std::unique_ptr<PageStore> store;
+  std::unique_ptr<CheckpointLog> log;
+  std::unique_ptr<CheckpointView> view;
+  if (sb.checkpoint_blocks) {  // the engine on the chip's first blocks - area blocks
+    log = std::make_unique<CheckpointLog>(nand, sb);
+    view = std::make_unique<CheckpointView>(nand, sb.checkpoint_blocks, *log);
+  }
+  PDL_TRY(format_engine(view ? static_cast<Nand&>(*view) : nand, sb, mode, &store));  // erases
+  PDL_TRY(write_superblock(nand, sb));
+  if (in_page(sb.params.method))
+    PDL_TRY(store->set_commit_mode(mode));  // (IPU stays per-page)
+  if (view) {
+    log->set_empty();  // blocks 0 and 1 were erased above: no entry
+    store = std::make_unique<CheckpointedStore>(sb, std::move(log), std::move(view),
+                                                std::move(store), false);
+  }
+  *out = std::move(store);
+  return Status::ok();
+}
+
+Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report,
+                   CommitMode mode, const StoreParams* run_time, std::vector<uint8_t>* client) {
+  const uint64_t t0 = nand.counters().sim_us;
+  const auto w0 = std::chrono::steady_clock::now();
+  auto wall = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  };
+  if (client) client->clear();
+  Superblock sb;
+  PDL_TRY(read_superblock(nand, resolve_store_params, &sb));
+  apply_run_time(run_time, &sb.params);
+  if (!sb.checkpoint_blocks) {
+    PDL_TRY(mount_engine(nand, sb, mode, out, report));
+    if (report) {
+      report->scan_reason = "format without a checkpoint area";
+      report->sim_us = nand.counters().sim_us - t0;
+      report->wall_s = wall();
+    }
+    return Status::ok();
+  }
+  auto log = std::make_unique<CheckpointLog>(nand, sb);
+  PDL_TRY(log->load());
+  auto view = std::make_unique<CheckpointView>(nand, sb.checkpoint_blocks, *log);
+  view->arm(log->may_be_current());  // before anything could change the chip
+  std::unique_ptr<PageStore> engine;
+  std::string reason;
+  uint64_t pages = 0;
+  if (sb.params.scan_mount) {
+    reason = "a scan was asked for";
+  } else if (log->doubt()) {
+    reason = "checkpoint log in doubt: " + log->doubt_reason();
+  } else if (!log->has_entry()) {
+    reason = "no checkpoint";
+  } else if (log->newest().kind == LogKind::kStale) {
+    reason = "changed since the checkpoint";
+  } else {
+    const Status st = mount_from_checkpoint(nand, sb, *log, *view, mode, &engine, client, &pages);
+    if (st.is(Errc::kPowerCut)) return st;  // the chip is gone: a scan would fail as well
+    if (st.is(Errc::kUnsupported)) reason = std::string(st.message());
+    else if (!st.is_ok()) reason = "checkpoint corrupt: " + std::string(st.message());
+    if (!st.is_ok()) {
+      engine.reset();
+      if (client) client->clear();
+    }
+  }
+  const bool from = engine != nullptr;
+  if (!from) PDL_TRY(mount_engine(*view, sb, mode, &engine, report));
+  if (report) {
+    report->from_checkpoint = from;
+    report->checkpoint_gen = log->has_entry() ? log->newest().gen : 0;
+    report->checkpoint_pages = pages;
+    report->scan_reason = reason;
+    report->sim_us = nand.counters().sim_us - t0;
+    report->wall_s = wall();
+  }
+  *out = std::make_unique<CheckpointedStore>(sb, std::move(log), std::move(view),
+                                             std::move(engine), from);
+  return Status::ok();
 }
 
 std::unique_ptr<PageInspector> page_inspector(const StoreParams& params, const Geometry& g) {

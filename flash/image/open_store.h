@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "flash/device/nand.h"
 #include "flash/store/page_inspector.h"
@@ -18,6 +19,8 @@ namespace pdl {
 Status resolve_store_params(StoreParams* params, const Geometry& g);
 
 // Write a superblock for `params` and return an empty store. Destroys what the chip held.
+// params.checkpoint: the chip's last blocks become a checkpoint area (checkpoint_area_for) and
+// the store runs on the others.
 Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
                     CommitMode mode = CommitMode::kPerPage);
 // Recover the store on `nand` by scanning it (crash recovery, [PDL] Fig. 7). kGroup on a
@@ -25,9 +28,24 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
 // set_commit_mode(kGroup). An FTL device (method ftl, stablebuffer) has no groups: it mounts
 // per page whatever `mode` says. `run_time`, if given, supplies the run-time choices the
 // superblock does not keep (sb_recognition, sb_flush).
+//
+// A chip with a checkpoint area (superblock format 6, docs/design.md §17): the store runs on
+// its first blocks - area blocks (CheckpointedStore in front of the engine). If the checkpoint
+// log's newest entry is a checkpoint nothing could be newer than, the engine's tables come from
+// it (read only: the area, the log, no page of the store) and the client's section goes to
+// `client`; any doubt or failure — no checkpoint, changed since, corrupt, a method without
+// checkpoint support — and the engine scans as above (`client` empty). `report` says which
+// (from_checkpoint, checkpoint_gen, checkpoint_pages, scan_reason) and the simulated time of
+// the whole mount (sim_us).
 Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report = nullptr,
                    CommitMode mode = CommitMode::kPerPage,
-                   const StoreParams* run_time = nullptr);
+                   const StoreParams* run_time = nullptr,
+                   std::vector<uint8_t>* client = nullptr);
+// The checkpoint area a format of `params` on `g` gets: 0 unless params.checkpoint; else
+// params.checkpoint_blocks, or checkpoint_area_blocks' bound when 0. kInvalidArgument naming
+// why if it does not fit (more than half the chip, or the parameters do not resolve on the
+// remaining blocks).
+Status checkpoint_area_for(const StoreParams& params, const Geometry& g, uint32_t* area);
 // The inspector of the engine that runs `params` (resolved for `g`): decodes its pages' data
 // areas for tools (page_inspector.h).
 std::unique_ptr<PageInspector> page_inspector(const StoreParams& params, const Geometry& g);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "flash/ftl/sb_stable_buffer.h"
+#include "flash/image/checkpoint_info.h"
 #include "flash/image/methods.h"
 
 namespace pdl {
@@ -134,10 +135,12 @@ std::string image_stats_json(Image& image) {
   Volume& vol = *image.volume;
   const std::vector<FileInfo> files = vol.list();
   const VolumeStats vs = vol.stats();
+  CheckpointInfo ck;  // null members if its superblock read fails (a chip that went away)
+  const bool ck_ok = checkpoint_info(image, &ck).is_ok();  // (takes the lock itself)
   auto guard = vol.lock();
   PageStore& store = vol.store();
   const StoreParams& sp = store.params();
-  const Geometry& g = store.nand().geometry();
+  const Geometry& g = image.nand->geometry();  // the chip (the store may run on part of it)
   const NandCounters& nc = store.nand().counters();
   const StoreStats& ss = store.stats();
   const CostBreakdown& cb = store.costs();
@@ -240,6 +243,8 @@ std::string image_stats_json(Image& image) {
                        .u("free_lpns", vs.free_lpns)
                        .b("track_changes", vs.changes_tracked))
       .o("mount", mount_json(image.mount))
+      .raw("checkpoint", ck_ok ? checkpoint_json(ck).str() : "null")
+      .raw("ram", ck_ok ? ram_json(ck).str() : "null")
       .str();
 }
 
@@ -252,7 +257,11 @@ JsonObj mount_json(const MountReport& m) {
       .u("free_blocks", m.free_blocks)
       .u("next_seq", m.next_seq)
       .u("sim_us", m.sim_us)
-      .n("wall_s", m.wall_s);
+      .n("wall_s", m.wall_s)
+      .b("from_checkpoint", m.from_checkpoint)
+      .u("checkpoint_gen", m.checkpoint_gen)
+      .u("checkpoint_pages", m.checkpoint_pages)
+      .s("scan_reason", m.scan_reason);
 }
 
 }  // namespace pdl

@@ -10,7 +10,11 @@
 //    base_pages,base_bytes,diff_records,diff_record_bytes,diff_pages,diff_bytes_programmed,
 //    write_amplification,flash{…}}}, gc{…}, other{…}, volume{…}, mount{…},
 //   wear{wear_level ("off" or the threshold), erase_count_min,
-//        erase_count_max, erase_count_mean, max_over_mean}.
+//        erase_count_max, erase_count_mean, max_over_mean},
+//   checkpoint{area_blocks,area_bytes,superblock_format,log{entry,gen,doubt},mount
+//              ("checkpoint"|"scan"),checkpoint_gen,checkpoint_pages,scan_reason},
+//   ram{table_bytes,store_table_bytes,volume_table_bytes,chip_bytes,ram_bytes_per_gib,
+//       ram_mib_per_gib} (checkpoint_info.h).
 #pragma once
 
 #include <string>

@@ -126,6 +126,12 @@ class IplStore final : public StoreBase {
   }
   uint32_t free_blocks() const override { return uint32_t(free_.size()); }
   size_t mapping_bytes_per_lpn() const override;
+  // Checkpointed tables (ipl_tables.cc; docs/format.md §13.2): everything a scan mount
+  // rebuilds, saved when synced, and the inverse, hostile-safe (flash/image/mount_tables.h).
+  Status save_tables(TableWriter& w) const override;
+  uint64_t table_bytes() const override;
+  static Status mount_tables(Nand& nand, const StoreParams& params, CommitMode mode,
+                             TableReader& r, std::unique_ptr<PageStore>* out);
   Status check() const override;                        // ipl_inspect.cc
   LpnLocation locate(Lpn lpn) const override;            // ipl_inspect.cc
   BlockInfo block_info(uint32_t block) const override;  // ipl_inspect.cc

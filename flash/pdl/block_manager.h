@@ -47,6 +47,7 @@
 
 #include "flash/common/status.h"
 #include "flash/device/nand.h"
+#include "flash/store/table_stream.h"
 
 namespace pdl {
 
@@ -134,6 +135,18 @@ class BlockManager {
   void scrub_later(uint32_t block);
   bool scrubbing(uint32_t block) const { return scrubbing_[block] != 0; }
   uint64_t scrubbed() const { return scrubbed_; }  // scrubbed blocks erased since construction
+
+  // ---- checkpoint (block_tables.cc; byte layout: docs/format.md §13.1, section PBLK) ----
+  // Append every block's state, valid count, erased / retiring / scrubbing flags, the heads
+  // and their written counts, the close clocks, the free queue's and the closed lists' order
+  // and the wear-levelling check. REQUIRES: no block being collected (else kInvalidArgument).
+  Status save_tables(TableWriter& w) const;
+  // The inverse, on a manager fresh from the constructor: the same manager as the one that
+  // saved (erase_epoch_ restarts at 0; retired() and scrubbed() count from here). Hostile-safe:
+  // a value out of range or contradicting another is kCorrupt naming the table.
+  Status load_tables(TableReader& r);
+  // RAM the block tables take (capacities of the per-block vectors, the free queue).
+  uint64_t table_bytes() const;
 
   uint32_t free_blocks() const { return uint32_t(free_.size()); }
   bool is_free(uint32_t block) const { return state_[block] == kFree; }

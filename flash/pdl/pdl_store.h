@@ -100,6 +100,13 @@ class PdlStore final : public StoreBase {
   // REQUIRES: !legacy for kGroup.
   static Status mount(Nand& nand, const StoreParams& params, bool legacy, CommitMode mode,
                       std::unique_ptr<PageStore>* out, MountReport* report);
+  // The store that save_tables wrote, from its tables instead of a scan (pdl_tables.cc;
+  // contract: flash/image/mount_tables.h; layout: docs/format.md §13.1). With NVM the log is
+  // read again (as the scan mount does) and must hold the saved write buffer.
+  static Status mount_tables(Nand& nand, const StoreParams& params, CommitMode mode,
+                             TableReader& r, std::unique_ptr<PageStore>* out);
+  Status save_tables(TableWriter& w) const override;  // pdl_tables.cc
+  uint64_t table_bytes() const override;              // pdl_tables.cc
 
   Status write(Lpn lpn, std::span<const uint8_t> page) override;
   Status trim(Lpn lpn) override;

@@ -117,6 +117,19 @@ struct StoreParams {
   // the flash-only engine. Only for can_use_nvm methods; at most the device's NVM. Stored
   // (superblock format 5), so a store is never mounted without the NVM that holds part of it.
   uint32_t nvm_bytes = 0;
+  // Checkpoint area (docs/design.md §17; superblock format 6): the chip's last blocks hold
+  // a checkpoint of the store's tables written at clean unmount, so that the next mount reads
+  // it instead of scanning every page. At format (format_store): `checkpoint` asks for an
+  // area of `checkpoint_blocks` blocks (0 = the size checkpoint_area_blocks gives); the store
+  // then runs on the first blocks - area blocks, and its defaults (logical_pages...) follow
+  // from those. Off by default at this level (the store suites keep their capacities); images
+  // turn it on where it fits (ImageParams::checkpoint). On a mounted store: what its
+  // superblock has.
+  bool checkpoint = false;
+  uint32_t checkpoint_blocks = 0;
+  // Mount by scanning even when the checkpoint is current (a run-time choice, not stored; no
+  // URI key): pdl fsck, which checks what is on flash, not what a checkpoint says.
+  bool scan_mount = false;
   // StableBuffer run-time choices (not stored).
   SbRecognition sb_recognition = SbRecognition::kOnDemand;
   SbFlush sb_flush = SbFlush::kPassive;

@@ -18,12 +18,15 @@ constexpr size_t kCrcAt = 76;
 // Format 4's extension (FTL devices): bytes 80..91 under their own CRC at 92 (docs/format.md §2).
 constexpr size_t kExtAt = 80;
 constexpr size_t kExtCrcAt = 92;
+// Format 6's extension (a checkpoint area): bytes 96..123 under their own CRC at 124.
+constexpr size_t kCkAt = 96;
+constexpr size_t kCkCrcAt = 124;
 
 void encode(const Superblock& sb, const Geometry& g, std::span<uint8_t> d) {
   std::fill(d.begin(), d.end(), 0xFF);
   uint8_t* p = d.data();
   std::memcpy(p, kMagic, 8);
-  le::put32(p + 8, sb.version);
+  le::put32(p + 8, superblock_stored_version(sb));
   p[12] = uint8_t(sb.params.method);
   p[13] = uint8_t(sb.params.obsolete);
   le::put16(p + 14, 0);
@@ -53,6 +56,12 @@ void encode(const Superblock& sb, const Geometry& g, std::span<uint8_t> d) {
     std::memset(p + kExtAt + 4, 0, kExtCrcAt - kExtAt - 4);
     le::put32(p + kExtCrcAt, crc32c(p + kExtAt, kExtCrcAt - kExtAt));
   }
+  if (sb.checkpoint_blocks) {
+    le::put32(p + kCkAt, sb.version);
+    le::put32(p + kCkAt + 4, sb.checkpoint_blocks);
+    std::memset(p + kCkAt + 8, 0, kCkCrcAt - kCkAt - 8);
+    le::put32(p + kCkCrcAt, crc32c(p + kCkAt, kCkCrcAt - kCkAt));
+  }
 }
 
 // kCorrupt "superblock field <name> = <value> is invalid: <why>".
@@ -70,7 +79,27 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
     return Status::error(Errc::kCorrupt, "no pdl superblock (not a formatted pdl store)");
   if (le::get32(p + kCrcAt) != crc32c(p, kCrcAt))
     return Status::error(Errc::kCorrupt, "superblock checksum mismatch");
-  const uint32_t version = le::get32(p + 8);
+  uint32_t version = le::get32(p + 8);
+  // Format 6: a base format (1..5) plus a checkpoint area; the base is decoded below as
+  // itself, its parameters checked on the blocks the store runs on.
+  sb->checkpoint_blocks = 0;
+  Geometry gs = g;  // the store's geometry
+  if (version == kSuperblockCheckpoint) {
+    if (le::get32(p + kCkCrcAt) != crc32c(p + kCkAt, kCkCrcAt - kCkAt))
+      return Status::error(Errc::kCorrupt,
+                           "superblock checkpoint extension (bytes 96..127) checksum mismatch");
+    for (size_t i = kCkAt + 8; i < kCkCrcAt; i++)
+      if (p[i] != 0) return bad_field("bytes 104..123", p[i], "must be 0");
+    version = le::get32(p + kCkAt);
+    if (version < kSuperblockLegacy || version > kSuperblockNvm)
+      return bad_field("base version", version, "format 6 wraps a format of 1 to 5");
+    const uint32_t area = le::get32(p + kCkAt + 4);
+    if (area == 0 || area > g.blocks / 2 || g.blocks - area <= kSuperblockBlocks)
+      return bad_field("checkpoint_blocks", area,
+                       "1 to half the chip's " + std::to_string(g.blocks) + " blocks");
+    sb->checkpoint_blocks = area;
+    gs = store_geometry(g, area);
+  }
   const Method method = Method(p[12]);
   const bool known_method =
       p[12] >= uint8_t(Method::kPdl) && p[12] <= uint8_t(Method::kStableBuffer);
@@ -89,7 +118,8 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
                          "superblock format version " + std::to_string(version) +
                              " is unknown to this pdl (it reads 1, 2 for pdl, opu and ipl "
                              "stores, 3 for ipl, 4 for ftl devices and 5 for pdl and ipl with "
-                             "nvm): the image was made by a newer pdl");
+                             "nvm, 6 for any of them with a checkpoint area): the image was made by a "
+                             "newer pdl");
   if (version == kSuperblockNvm && !can_use_nvm(method))
     return bad_field("method", p[12], "superblock format 5 is for pdl (1) and ipl (4) stores only");
   if (version == kSuperblockLogSector && method != Method::kIpl)
@@ -180,7 +210,7 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
                 {"sb_slots", "sb_slots:", &StoreParams::sb_slots},
                 {"nvm_bytes", "nvm:", &StoreParams::nvm_bytes}};
   StoreParams check = sb->params;
-  const Status st = resolve(&check, g);
+  const Status st = resolve(&check, gs);
   if (!st.is_ok()) {
     const std::string why(st.message());
     for (const auto& f : fields)
@@ -256,6 +286,17 @@ uint32_t superblock_version_for(const StoreParams& params) {
   if (params.method == Method::kIpl && params.log_sector != 0 && params.log_sector != kLogSector)
     return kSuperblockLogSector;
   return kSuperblockAtomic;
+}
+
+Status write_superblock_copy(Nand& nand, const Superblock& sb, uint32_t block) {
+  std::vector<uint8_t> data, spare;
+  encode_page(sb, nand.geometry(), &data, &spare);
+  bool ok;
+  PDL_TRY(program_copy(nand, block, data, spare, &ok));
+  if (!ok)
+    return Status::error(Errc::kBadBlock, "the superblock copy in block " +
+                                              std::to_string(block) + " failed to program");
+  return Status::ok();
 }
 
 Status rewrite_superblock(Nand& nand, const Superblock& sb) {

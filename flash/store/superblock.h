@@ -13,7 +13,11 @@
 // part of its state in NVM: the extension holds nvm_bytes, bytes 72..75 IPL's log_sector
 // (whatever its size). A store of version 1 is upgraded in place by the first writable open
 // (upgrade_store, open_store.cc): its superblock is rewritten copy by copy, so a cut leaves one
-// valid copy of either version.
+// valid copy of either version. 6 — any of 1..5 (its "base" format, every byte as it has them)
+// on a chip whose last blocks are a checkpoint area (flash/store/checkpoint_area.h): bytes
+// 96..127 hold an extension {base version, area blocks} under its own CRC; the store runs on
+// the first blocks - area blocks (flash/store/checkpoint_view.h). An older pdl refuses 6 as
+// made by a newer pdl.
 #pragma once
 
 #include <array>
@@ -31,6 +35,7 @@ inline constexpr uint32_t kSuperblockAtomic = 2;  // PDL/OPU/IPL: commit records
 inline constexpr uint32_t kSuperblockLogSector = 3;  // 2 + IPL's log_sector in bytes 72..75
 inline constexpr uint32_t kSuperblockFtl = 4;  // FTL devices: the extension in bytes 80..95
 inline constexpr uint32_t kSuperblockNvm = 5;  // PDL/IPL with NVM: nvm_bytes in bytes 80..95
+inline constexpr uint32_t kSuperblockCheckpoint = 6;  // 1..5 + a checkpoint area: bytes 96..127
 
 // The version a new store of `params` (resolved) gets: 2 for PDL, OPU and IPL; 3 for IPL with
 // log sectors other than kLogSector; 4 for the FTL devices; 1 for IPU, which has no place for a commit record (no log
@@ -38,11 +43,27 @@ inline constexpr uint32_t kSuperblockNvm = 5;  // PDL/IPL with NVM: nvm_bytes in
 uint32_t superblock_version_for(const StoreParams& params);
 
 struct Superblock {
+  // The base format (1..5): what the store's engine reads. On flash the version is 6
+  // (kSuperblockCheckpoint) when checkpoint_blocks > 0, the base kept in the extension.
   uint32_t version = kSuperblockAtomic;
+  // Blocks of the checkpoint area at the end of the chip (0 = none: the store mounts by scan).
+  // The geometry the store runs on has blocks - checkpoint_blocks blocks (store_geometry).
+  uint32_t checkpoint_blocks = 0;
   StoreParams params;
   std::array<uint8_t, 16> uuid{};
   uint64_t format_time = 0;  // seconds since the epoch
 };
+
+// The on-flash version of `sb`: 6 with a checkpoint area, else sb.version.
+inline uint32_t superblock_stored_version(const Superblock& sb) {
+  return sb.checkpoint_blocks ? kSuperblockCheckpoint : sb.version;
+}
+// The geometry the store of a chip of geometry `g` runs on: its first g.blocks - area blocks.
+inline Geometry store_geometry(const Geometry& g, uint32_t checkpoint_blocks) {
+  Geometry s = g;
+  s.blocks = g.blocks - checkpoint_blocks;
+  return s;
+}
 
 // Program the superblock into page 0 of blocks 0..kSuperblockBlocks-1. Bytes 72..75 get
 // params.log_sector in version 3, zero in the others.
@@ -54,6 +75,10 @@ Status write_superblock(Nand& nand, const Superblock& sb);
 // parameters (resolve_store_params, flash/image/open_store.h): one it would refuse or change
 // is kCorrupt, naming the field.
 Status read_superblock(Nand& nand, ParamsResolver resolve, Superblock* sb);
+// Program the superblock copy of block `block` (page 0) alone: the checkpoint log's block
+// switch (checkpoint_log.h). REQUIRES: the block is erased. kBadBlock if the program failed
+// (the block is then marked bad).
+Status write_superblock_copy(Nand& nand, const Superblock& sb, uint32_t block);
 // Replace both copies by `sb` (an upgrade): each block in turn is erased and programmed, so a
 // cut leaves at least one valid copy, of the old or the new content.
 Status rewrite_superblock(Nand& nand, const Superblock& sb);

@@ -1,0 +1,92 @@
+// checkpoint_info.cc — the checkpoint and RAM facts of an open image (checkpoint_info.h).
+#include "flash/image/checkpoint_info.h"
+
+#include "flash/image/open_store.h"
+#include "flash/store/checkpointed_store.h"
+#include "flash/store/superblock.h"
+
+namespace pdl {
+
+double CheckpointInfo::bytes_per_gib() const {
+  return chip_bytes ? double(table_bytes()) * double(1ull << 30) / double(chip_bytes) : 0.0;
+}
+
+std::string CheckpointInfo::area_text() const {
+  if (area_blocks == 0)
+    return "none (superblock format " + std::to_string(superblock_format) + "): mounts by scan";
+  return std::to_string(area_blocks) + " blocks (" + std::to_string(area_bytes) + " bytes)";
+}
+
+std::string CheckpointInfo::log_text() const {
+  std::string s = !has_entry ? std::string("empty")
+                             : std::string(entry_is_checkpoint ? "checkpoint" : "stale") + " gen " +
+                                   std::to_string(entry_gen);
+  if (log_doubt) s += ", in doubt (a page that does not decode may be newer)";
+  return s;
+}
+
+Status checkpoint_info(Image& image, CheckpointInfo* out) {
+  CheckpointInfo c;
+  Nand& nand = *image.nand;
+  Superblock sb;
+  nand.set_counting(false);  // ours, not the image's work
+  const Status st = read_superblock(nand, resolve_store_params, &sb);
+  nand.set_counting(true);
+  PDL_TRY(st);
+  c.superblock_format = superblock_stored_version(sb);
+  c.area_blocks = sb.checkpoint_blocks;
+  const Geometry& g = nand.geometry();
+  c.area_bytes = uint64_t(c.area_blocks) * g.pages_per_block * g.page_data;
+  c.chip_bytes = g.data_bytes();
+  {
+    auto guard = image.volume->lock();
+    PageStore& store = image.volume->store();
+    if (const auto* cs = dynamic_cast<const CheckpointedStore*>(&store)) {
+      const CheckpointLog& log = cs->log();
+      c.has_entry = log.has_entry();
+      c.entry_is_checkpoint = c.has_entry && log.newest().kind == LogKind::kCheckpoint;
+      c.entry_gen = c.has_entry ? log.newest().gen : 0;
+      c.log_doubt = log.doubt();
+    }
+    c.store_table_bytes = store.table_bytes();
+  }
+  const MountReport& m = image.mount;
+  c.from_checkpoint = m.from_checkpoint;
+  c.checkpoint_gen = m.checkpoint_gen;
+  c.checkpoint_pages = m.checkpoint_pages;
+  c.scan_reason = m.scan_reason;
+  c.mount_sim_us = m.sim_us;
+  // (outside the Volume's lock: the Volume's table_bytes takes it)
+  c.volume_table_bytes = 0;  // MERGE(vol): image.volume->table_bytes()
+  *out = c;
+  return Status::ok();
+}
+
+JsonObj checkpoint_json(const CheckpointInfo& c) {
+  return JsonObj()
+      .u("area_blocks", c.area_blocks)
+      .u("area_bytes", c.area_bytes)
+      .u("superblock_format", c.superblock_format)
+      .o("log", JsonObj()
+                    .s("entry", !c.has_entry            ? "none"
+                                : c.entry_is_checkpoint ? "checkpoint"
+                                                        : "stale")
+                    .u("gen", c.entry_gen)
+                    .b("doubt", c.log_doubt))
+      .s("mount", c.from_checkpoint ? "checkpoint" : "scan")
+      .u("checkpoint_gen", c.checkpoint_gen)
+      .u("checkpoint_pages", c.checkpoint_pages)
+      .s("scan_reason", c.scan_reason);
+}
+
+JsonObj ram_json(const CheckpointInfo& c) {
+  return JsonObj()
+      .u("table_bytes", c.table_bytes())
+      .u("store_table_bytes", c.store_table_bytes)
+      .u("volume_table_bytes", c.volume_table_bytes)
+      .u("chip_bytes", c.chip_bytes)
+      .n("ram_bytes_per_gib", c.bytes_per_gib())
+      .n("ram_mib_per_gib", c.bytes_per_gib() / double(1 << 20));
+}
+
+}  // namespace pdl

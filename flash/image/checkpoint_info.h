@@ -1,0 +1,63 @@
+// checkpoint_info.h — what an open image says about its checkpoint (docs/design.md §17) and the
+// RAM its tables take: the facts `pdl info` prints and PRAGMA pdl_stats' "checkpoint" and
+// "ram" members hold, gathered in one place so both say the same.
+//
+// Reads one superblock copy (its format version; not counted in the flash counters, as pdl
+// info's own superblock read); the checkpoint log was read by the mount (CheckpointedStore
+// keeps it), the rest are the mount's report and the tables' sizes. Writes nothing. RAM is
+// PageStore::table_bytes() — the bytes of RAM the store's tables take now (mapping, reverse
+// map, per-block tables, buffers; 0 for an engine that does not count them) — plus the
+// Volume's, per GiB of the chip's data bytes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "flash/common/json.h"
+#include "flash/image/image.h"
+
+namespace pdl {
+
+struct CheckpointInfo {
+  // The area: 0 blocks — the store has none (`superblock_format` says which format it is:
+  // 1..5, formatted without one — checkpoint=off, an older pdl, a chip too small).
+  uint32_t area_blocks = 0;
+  uint64_t area_bytes = 0;         // area_blocks' data bytes
+  uint32_t superblock_format = 0;  // as stored on flash (6 with an area)
+  // The checkpoint log's newest entry as the mount read it (only with an area).
+  bool has_entry = false;
+  bool entry_is_checkpoint = false;  // else "stale": the chip changed since checkpoint `gen`
+  uint64_t entry_gen = 0;
+  bool log_doubt = false;  // a page that fails to decode may hide a newer entry
+  // This open's mount: from the checkpoint (gen, pages read) or by scan (why).
+  bool from_checkpoint = false;
+  uint64_t checkpoint_gen = 0;
+  uint64_t checkpoint_pages = 0;
+  std::string scan_reason;
+  uint64_t mount_sim_us = 0;
+  // RAM of the tables: the store's table_bytes() and the Volume's, and their sum per GiB of
+  // the chip's data bytes.
+  uint64_t store_table_bytes = 0;
+  uint64_t volume_table_bytes = 0;
+  uint64_t chip_bytes = 0;
+  uint64_t table_bytes() const { return store_table_bytes + volume_table_bytes; }
+  double bytes_per_gib() const;
+  // "none (superblock format N): mounts by scan", or "N blocks (B bytes)".
+  std::string area_text() const;
+  // "checkpoint gen G", "stale gen G" (+ ", in doubt"), or "empty".
+  std::string log_text() const;
+};
+
+// Takes the Volume's lock (Volume::lock) for the store's part. REQUIRES: the caller does not
+// hold it.
+Status checkpoint_info(Image& image, CheckpointInfo* out);
+
+// The "checkpoint" member of PRAGMA pdl_stats and `pdl info --json`: area_blocks, area_bytes,
+// superblock_format, log {entry: "checkpoint"|"stale"|"none", gen, doubt}, mount ("checkpoint"
+// or "scan"), checkpoint_gen, checkpoint_pages, scan_reason.
+JsonObj checkpoint_json(const CheckpointInfo& c);
+// The "ram" member: table_bytes, store_table_bytes, volume_table_bytes, chip_bytes,
+// ram_bytes_per_gib, ram_mib_per_gib.
+JsonObj ram_json(const CheckpointInfo& c);
+
+}  // namespace pdl

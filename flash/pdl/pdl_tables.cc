@@ -1,0 +1,305 @@
+// pdl_tables.cc — PdlStore's checkpointed tables (PDL, OPU, and the page-mapping FTL device):
+// save_tables, mount_tables, table_bytes. Byte layout: docs/format.md §13.1.
+//
+// What is saved is what a scan mount (pdl_recovery.cc) rebuilds plus what it cannot: the ppmt's
+// <base, differential> per lpn (PMAP), the reverse map of every used block (PRMP), the block
+// manager's tables (PBLK, block_tables.cc), the write buffer's records (PDWB: with NVM, the
+// committed buffer; without, empty after a sync), and the scalars (PDLS): next seq, committed
+// seq, the page holding the newest commit record, damaged pages, blocks of discarded groups.
+// Derived, not saved (recomputed as the scan does, so they agree by construction): vdct (the
+// lpns pointing at each differential page: the open group's committed entries are empty after
+// a sync), copies (the reverse map's entries per lpn), in_dwb (the buffer's records).
+// Empty after a sync, so verified empty and not saved: the open group (committed_, group
+// pages, pending base page, NVM changes), GC's compaction buffer and victim — but the bucket
+// count of the open group's hash map is saved: a commit walks the group in the map's order,
+// its valid-count changes relink closed blocks in that order, and the closed lists' order
+// picks GC victims among equals, so a fresh map would make the mounted store diverge.
+//
+// The commit page. A scan finds the newest commit record; with atomic groups the store keeps
+// it pinned (commit_ppa_), per page it keeps the page mount found (commit_candidate_) until it
+// programs — after which the newest record is no longer known (every page is a record of its
+// own). Mount converts between the modes as set_commit_mode does, so a store saved in one
+// mode mounts in the other (the image mounts per page, then switches to groups); saving a
+// per-page PDL/OPU store after it programmed is refused (kUnsupported: the next mount scans),
+// since a later switch to groups would need that record. The FTL device never has groups.
+//
+// The NVM log (method=pdl&nvm=SIZE) is read again by mount_tables, as by the scan mount: the
+// log must be re-read anyway to set up its next commit (a remount always writes a fresh log,
+// nvm_log.h), and comparing it with the saved buffer (the last commit's seq, every buffered
+// record the log's newest for its lpn) refuses a checkpoint the NVM no longer matches.
+#include <string>
+#include <unordered_map>
+
+#include "flash/common/le.h"
+#include "flash/pdl/pdl_store.h"
+
+namespace pdl {
+
+namespace {
+constexpr uint8_t kVersion = 1;
+constexpr uint8_t kFlagGroups = 1, kFlagNvm = 2;
+}  // namespace
+
+Status PdlStore::save_tables(TableWriter& w) const {
+  auto refuse = [](Errc e, const std::string& why) {
+    return Status::error(e, "checkpoint: " + why);
+  };
+  if (legacy_)
+    return refuse(Errc::kUnsupported, "a store of superblock format 1 mounts by scan");
+  if (!poisoned_.is_ok())
+    return refuse(Errc::kInvalidArgument,
+                  "the store is poisoned: " + std::string(poisoned_.message()));
+  if (!halted_.is_ok())
+    return refuse(Errc::kInvalidArgument,
+                  "the store is halted: " + std::string(halted_.message()));
+  if (dirty() || pending_.held || !committed_.empty() || !group_pages_.empty())
+    return refuse(Errc::kInvalidArgument, "changes since the last sync");
+  if (!nvm_ && !dwb_.empty())
+    return refuse(Errc::kInvalidArgument, "the write buffer holds records");
+  if (!gc_buffer_.empty() || gc_victim_ >= 0 || !stage_.empty())
+    return refuse(Errc::kInvalidArgument, "in the middle of a garbage collection");
+  const bool atomic_method = has_atomic_commit(params_.method);
+  if (atomic_method && !groups_ && programmed_)
+    return refuse(Errc::kUnsupported,
+                  "per-page writes since the mount: the newest commit record is not tracked "
+                  "(a scan finds it)");
+  const Ppa commit = !atomic_method ? kNoPpa : groups_ ? commit_ppa_ : commit_candidate_;
+  const uint32_t ppb = geo_.pages_per_block;
+
+  w.tag("PDLS");
+  w.u8(kVersion);
+  w.u8(uint8_t((groups_ ? kFlagGroups : 0) | (nvm_ ? kFlagNvm : 0)));
+  w.u32(uint32_t(ppmt_.size()));
+  w.u32(geo_.blocks);
+  w.u32(ppb);
+  w.u32(dwb_.capacity());
+  w.u64(next_seq_);
+  w.u64(committed_seq_);
+  w.u32(commit);
+  w.u64(damaged_pages_);
+  w.u64(nvm_ ? nvm_commit_seq_ : 0);
+  w.u64(committed_.bucket_count());
+  w.u32(void_blocks_);
+  for (uint32_t b = 0; b < geo_.blocks; b++)
+    if (void_block_[b]) w.u32(b);
+
+  w.tag("PMAP");
+  w.u32(uint32_t(ppmt_.size()));
+  for (const PpmtEntry& e : ppmt_) {
+    w.u32(e.base);
+    w.u32(e.diff);
+  }
+
+  // The reverse map: per block a flag, and if set its pages' entries. Free and bad blocks
+  // hold none (GC clears a victim's entries before its erase).
+  w.tag("PRMP");
+  for (uint32_t b = 0; b < geo_.blocks; b++) {
+    const Ppa first = Ppa(uint64_t(b) * ppb);
+    bool any = false;
+    for (Ppa p = first; p < first + ppb && !any; p++) any = p2l_[p] != kP2lNone;
+    if (any && (b < kSuperblockBlocks || blocks_.is_free(b) || blocks_.is_bad(b)))
+      return refuse(Errc::kInvalidArgument,
+                    "block " + std::to_string(b) + " is free or bad but in the reverse map");
+    w.u8(any ? 1 : 0);
+    if (any)
+      for (Ppa p = first; p < first + ppb; p++) w.u32(p2l_[p]);
+  }
+
+  PDL_TRY(blocks_.save_tables(w));
+
+  w.tag("PDWB");
+  w.u32(dwb_.used());
+  w.bytes(dwb_.page().first(dwb_.used()));
+  return Status::ok();
+}
+
+Status PdlStore::mount_tables(Nand& nand, const StoreParams& params, CommitMode mode,
+                              TableReader& r, std::unique_ptr<PageStore>* out) {
+  std::unique_ptr<PdlStore> s(new PdlStore(nand, params));
+  const Geometry& g = s->geo_;
+  const uint64_t pages = g.total_pages();
+  const uint32_t ppb = g.pages_per_block;
+  const uint32_t lpns = uint32_t(s->ppmt_.size());
+  const bool atomic_method = has_atomic_commit(params.method);
+  auto bad = [&](const std::string& m) {
+    r.fail("checkpoint: " + m);
+    return r.status();
+  };
+
+  // ---- PDLS: the scalars ----
+  r.tag("PDLS");
+  const uint8_t version = r.u8(), flags = r.u8();
+  const uint32_t n_lpns = r.u32(), blocks = r.u32(), n_ppb = r.u32(), capacity = r.u32();
+  const uint64_t next_seq = r.u64(), committed_seq = r.u64();
+  const Ppa commit = r.u32();
+  const uint64_t damaged = r.u64(), nvm_seq = r.u64(), group_buckets = r.u64();
+  PDL_TRY(r.status());
+  if (version != kVersion) return bad("PDL tables of version " + std::to_string(version));
+  if ((flags & ~(kFlagGroups | kFlagNvm)) != 0 || bool(flags & kFlagNvm) != bool(s->nvm_) ||
+      ((flags & kFlagGroups) && !atomic_method))
+    return bad("PDL tables' flags " + std::to_string(flags) + " do not fit the method");
+  if (n_lpns != lpns || blocks != g.blocks || n_ppb != ppb || capacity != s->dwb_.capacity())
+    return bad("PDL tables of another store (" + std::to_string(n_lpns) + " logical pages, " +
+               std::to_string(blocks) + " blocks of " + std::to_string(n_ppb) +
+               " pages, a write buffer of " + std::to_string(capacity) + " bytes)");
+  if (next_seq == 0 || committed_seq >= next_seq || (s->nvm_ && nvm_seq >= next_seq))
+    return bad("sequence numbers out of order (next " + std::to_string(next_seq) + ")");
+  if (commit != kNoPpa && (!atomic_method || commit >= pages || commit / ppb < kSuperblockBlocks))
+    return bad("commit page " + std::to_string(commit) + " out of range");
+  if (group_buckets == 0 || group_buckets > 4 * uint64_t(lpns) + 64)
+    return bad("the open group's map of " + std::to_string(group_buckets) + " buckets");
+  // (Its bucket count fixes the order a commit walks the group in, and so the order of the
+  // valid-count changes that order the closed lists: the same count, the same victims.)
+  if (group_buckets > s->committed_.bucket_count()) s->committed_.rehash(group_buckets);
+  s->next_seq_ = next_seq;
+  s->committed_seq_ = committed_seq;
+  s->damaged_pages_ = damaged;
+  const uint32_t n_void = r.u32();
+  if (!r.check(n_void, g.blocks + 1, "void block count")) return r.status();
+  for (uint32_t i = 0; i < n_void; i++) {
+    const uint32_t b = r.u32();
+    if (!r.check(b, g.blocks, "void block")) return r.status();
+    if (b < kSuperblockBlocks || s->void_block_[b]) return bad("void block list");
+    s->note_void_block(b);
+  }
+
+  // ---- PMAP: the ppmt; vdct derived ----
+  r.tag("PMAP");
+  const uint32_t n_map = r.u32();
+  PDL_TRY(r.status());
+  if (n_map != lpns) return bad("ppmt of " + std::to_string(n_map) + " entries");
+  if (!r.check_count(n_map, 8, "ppmt")) return r.status();
+  for (PpmtEntry& e : s->ppmt_) {
+    e.base = r.u32();
+    e.diff = r.u32();
+    if (e.base != kNoPpa && !r.check(e.base, pages, "ppmt base page")) return r.status();
+    if (e.diff != kNoPpa) {
+      if (!r.check(e.diff, pages, "ppmt differential page")) return r.status();
+      s->vdct_[e.diff]++;  // (wraps only for a hostile stream: check() then finds it)
+    }
+  }
+
+  // ---- PRMP: the reverse map; copies derived ----
+  r.tag("PRMP");
+  for (uint32_t b = 0; b < g.blocks; b++) {
+    const uint8_t any = r.u8();
+    if (!r.check(any, 2, "reverse map flag")) return r.status();
+    if (!any) continue;
+    if (b < kSuperblockBlocks) return bad("reverse map of a superblock block");
+    if (!r.check_count(ppb, 4, "reverse map")) return r.status();
+    for (Ppa p = Ppa(uint64_t(b) * ppb); p < Ppa(uint64_t(b + 1) * ppb); p++) {
+      const uint32_t m = r.u32();
+      if (m != kP2lNone && m != kP2lDifferential && !r.check(m, lpns, "reverse map entry"))
+        return r.status();
+      s->p2l_[p] = m;
+      if (m < lpns) s->ppmt_[m].copies = s->ppmt_[m].copies + 1;
+    }
+  }
+
+  // ---- PBLK: the block manager ----
+  PDL_TRY(s->blocks_.load_tables(r));
+  for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
+    const bool used = !s->blocks_.is_free(b) && !s->blocks_.is_bad(b);
+    if (used) continue;
+    for (Ppa p = Ppa(uint64_t(b) * ppb); p < Ppa(uint64_t(b + 1) * ppb); p++)
+      if (s->p2l_[p] != kP2lNone)
+        return bad("block " + std::to_string(b) + " is free or bad but in the reverse map");
+  }
+
+  // ---- PDWB: the write buffer (with NVM: the committed one) ----
+  r.tag("PDWB");
+  const uint32_t used = r.u32();
+  if (!r.check(used, uint64_t(s->dwb_.capacity()) + 1, "write buffer bytes")) return r.status();
+  if (used != 0 && !s->nvm_) return bad("a write buffer without NVM after a sync");
+  const std::span<const uint8_t> bytes = r.bytes(used);
+  PDL_TRY(r.status());
+  RecordReader rr(bytes);
+  RecordView rec;
+  while (rr.next(&rec)) {
+    if (!r.check(rec.lpn, lpns, "write buffer record's lpn")) return r.status();
+    if (s->ppmt_[rec.lpn].in_dwb) return bad("two write buffer records of one lpn");
+    if (rec.seq >= next_seq) return bad("write buffer record newer than the next seq");
+    s->dwb_.put(rec);  // (fits: the records were read from `used` <= capacity bytes)
+    s->ppmt_[rec.lpn].in_dwb = 1;
+  }
+  if (!rr.status().is_ok())
+    return bad("write buffer: " + std::string(rr.status().message()));
+  PDL_TRY(r.finish());
+
+  // ---- the commit page, and the mode asked for (as set_commit_mode converts) ----
+  s->legacy_ = false;
+  const bool saved_groups = flags & kFlagGroups;
+  const bool groups = mode == CommitMode::kGroup && atomic_method;
+  s->groups_ = saved_groups;
+  if (saved_groups) s->commit_ppa_ = commit;
+  else s->commit_candidate_ = commit;
+  if (commit != kNoPpa && (s->blocks_.is_free(commit / ppb) || s->blocks_.is_bad(commit / ppb)))
+    return bad("commit page " + std::to_string(commit) + " in a free or bad block");
+  if (saved_groups != groups && commit != kNoPpa && !s->referenced(commit)) {
+    // The pin's count: in the saved valid counts with groups, not without.
+    const uint32_t b = commit / ppb;
+    if ((saved_groups ? s->blocks_.valid(b) == 0
+                                              : s->blocks_.valid(b) >= ppb))
+      return bad("commit page " + std::to_string(commit) + "'s block valid count");
+    if (saved_groups) s->blocks_.valid_dec(commit);
+    else s->blocks_.valid_inc(commit);
+  }
+  s->groups_ = groups;
+  s->commit_ppa_ = groups ? commit : kNoPpa;
+  s->commit_candidate_ = groups ? kNoPpa : commit;
+  s->blocks_.set_user_keep(groups ? 2 : 1);
+  s->programmed_ = false;
+
+  // ---- the NVM log, read again: it must be the one the tables were saved with ----
+  if (s->nvm_) {
+    NvmLog::Recovered nvm;
+    PDL_TRY(s->nvm_->recover(nand, &nvm));
+    if (!nvm.found)
+      return Status::error(Errc::kCorrupt,
+                           "checkpoint: NVM holds no intact write-buffer log");
+    if (nvm.commit_seq != nvm_seq)
+      return Status::error(Errc::kCorrupt, "checkpoint: the NVM log's last commit is " +
+                                               std::to_string(nvm.commit_seq) +
+                                               ", the tables' " + std::to_string(nvm_seq));
+    std::unordered_map<Lpn, size_t> newest;
+    for (size_t i = 0; i < nvm.records.size(); i++)
+      if (nvm.records[i].size() >= 4) newest[le::get32(nvm.records[i].data())] = i;
+    std::vector<uint8_t> enc;
+    Status mismatch;
+    s->dwb_.for_each([&](const RecordView& v) {
+      if (!mismatch.is_ok()) return;
+      auto it = newest.find(v.lpn);
+      enc.resize(v.size());
+      record_encode(v, enc.data());
+      if (it == newest.end() || nvm.records[it->second] != enc)
+        mismatch = Status::error(Errc::kCorrupt, "checkpoint: the buffered record of page " +
+                                                     std::to_string(v.lpn) +
+                                                     " is not the NVM log's newest");
+    });
+    PDL_TRY(mismatch);
+    s->nvm_mounted(nvm_seq);
+  }
+  s->ledger_.charge(s->ledger_.other());
+  *out = std::move(s);
+  return Status::ok();
+}
+
+uint64_t PdlStore::table_bytes() const {
+  // Write buffers: their page-sized bytes and about 12 bytes of index per record.
+  auto buffer = [](const WriteBuffer& b) { return uint64_t(b.capacity()) + 12 * b.count(); };
+  // A hash map's entry: key, value, a node pointer and a bucket slot (a fair estimate).
+  auto map_entry = [](size_t kv) { return uint64_t(kv + 2 * sizeof(void*)); };
+  uint64_t n = ppmt_.capacity() * sizeof(PpmtEntry) + p2l_.capacity() * sizeof(uint32_t) +
+               vdct_.capacity() * sizeof(uint16_t) + group_page_.capacity() +
+               group_pages_.capacity() * sizeof(Ppa) + void_block_.capacity() +
+               gc_sources_.capacity() * sizeof(Ppa) + blocks_.table_bytes() + buffer(dwb_) +
+               buffer(gc_buffer_) + pending_.data.capacity() +
+               committed_.size() * map_entry(sizeof(Lpn) + sizeof(Refs));
+  if (nvm_)
+    n += buffer(committed_dwb_) + buffer(stage_) +
+         nvm_changed_.size() * map_entry(sizeof(Lpn)) +
+         dwb_.count() * map_entry(sizeof(uint32_t) + 12);  // the log's index of its records
+  return n;
+}
+
+}  // namespace pdl

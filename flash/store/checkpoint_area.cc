@@ -1,0 +1,209 @@
+// checkpoint_area.cc — the stream's header and sections, and its pages in the area blocks
+// (layout: docs/format.md §14).
+#include "flash/store/checkpoint_area.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "flash/common/crc32c.h"
+#include "flash/common/le.h"
+#include "flash/store/reread.h"
+#include "flash/store/table_stream.h"
+
+namespace pdl {
+namespace {
+
+constexpr uint32_t kStreamVersion = 1;
+constexpr uint8_t kSpareMagic[4] = {'C', 'K', 'P', 'T'};
+constexpr size_t kSpareCrcAt = 21;  // CRC-32C of spare bytes [1, 21)
+
+void encode_spare(uint64_t gen, uint32_t index, uint32_t data_crc, std::span<uint8_t> s) {
+  std::fill(s.begin(), s.end(), 0xFF);
+  uint8_t* p = s.data();  // p[0]: the bad-block marker, never programmed
+  std::memcpy(p + 1, kSpareMagic, 4);
+  le::put64(p + 5, gen);
+  le::put32(p + 13, index);
+  le::put32(p + 17, data_crc);
+  le::put32(p + kSpareCrcAt, crc32c(p + 1, kSpareCrcAt - 1));
+}
+
+// The page holds stream page `index` of generation `gen`, its data intact.
+bool page_ok(std::span<const uint8_t> data, std::span<const uint8_t> s, uint64_t gen,
+             uint32_t index) {
+  const uint8_t* p = s.data();
+  return std::memcmp(p + 1, kSpareMagic, 4) == 0 &&
+         le::get32(p + kSpareCrcAt) == crc32c(p + 1, kSpareCrcAt - 1) &&
+         le::get64(p + 5) == gen && le::get32(p + 13) == index &&
+         le::get32(p + 17) == crc32c(data.data(), data.size());
+}
+
+uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+StreamHeader stream_header_for(const Superblock& sb, const Geometry& chip, uint64_t gen) {
+  StreamHeader h;
+  h.gen = gen;
+  h.uuid = sb.uuid;
+  h.store_geometry = store_geometry(chip, sb.checkpoint_blocks);
+  h.area_blocks = sb.checkpoint_blocks;
+  h.method = sb.params.method;
+  h.ftl = sb.params.ftl;
+  return h;
+}
+
+std::vector<uint8_t> encode_stream(const StreamHeader& h, std::span<const uint8_t> engine,
+                                   std::span<const uint8_t> client) {
+  TableWriter w;
+  w.tag("PDCK");
+  w.u32(kStreamVersion);
+  w.u64(h.gen);
+  w.bytes(h.uuid);
+  w.u32(h.store_geometry.page_data);
+  w.u32(h.store_geometry.page_spare);
+  w.u32(h.store_geometry.pages_per_block);
+  w.u32(h.store_geometry.blocks);
+  w.u32(h.area_blocks);
+  w.u8(uint8_t(h.method));
+  w.u8(uint8_t(h.ftl));
+  w.tag("ENGN");
+  w.u64(engine.size());
+  w.bytes(engine);
+  w.tag("CLNT");
+  w.u64(client.size());
+  w.bytes(client);
+  return std::move(w.data());
+}
+
+Status decode_stream(std::span<const uint8_t> stream, const StreamHeader& want,
+                     std::span<const uint8_t>* engine, std::span<const uint8_t>* client) {
+  TableReader r(stream);
+  r.tag("PDCK");
+  const uint32_t version = r.u32();
+  if (r.status().is_ok() && version != kStreamVersion)
+    r.fail("checkpoint: stream version " + std::to_string(version) + " is unknown");
+  const uint64_t gen = r.u64();
+  const auto uuid = r.bytes(16);
+  const uint32_t shape[5] = {r.u32(), r.u32(), r.u32(), r.u32(), r.u32()};
+  const uint8_t method = r.u8(), ftl = r.u8();
+  PDL_TRY(r.status());
+  const uint32_t want_shape[5] = {want.store_geometry.page_data, want.store_geometry.page_spare,
+                                  want.store_geometry.pages_per_block,
+                                  want.store_geometry.blocks, want.area_blocks};
+  if (gen != want.gen)
+    return Status::error(Errc::kCorrupt, "checkpoint: stream of gen " + std::to_string(gen) +
+                                             " where the log names gen " +
+                                             std::to_string(want.gen));
+  if (std::memcmp(uuid.data(), want.uuid.data(), 16) != 0)
+    return Status::error(Errc::kCorrupt, "checkpoint: stream of another format (uuid)");
+  if (std::memcmp(shape, want_shape, sizeof shape) != 0)
+    return Status::error(Errc::kCorrupt, "checkpoint: stream geometry differs from the chip's");
+  if (method != uint8_t(want.method) || ftl != uint8_t(want.ftl))
+    return Status::error(Errc::kCorrupt, "checkpoint: stream of another method");
+  r.tag("ENGN");
+  const uint64_t elen = r.u64();
+  r.check_count(elen, 1, "engine section bytes");
+  *engine = r.bytes(size_t(elen));
+  r.tag("CLNT");
+  const uint64_t clen = r.u64();
+  r.check_count(clen, 1, "client section bytes");
+  *client = r.bytes(size_t(clen));
+  return r.finish();
+}
+
+Status write_area(Nand& nand, uint32_t first, uint32_t count, std::span<const uint8_t> stream,
+                  LogEntry* e) {
+  const Geometry& g = nand.geometry();
+  const uint64_t pages = std::max<uint64_t>(1, div_up(stream.size(), g.page_data));
+  std::vector<uint8_t> data(g.page_data), spare(g.page_spare);
+  uint64_t idx = 0;
+  uint32_t b = first;
+  for (; idx < pages; b++) {
+    if (b >= first + count)
+      return Status::error(Errc::kFull, "checkpoint: " + std::to_string(stream.size()) +
+                                            " bytes of tables do not fit the area's " +
+                                            std::to_string(count) + " blocks");
+    if (nand.is_bad(b)) continue;
+    const Status er = erase_with_retries(nand, b);
+    if (er.is(Errc::kBadBlock)) {
+      PDL_TRY(nand.mark_bad(b));
+      continue;
+    }
+    PDL_TRY(er);
+    const uint64_t start = idx;
+    for (uint32_t p = 0; p < g.pages_per_block && idx < pages; p++, idx++) {
+      const uint64_t off = idx * g.page_data;
+      const uint64_t n = off < stream.size() ? std::min<uint64_t>(g.page_data, stream.size() - off)
+                                             : 0;
+      std::fill(data.begin(), data.end(), 0xFF);
+      if (n) std::memcpy(data.data(), stream.data() + off, n);
+      encode_spare(e->gen, uint32_t(idx), crc32c(data.data(), data.size()), spare);
+      const Status st =
+          as_program_status(nand.program(b * g.pages_per_block + p, data, spare));
+      if (st.is(Errc::kBadBlock)) {  // the block leaves service; its pages go to the next
+        PDL_TRY(nand.mark_bad(b));
+        idx = start;
+        break;
+      }
+      PDL_TRY(st);
+    }
+  }
+  e->area_first = first;
+  e->area_blocks = b - first;
+  e->pages = uint32_t(pages);
+  e->stream_bytes = stream.size();
+  e->stream_crc = crc32c(stream.data(), stream.size());
+  return Status::ok();
+}
+
+Status read_area(Nand& nand, uint32_t first, uint32_t count, const LogEntry& e,
+                 std::vector<uint8_t>* stream, uint64_t* pages_read) {
+  const Geometry& g = nand.geometry();
+  *pages_read = 0;
+  const uint64_t capacity = uint64_t(count) * g.pages_per_block;
+  if (e.area_first != first || e.area_blocks == 0 || e.area_blocks > count || e.pages == 0 ||
+      e.pages > capacity || e.stream_bytes > uint64_t(e.pages) * g.page_data ||
+      div_up(std::max<uint64_t>(e.stream_bytes, 1), g.page_data) != e.pages)
+    return Status::error(Errc::kCorrupt, "checkpoint: the log entry's extent does not fit the area");
+  stream->assign(size_t(e.pages) * g.page_data, 0);
+  std::vector<uint8_t> spare(g.page_spare);
+  uint32_t idx = 0;
+  for (uint32_t b = first; b < first + e.area_blocks && idx < e.pages; b++) {
+    if (nand.is_bad(b)) continue;
+    for (uint32_t p = 0; p < g.pages_per_block && idx < e.pages; p++, idx++) {
+      std::span<uint8_t> data(stream->data() + size_t(idx) * g.page_data, g.page_data);
+      bool passed;
+      const Status st = read_with_retries(
+          nand, b * g.pages_per_block + p, data, spare,
+          [&] { return page_ok(data, spare, e.gen, idx); }, &passed);
+      ++*pages_read;
+      if (!st.is_ok() && !st.is(Errc::kCorrupt) && !st.is(Errc::kIoError)) return st;
+      if (!passed)
+        return Status::error(Errc::kCorrupt,
+                             "checkpoint: page " + std::to_string(idx) + " (block " +
+                                 std::to_string(b) + ", page " + std::to_string(p) + ") " +
+                                 (st.is_ok() ? "fails its checks" : "is unreadable: " +
+                                                                        std::string(st.message())));
+    }
+  }
+  if (idx < e.pages)
+    return Status::error(Errc::kCorrupt, "checkpoint: the area ends after " +
+                                             std::to_string(idx) + " of " +
+                                             std::to_string(e.pages) + " pages");
+  stream->resize(size_t(e.stream_bytes));
+  if (crc32c(stream->data(), stream->size()) != e.stream_crc)
+    return Status::error(Errc::kCorrupt, "checkpoint: stream CRC mismatch");
+  return Status::ok();
+}
+
+uint32_t checkpoint_area_blocks(const Geometry& g, uint64_t logical_pages) {
+  const uint64_t physical = uint64_t(g.blocks) * g.pages_per_block;
+  const uint64_t engine = 24 * logical_pages + 8 * physical + 32 * uint64_t(g.blocks) + 65536;
+  const uint64_t client = 16 * logical_pages + 65536;
+  const uint64_t pages = div_up(engine + client, g.page_data);
+  uint64_t blocks = div_up(pages, g.pages_per_block) + 2;
+  blocks += div_up(blocks * 2, 100);
+  return uint32_t(std::min<uint64_t>(blocks, g.blocks));
+}
+
+}  // namespace pdl

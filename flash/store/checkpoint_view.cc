@@ -1,0 +1,77 @@
+// checkpoint_view.cc — forwarding to the real chip within the store's blocks, and the guard.
+#include "flash/store/checkpoint_view.h"
+
+#include "flash/store/reread.h"
+
+namespace pdl {
+
+CheckpointView::CheckpointView(Nand& real, uint32_t area_blocks, CheckpointLog& log)
+    : real_(real), geo_(real.geometry()), log_(log) {
+  geo_.blocks = real.geometry().blocks - area_blocks;
+}
+
+Status CheckpointView::in_range(uint64_t block, const char* op) const {
+  if (block < geo_.blocks) return Status::ok();
+  return Status::error(Errc::kNandRule, std::string(op) + " of block " + std::to_string(block) +
+                                            ": beyond the store's " +
+                                            std::to_string(geo_.blocks) +
+                                            " blocks (the checkpoint area follows)");
+}
+
+Status CheckpointView::guard() {
+  if (!armed_) return Status::ok();
+  Status st = log_.append_stale();
+  if (!st.is_ok() && !st.is(Errc::kPowerCut) && !st.is(Errc::kIoError)) {
+    // No room in the log: the checkpoint is made unreadable instead (its first page erased).
+    const uint32_t first = geo_.blocks;
+    const uint32_t end = real_.geometry().blocks;
+    Status er = st;
+    for (uint32_t b = first; b < end; b++) {
+      if (real_.is_bad(b)) continue;
+      er = erase_with_retries(real_, b);
+      if (er.is(Errc::kBadBlock)) er = real_.mark_bad(b);  // the reader skips it: no page 0
+      break;
+    }
+    if (er.is_ok()) st = er;
+  }
+  PDL_TRY(st);
+  armed_ = false;
+  fired_ = true;
+  return Status::ok();
+}
+
+Status CheckpointView::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare) {
+  PDL_TRY(in_range(uint64_t(ppa) / geo_.pages_per_block, "read"));
+  return real_.read(ppa, data, spare);
+}
+
+Status CheckpointView::program(Ppa ppa, std::span<const uint8_t> data,
+                               std::span<const uint8_t> spare, uint32_t data_off,
+                               uint32_t spare_off) {
+  PDL_TRY(in_range(uint64_t(ppa) / geo_.pages_per_block, "program"));
+  PDL_TRY(guard());
+  return real_.program(ppa, data, spare, data_off, spare_off);
+}
+
+Status CheckpointView::erase(uint32_t block) {
+  PDL_TRY(in_range(block, "erase"));
+  PDL_TRY(guard());
+  return real_.erase(block);
+}
+
+Status CheckpointView::nvm_write(uint64_t off, std::span<const uint8_t> in) {
+  PDL_TRY(guard());
+  return real_.nvm_write(off, in);
+}
+
+Status CheckpointView::mark_bad(uint32_t block) {
+  PDL_TRY(in_range(block, "mark_bad"));
+  PDL_TRY(guard());
+  return real_.mark_bad(block);
+}
+
+bool CheckpointView::is_bad(uint32_t block) {
+  return block < geo_.blocks && real_.is_bad(block);
+}
+
+}  // namespace pdl

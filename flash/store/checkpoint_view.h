@@ -1,0 +1,71 @@
+// checkpoint_view.h — the Nand a store runs on when its chip has a checkpoint area, and the
+// guard that makes a checkpoint stale before the chip changes (docs/design.md §17).
+//
+// The view shows the first blocks - area blocks of the real chip (its geometry says so; an
+// address beyond is kNandRule), so the engine, its scans and its tools never see the area.
+// Everything else is forwarded: counters, erase counts, bad blocks, NVM, ECC, device name.
+//
+// GUARD: while armed (the log's newest entry is, or may be, a checkpoint), the first mutating
+// call (program, erase, mark_bad, nvm_write) first appends "stale" to the log and waits for it;
+// if that cannot be done (the log has no room and cannot switch blocks), it erases the area
+// block holding the stream's first page instead, so that checkpoint can never be read again.
+// If neither succeeds, the call fails with that error and nothing on the chip changed. A cut
+// before the stale entry is durable leaves the data unchanged: the checkpoint is still right.
+#pragma once
+
+#include "flash/device/nand.h"
+#include "flash/store/checkpoint_log.h"
+
+namespace pdl {
+
+class CheckpointView final : public Nand {
+ public:
+  // `real`: the whole chip; the area is its last `area_blocks` blocks; `log` on the same chip.
+  // Both must outlive the view.
+  CheckpointView(Nand& real, uint32_t area_blocks, CheckpointLog& log);
+
+  // Arm the guard (the newest entry may be a checkpoint) or disarm it.
+  void arm(bool on) {
+    armed_ = on;
+    fired_ = false;
+  }
+  bool armed() const { return armed_; }
+  // The guard ran since the last arm(): the chip changed since the checkpoint.
+  bool fired() const { return fired_; }
+  Nand& real() { return real_; }
+  uint32_t area_first() const { return geo_.blocks; }
+  uint32_t area_blocks() const { return real_.geometry().blocks - geo_.blocks; }
+
+  const Geometry& geometry() const override { return geo_; }
+  std::string device() const override { return real_.device(); }
+  Status read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> spare) override;
+  Status program(Ppa ppa, std::span<const uint8_t> data, std::span<const uint8_t> spare,
+                 uint32_t data_off = 0, uint32_t spare_off = 0) override;
+  Status erase(uint32_t block) override;
+  Status nvm_read(uint64_t off, std::span<uint8_t> out) override {
+    return real_.nvm_read(off, out);
+  }
+  Status nvm_write(uint64_t off, std::span<const uint8_t> in) override;
+  std::string nvm_place() const override { return real_.nvm_place(); }
+  Status flush() override { return real_.flush(); }
+  const NandCounters& counters() const override { return real_.counters(); }
+  void reset_counters() override { real_.reset_counters(); }
+  void set_counting(bool on) override { real_.set_counting(on); }
+  uint32_t erase_count(uint32_t block) const override { return real_.erase_count(block); }
+  Status mark_bad(uint32_t block) override;
+  bool is_bad(uint32_t block) override;
+  uint32_t ecc_strength() const override { return real_.ecc_strength(); }
+  uint32_t last_read_flips() const override { return real_.last_read_flips(); }
+
+ private:
+  Status guard();
+  Status in_range(uint64_t block, const char* op) const;
+
+  Nand& real_;
+  Geometry geo_;
+  CheckpointLog& log_;
+  bool armed_ = false;
+  bool fired_ = false;
+};
+
+}  // namespace pdl
