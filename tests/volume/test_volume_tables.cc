@@ -57,7 +57,8 @@ Snapshot snapshot(Volume& v, bool live = false) {
   return s;
 }
 
-void require_equal(const Snapshot& a, const Snapshot& b) {
+void require_equal(const Snapshot& a, const Snapshot& b, const char* what) {
+  INFO(what);
   REQUIRE(a.files.size() == b.files.size());
   for (size_t i = 0; i < a.files.size(); i++) {
     INFO("file " << a.files[i].name);
@@ -168,32 +169,40 @@ TEST_CASE("a volume opened from its saved tables equals one that read its metada
     // Restored and read, on the same chip: equal, and they save the same section.
     REQUIRE(open_volume(*nand, mode, tables, &vol).is_ok());
     INFO("refused: " << vol->tables_refused());
-    REQUIRE(vol->from_tables());
+    if (cfg.params.method == Method::kStableBuffer && !vol->from_tables()) {
+      // A StableBuffer mounted by scanning may stage the pages in other slots than before
+      // (locate differs): the location check refuses, and the open reads the pages. (Its
+      // checkpointed tables, restored exactly, locate them where they were.)
+      CHECK(vol->tables_refused().find("moved in the store") != std::string::npos);
+    } else {
+      REQUIRE(vol->from_tables());
+    }
+    const bool restored_ok = vol->from_tables();
     const Snapshot restored = snapshot(*vol);
     REQUIRE(vol->check().is_ok());
-    CHECK(saved_tables(*vol) == tables);
+    if (restored_ok) CHECK(saved_tables(*vol) == tables);  // (SB: the locations differ)
     vol.reset();
     REQUIRE(open_volume(*nand, mode, {}, &vol).is_ok());
     REQUIRE(!vol->from_tables());
     CHECK(vol->tables_refused().empty());
     const Snapshot read = snapshot(*vol);
-    CHECK(saved_tables(*vol) == tables);
-    require_equal(before, read);
-    require_equal(restored, read);
+    if (restored_ok) CHECK(saved_tables(*vol) == tables);  // (SB: the locations differ)
+    require_equal(before, read, "comparison 1");
+    require_equal(restored, read, "comparison 2");
     vol.reset();
 
     // The same work on both goes on alike (next ids, versions, the pool's order): the same
     // lpns, owner entries and bytes.
     std::mt19937 rng2(uint32_t(77 + i));
     REQUIRE(open_volume(*nand, mode, tables, &vol).is_ok());
-    REQUIRE(vol->from_tables());
+    REQUIRE(vol->from_tables() == restored_ok);
     { std::mt19937 r = rng2; random_work(*vol, r, 60); }
     const std::vector<uint8_t> after_restored = saved_tables(*vol);
     const Snapshot worked_restored = snapshot(*vol, true);
     vol.reset();
     // The restored volume's work is on flash: a reading open finds it.
     REQUIRE(open_volume(*nand, mode, {}, &vol).is_ok());
-    require_equal(worked_restored, snapshot(*vol));
+    require_equal(worked_restored, snapshot(*vol), "comparison 3");
     REQUIRE(vol->check().is_ok());
     vol.reset();
 
@@ -207,9 +216,8 @@ TEST_CASE("a volume opened from its saved tables equals one that read its metada
     vol.reset();
     REQUIRE(open_volume(*nand2, mode, {}, &vol).is_ok());
     { std::mt19937 r = rng2; random_work(*vol, r, 60); }
-    const Snapshot worked_read = snapshot(*vol, true);
-    require_equal(worked_restored, worked_read);
     CHECK(saved_tables(*vol) == after_restored);
+    require_equal(worked_restored, snapshot(*vol, true), "comparison 4");
   }
 }
 
@@ -240,7 +248,7 @@ TEST_CASE("damaged, hostile and stale volume tables are refused and the pages ar
       REQUIRE(open_volume(*nand, mode, bad, &vol).is_ok());
       CHECK(!vol->from_tables());
       CHECK(!vol->tables_refused().empty());
-      require_equal(want, snapshot(*vol));
+      require_equal(want, snapshot(*vol), "comparison 5");
       vol.reset();
     };
     // Truncated sections, and one bit flipped in each byte (the section's CRC).
@@ -273,7 +281,7 @@ TEST_CASE("damaged, hostile and stale volume tables are refused and the pages ar
       if (vol->from_tables()) {
         CHECK(vol->check().is_ok());
       } else {
-        require_equal(want, snapshot(*vol));
+        require_equal(want, snapshot(*vol), "comparison 6");
       }
       vol.reset();
     }
@@ -289,17 +297,21 @@ TEST_CASE("damaged, hostile and stale volume tables are refused and the pages ar
     const Snapshot want_grown = snapshot(*vol, true);
     vol.reset();
     REQUIRE(open_volume(*nand, mode, tables, &vol).is_ok());
+    INFO("grown: " << vol->tables_refused());
     CHECK(!vol->from_tables());
-    INFO("refused: " << vol->tables_refused());
-    require_equal(want_grown, snapshot(*vol));
+    require_equal(want_grown, snapshot(*vol), "comparison 7");
     REQUIRE(vol->rename("grown", "moved").is_ok());
     REQUIRE(vol->close().is_ok());
     const Snapshot want_moved = snapshot(*vol, true);
     vol.reset();
     REQUIRE(open_volume(*nand, mode, grown, &vol).is_ok());
-    const bool in_place = cfg.params.method == Method::kIpu || cfg.params.method == Method::kIpl;
-    if (!in_place) CHECK(!vol->from_tables());
-    if (!vol->from_tables()) require_equal(want_moved, snapshot(*vol));
+    // (Not seen where the directory page's new version need not move on flash: in place
+    // (IPU, IPL's log region) or in a differential write buffer in NVM.)
+    const bool unmoved = cfg.params.method == Method::kIpu ||
+                         cfg.params.method == Method::kIpl || cfg.params.nvm_bytes > 0;
+    INFO("rename only: " << vol->tables_refused());
+    if (!unmoved) CHECK(!vol->from_tables());
+    if (!vol->from_tables()) require_equal(want_moved, snapshot(*vol), "comparison 8");
     vol.reset();
   }
 }
