@@ -178,6 +178,10 @@ TEST_CASE("a volume opened from its saved tables equals one that read its metada
       REQUIRE(vol->from_tables());
     }
     const bool restored_ok = vol->from_tables();
+    // The restore read one page, the header; a reading open reads the directory and the
+    // owner map too.
+    const uint64_t restore_reads = vol->store().stats().reads;
+    if (restored_ok) CHECK(restore_reads == 1);
     const Snapshot restored = snapshot(*vol);
     REQUIRE(vol->check().is_ok());
     if (restored_ok) CHECK(saved_tables(*vol) == tables);  // (SB: the locations differ)
@@ -185,6 +189,7 @@ TEST_CASE("a volume opened from its saved tables equals one that read its metada
     REQUIRE(open_volume(*nand, mode, {}, &vol).is_ok());
     REQUIRE(!vol->from_tables());
     CHECK(vol->tables_refused().empty());
+    CHECK(vol->store().stats().reads >= 1 + vol->layout().dir_pages + vol->layout().owner_pages);
     const Snapshot read = snapshot(*vol);
     if (restored_ok) CHECK(saved_tables(*vol) == tables);  // (SB: the locations differ)
     require_equal(before, read, "comparison 1");
