@@ -151,6 +151,9 @@ class Volume {
   // or trim waiting for a commit, no stale slot, writable and not halted — else an error naming
   // what is pending (the caller then writes no client section; the next open reads the pages).
   Status save_tables(TableWriter& w);
+  // The most bytes save_tables can append for a volume of layout `L` (any files, any holes):
+  // what the checkpoint area must hold for the Volume (docs/format.md §13.4).
+  static uint64_t max_table_bytes(const VolumeLayout& L);
   // Bytes of RAM the Volume's tables take now: files and their chunk tables, names, directory
   // slots, owner map, lpn classes, dirty-page bitmaps, lpn pool, release lists, chunk cache.
   uint64_t table_bytes();

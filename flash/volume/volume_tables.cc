@@ -53,6 +53,14 @@ uint32_t Volume::meta_locations_crc() const {
   return crc;
 }
 
+uint64_t Volume::max_table_bytes(const VolumeLayout& L) {
+  // Fixed part (with the longest main name) and CRC; per file (longest name); per mapped
+  // chunk 12 bytes, per hole run 8, and a run only ever precedes a mapped chunk.
+  constexpr uint64_t kFixed = 4 + 4 + 6 * 4 + 2 + kMaxNameBytes + 4 + 4 + 4 + 8 + 4 + 4;
+  constexpr uint64_t kPerFile = 4 + 4 + 8 + 8 + 8 + 1 + kMaxNameBytes + 4;
+  return kFixed + uint64_t(L.max_files()) * kPerFile + uint64_t(L.data_lpns) * (12 + 8);
+}
+
 Status Volume::save_tables(TableWriter& w) {
   std::lock_guard<std::mutex> g(mu_);
   auto refuse = [](const std::string& why) {
@@ -139,12 +147,20 @@ Status Volume::save_tables(TableWriter& w) {
     size_t n = f->chunks.size();
     while (n > 0 && f->chunks[n - 1] == kNoLpn) n--;
     w.u32(uint32_t(n));
-    for (size_t c = 0; c < n; c++) {
+    for (size_t c = 0; c < n;) {
       const uint32_t l = f->chunks[c];
+      if (l == kNoLpn) {  // a run of holes (never the last entry: n ends on a mapped chunk)
+        size_t e = c;
+        while (f->chunks[e] == kNoLpn) e++;
+        w.u32(kNoLpn);
+        w.u32(uint32_t(e - c));
+        c = e;
+        continue;
+      }
       w.u32(l);
-      if (l == kNoLpn) continue;
       w.u64(owners_[l - L.data_first].gen);
       chunks_owned++;
+      c++;
     }
   }
   // (Each owned lpn was matched to one chunk above, and each mapped chunk has one owner entry.)
@@ -215,13 +231,20 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
       r.fail(what + ": name invalid or twice");
     if (f.meta.size > max_file_size()) r.fail(what + ": size beyond the data area");
     if (!r.check(n, chunk_count(f.meta.size) + 1, "volume tables: chunk count")) break;
-    if (!r.check_count(n, 4, "volume tables: chunks")) break;
     f.kind = kind_of(f.meta.name);
-    f.chunks.assign(n, kNoLpn);
-    for (uint32_t c = 0; c < n && r.status().is_ok(); c++) {
+    // (chunk, lpn) of the mapped chunks, read first: an entry takes at least 8 bytes, so this
+    // list is bounded by the section, and the chunk table is sized only once its last entry
+    // is known to be a mapped chunk — as a reading open sizes it.
+    std::vector<std::pair<uint32_t, uint32_t>> mapped;
+    for (uint64_t c = 0; c < n && r.status().is_ok();) {
       const uint32_t l = r.u32();
       if (l == kNoLpn) {
-        if (c + 1 == n) r.fail(what + ": its chunk table ends in a hole");
+        const uint32_t run = r.u32();
+        if (r.status().is_ok() && (run == 0 || c + run >= n))
+          r.fail(what + ": a run of " + std::to_string(run) + " holes at chunk " +
+                 std::to_string(c) + " of " + std::to_string(n) +
+                 " (a chunk table ends on a mapped chunk)");
+        c += run;
         continue;
       }
       const uint64_t gen = r.u64();
@@ -230,11 +253,15 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
       Owner& o = owners_[l - L.data_first];
       if (o.id != 0) r.fail(what + ": lpn " + std::to_string(l) + " owned twice");
       if (gen == 0 || gen == UINT64_MAX) r.fail(what + ": owner generation out of range");
-      o = Owner{f.meta.id, c, gen};
-      f.chunks[c] = l;
+      o = Owner{f.meta.id, uint32_t(c), gen};
+      mapped.emplace_back(uint32_t(c), l);
       lpn_kind_[l] = uint8_t(f.kind);
       next_version_ = std::max(next_version_, gen + 1);
+      c++;
     }
+    PDL_TRY(r.status());
+    f.chunks.assign(n, kNoLpn);
+    for (const auto& [c, l] : mapped) f.chunks[c] = l;
     PDL_TRY(r.status());
     max_id = std::max(max_id, f.meta.id);
     if (f.meta.version == UINT64_MAX) return Status::error(Errc::kCorrupt, what + ": version");
