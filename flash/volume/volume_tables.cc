@@ -126,8 +126,8 @@ Status Volume::save_tables(TableWriter& w) {
   w.u32(L.data_first);
   w.u32(L.data_lpns);
   w.u16(uint16_t(hdr_.main_name.size()));
-  w.bytes(std::span(reinterpret_cast<const uint8_t*>(hdr_.main_name.data()),
-                    hdr_.main_name.size()));
+  w.bytes(
+      std::span(reinterpret_cast<const uint8_t*>(hdr_.main_name.data()), hdr_.main_name.size()));
   w.u32(meta_locations_crc());
   w.u32(mapped);
   w.u32(max_id == 0xFFFFFFFFu ? max_id : max_id + 1);
@@ -141,8 +141,7 @@ Status Volume::save_tables(TableWriter& w) {
     w.u64(f->meta.version);
     w.u64(f->meta.mtime_ns);
     w.u8(uint8_t(f->meta.name.size()));
-    w.bytes(std::span(reinterpret_cast<const uint8_t*>(f->meta.name.data()),
-                      f->meta.name.size()));
+    w.bytes(std::span(reinterpret_cast<const uint8_t*>(f->meta.name.data()), f->meta.name.size()));
     // The chunk table as load_owner_map builds it: up to the last mapped chunk.
     size_t n = f->chunks.size();
     while (n > 0 && f->chunks[n - 1] == kNoLpn) n--;
@@ -197,8 +196,7 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
     r.fail("volume tables: the layout differs from the volume header's");
   const uint16_t name_len = r.u16();
   const auto main_name = r.bytes(name_len);
-  if (r.status().is_ok() &&
-      std::string(main_name.begin(), main_name.end()) != hdr_.main_name)
+  if (r.status().is_ok() && std::string(main_name.begin(), main_name.end()) != hdr_.main_name)
     r.fail("volume tables: the main name differs from the volume header's");
   const uint32_t locations = r.u32(), mapped_saved = r.u32(), next_id_saved = r.u32();
   const uint64_t next_version_saved = r.u64();
@@ -287,7 +285,8 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
     mapped += is_mapped;
     if (owners_[i].id != 0) continue;
     if (is_mapped)
-      return corrupt("lpn " + std::to_string(lpn) + " is free in the tables but mapped in the "
+      return corrupt("lpn " + std::to_string(lpn) +
+                     " is free in the tables but mapped in the "
                      "store");
     pool_.put(lpn);
   }

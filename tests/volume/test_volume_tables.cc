@@ -202,7 +202,10 @@ TEST_CASE("a volume opened from its saved tables equals one that read its metada
     std::mt19937 rng2(uint32_t(77 + i));
     REQUIRE(open_volume(*nand, mode, tables, &vol).is_ok());
     REQUIRE(vol->from_tables() == restored_ok);
-    { std::mt19937 r = rng2; random_work(*vol, r, 60); }
+    {
+      std::mt19937 r = rng2;
+      random_work(*vol, r, 60);
+    }
     const std::vector<uint8_t> after_restored = saved_tables(*vol);
     const Snapshot worked_restored = snapshot(*vol, true);
     vol.reset();
@@ -221,7 +224,10 @@ TEST_CASE("a volume opened from its saved tables equals one that read its metada
     REQUIRE(vol->close().is_ok());
     vol.reset();
     REQUIRE(open_volume(*nand2, mode, {}, &vol).is_ok());
-    { std::mt19937 r = rng2; random_work(*vol, r, 60); }
+    {
+      std::mt19937 r = rng2;
+      random_work(*vol, r, 60);
+    }
     CHECK(saved_tables(*vol) == after_restored);
     require_equal(worked_restored, snapshot(*vol, true), "comparison 4");
   }
@@ -274,9 +280,15 @@ TEST_CASE("damaged, hostile and stale volume tables are refused and the pages ar
       for (int e = 0; e < edits; e++) {
         const size_t at = frng() % bad.size();
         switch (frng() % 3) {
-          case 0: bad[at] = uint8_t(frng()); break;
-          case 1: bad[at] ^= uint8_t(1u << (frng() % 8)); break;
-          default: bad.resize(at); break;  // cut short (a count then overruns the stream)
+          case 0:
+            bad[at] = uint8_t(frng());
+            break;
+          case 1:
+            bad[at] ^= uint8_t(1u << (frng() % 8));
+            break;
+          default:
+            bad.resize(at);
+            break;  // cut short (a count then overruns the stream)
         }
         if (bad.empty()) bad.push_back(0);
       }
@@ -313,8 +325,8 @@ TEST_CASE("damaged, hostile and stale volume tables are refused and the pages ar
     REQUIRE(open_volume(*nand, mode, grown, &vol).is_ok());
     // (Not seen where the directory page's new version need not move on flash: in place
     // (IPU, IPL's log region) or in a differential write buffer in NVM.)
-    const bool unmoved = cfg.params.method == Method::kIpu ||
-                         cfg.params.method == Method::kIpl || cfg.params.nvm_bytes > 0;
+    const bool unmoved = cfg.params.method == Method::kIpu || cfg.params.method == Method::kIpl ||
+                         cfg.params.nvm_bytes > 0;
     INFO("rename only: " << vol->tables_refused());
     if (!unmoved) CHECK(!vol->from_tables());
     if (!vol->from_tables()) require_equal(want_moved, snapshot(*vol), "comparison 8");
