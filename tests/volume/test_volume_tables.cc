@@ -363,3 +363,48 @@ TEST_CASE("a volume with work pending refuses to save its tables, naming it",
   CHECK(vol->save_tables(w).is_ok());
   CHECK(w.size() > 0);
 }
+
+TEST_CASE("volume tables open read-only alike, and another volume's tables are refused",
+          "[volume][checkpoint]") {
+  const auto cfg = test::store_matrix().front();
+  auto make = [&](uint32_t max_files, const char* main, std::unique_ptr<EmulatedNand>* nand,
+                  std::vector<uint8_t>* tables) {
+    *nand = test::make_ram_nand(cfg.geo);
+    std::unique_ptr<PageStore> store;
+    REQUIRE(format_store(**nand, cfg.params, &store, CommitMode::kGroup).is_ok());
+    std::unique_ptr<Volume> vol;
+    REQUIRE(Volume::format(std::move(store), max_files, main, options(), &vol).is_ok());
+    std::mt19937 rng(max_files);
+    random_work(*vol, rng, 50);
+    *tables = saved_tables(*vol);
+  };
+  std::unique_ptr<EmulatedNand> a, b, c;
+  std::vector<uint8_t> ta, tb, tc;
+  make(16, "db", &a, &ta);
+  make(32, "db", &b, &tb);
+  make(16, "other", &c, &tc);
+
+  std::unique_ptr<PageStore> store;
+  REQUIRE(mount_store(*a, &store, nullptr, CommitMode::kGroup).is_ok());
+  std::unique_ptr<Volume> vol;
+  VolumeOptions ro = options();
+  ro.read_only = true;
+  REQUIRE(Volume::open(std::move(store), ro, &vol, ta).is_ok());
+  REQUIRE(vol->from_tables());
+  const Snapshot restored = snapshot(*vol);
+  TableWriter w;
+  CHECK(vol->save_tables(w).is(Errc::kInvalidArgument));  // read-only: no clean-up was done
+  vol.reset();
+  REQUIRE(open_volume(*a, CommitMode::kGroup, {}, &vol).is_ok());
+  require_equal(restored, snapshot(*vol), "read-only restore");
+  vol.reset();
+
+  // b's tables on a: another layout; c's: another main name (and other files).
+  for (const auto* other : {&tb, &tc}) {
+    REQUIRE(open_volume(*a, CommitMode::kGroup, *other, &vol).is_ok());
+    CHECK(!vol->from_tables());
+    CHECK(vol->tables_refused().find("differs from the volume header") != std::string::npos);
+    require_equal(restored, snapshot(*vol), "another volume's tables");
+    vol.reset();
+  }
+}
