@@ -35,6 +35,7 @@ class DirtyPages {
     count_ = 0;
   }
   bool any() const { return count_ != 0; }
+  uint64_t table_bytes() const { return words_.capacity() * sizeof(uint64_t); }
   // The first dirty page at or after p, or kNone: walk with
   // `for (p = next(0); p != kNone; p = next(p + 1))`.
   uint32_t next(uint32_t p) const {

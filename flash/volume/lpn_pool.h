@@ -46,6 +46,7 @@ class LpnPool {
   }
   uint32_t free_count() const { return free_; }
   uint32_t first() const { return first_; }
+  uint64_t table_bytes() const { return words_.capacity() * sizeof(uint64_t); }
   uint32_t count() const { return count_; }
 
  private:

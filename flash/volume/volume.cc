@@ -215,25 +215,7 @@ Status Volume::format(std::unique_ptr<PageStore> store, uint32_t max_files,
 
 Status Volume::open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
                     std::unique_ptr<Volume>* out) {
-  std::vector<uint8_t> page(store->page_size());
-  Status st = store->read(0, page);
-  if (st.is(Errc::kNotFound))
-    return Status::error(Errc::kCorrupt, "no volume header (the store holds no pdl volume)");
-  VolumeHeader h;
-  if (st.is_ok()) st = decode_header(page, store->logical_pages(), store->page_size(), &h);
-  if (st.is(Errc::kCorrupt) && st.message().rfind("no volume header", 0) != 0)
-    // Everything else may be intact, but without the header's layout no file can be found.
-    return Status::error(
-        Errc::kCorrupt,
-        "the volume header (lpn 0, which locates the directory) is damaged: " +
-            std::string(st.message()) +
-            "; no file of this image can be located, by pdl cat or any other reader; the data "
-            "pages are left as they are: keep the image file (do not format it) for salvage");
-  PDL_TRY(st);
-  std::unique_ptr<Volume> v(new Volume(std::move(store), opts, h));
-  PDL_TRY(v->load());
-  *out = std::move(v);
-  return Status::ok();
+  return open(std::move(store), opts, out, {});  // volume_tables.cc
 }
 
 Status Volume::writable() {

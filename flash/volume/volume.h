@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "flash/store/page_store.h"
+#include "flash/store/table_stream.h"
 #include "flash/volume/lpn_pool.h"
 #include "flash/volume/dirty_pages.h"
 #include "flash/volume/volume_format.h"
@@ -133,7 +134,33 @@ class Volume {
   // crash left dead (unless read-only).
   static Status open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
                      std::unique_ptr<Volume>* out);
+  // The same, given the Volume's tables from a checkpoint (save_tables; bytes: docs/format.md
+  // §13.4): empty → the reading open above; else the header page is read as always and the
+  // directory and owner map come from `tables` instead of their pages. Tables that do not
+  // decode, disagree with the header, or with the store (a stale section) are refused: the
+  // open then reads the metadata pages as above, and tables_refused() says why.
+  // volume_tables.cc.
+  static Status open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
+                     std::unique_ptr<Volume>* out, std::span<const uint8_t> tables);
   ~Volume();
+
+  // ---- checkpoint (volume_tables.cc) ----
+  // Append the Volume's tables to `w`: what a reading open would build from the directory and
+  // the owner map, so that open(..., tables) gives a Volume equal to it. RAM work only.
+  // REQUIRES a clean volume, as close() leaves it: nothing unsynced, no lazy mtime, no release
+  // or trim waiting for a commit, no stale slot, writable and not halted — else an error naming
+  // what is pending (the caller then writes no client section; the next open reads the pages).
+  Status save_tables(TableWriter& w);
+  // The most bytes save_tables can append for a volume of layout `L` (any files, any holes):
+  // what the checkpoint area must hold for the Volume (docs/format.md §13.4).
+  static uint64_t max_table_bytes(const VolumeLayout& L);
+  // Bytes of RAM the Volume's tables take now: files and their chunk tables, names, directory
+  // slots, owner map, lpn classes, dirty-page bitmaps, lpn pool, release lists, chunk cache.
+  uint64_t table_bytes();
+  // How the last open went: from a checkpoint's tables, or by reading the metadata pages; if
+  // tables were offered and refused, why (empty otherwise).
+  bool from_tables() const { return from_tables_; }
+  const std::string& tables_refused() const { return tables_refused_; }
 
   // ---- files ----
   Status lookup(std::string_view name, FileId* id);            // kNotFound if absent
@@ -220,6 +247,10 @@ class Volume {
   void reset_state();  // the RAM state of an empty volume (construction, rollback)
   // Mount's recovery (volume_mount.cc): load() runs the phases below in this order.
   Status load();
+  // The tables from a checkpoint section (volume_tables.cc) instead of load(); on an error the
+  // state is partly built: the caller resets it and calls load().
+  Status load_tables(std::span<const uint8_t> tables);
+  uint32_t meta_locations_crc() const;  // where the metadata pages lie in the store now
   Status load_directory(FileId* max_id, std::vector<bool>* drop_slot);
   Status load_owner_map(FileId* max_id, std::vector<uint32_t>* dead);
   Status release_dead(const std::vector<uint32_t>& dead);
@@ -300,6 +331,8 @@ class Volume {
   uint64_t next_version_ = 1;
   VolumeStats stats_;
   std::vector<uint8_t> scratch_, old_;
+  bool from_tables_ = false;     // the last open restored the tables from a checkpoint
+  std::string tables_refused_;   // why offered tables were not used (empty: none refused)
 };
 
 }  // namespace pdl

@@ -1,0 +1,352 @@
+// volume_tables.cc — the Volume's tables in a checkpoint: saved at a clean unmount, restored at
+// the next open instead of reading the directory and the owner map (docs/design.md §4, bytes:
+// docs/format.md §13.4).
+//
+// What is saved is what a reading open (volume_mount.cc, load) would build from the metadata
+// pages, not the session's RAM as it happens to be: each file's slot (id, size, version,
+// mtime, name) and its chunk table cut after the last mapped chunk, with each mapped chunk's
+// owner-entry generation. The rest is derived at restore as load() derives it — the owner map
+// (every owned lpn from the chunk tables, every other entry empty), the lpn classes, the free
+// pool (every unowned data lpn: a bitmap, lowest first, so its order is the set's), next file
+// id (max id + 1) and next version (max version or generation + 1, at least 1) — and the two
+// derived counters are also in the section as a consistency check.
+// Invariants save_tables checks, so that restored == read (else it refuses, naming the cause):
+//   * nothing unsynced, no lazy mtime, no stale slot, no vacated name: the directory and the
+//     owner map on flash are exactly the RAM tables;
+//   * no release, trim or owner clearing waiting for a commit: every non-empty owner entry is
+//     live (its file's chunk names the lpn), so a reading open finds nothing dead;
+//   * every unowned data lpn is in the pool and unmapped in the store (a reading open would
+//     trim a mapped one), every owned one out of the pool.
+// repair_tails is not run at restore: it zeroes bytes past a file's size that only a cut
+// between a chunk and its size can leave; every mount repairs them, and no write of a session
+// leaves any (zero_tail), so at the clean unmount that saved the tables there are none.
+// The section ends with its own CRC-32C (it reaches open() apart from the stream that carried
+// it). Restore treats the section as hostile (TableReader; every id, slot, name, size, lpn, chunk
+// count range-checked, no allocation beyond what the section holds) and checks it against the
+// header page it reads and against the store (belt and braces: the checkpoint layer already
+// refuses a checkpoint the chip changed since): the layout and main name echo the header; the
+// locations of the metadata pages in the store (PageStore::locate, RAM only) hash to what they
+// were at save, so a rewritten directory or owner-map page is noticed; the store maps exactly
+// the owned lpns' count of data lpns, none of them unowned. Any disagreement: the open reads
+// the pages as without tables, and tables_refused() says why.
+#include <algorithm>
+#include <string>
+
+#include "flash/common/crc32c.h"
+#include "flash/volume/volume.h"
+
+namespace pdl {
+
+namespace {
+constexpr uint32_t kTablesVersion = 1;
+}  // namespace
+
+uint32_t Volume::meta_locations_crc() const {
+  uint32_t crc = 0;
+  uint8_t b[8];
+  for (uint32_t lpn = 0; lpn < hdr_.layout.data_first; lpn++) {
+    const LpnLocation loc = store_->locate(lpn);
+    le::put32(b, loc.base);
+    le::put32(b + 4, loc.diff);
+    crc = crc32c(b, sizeof b, crc);
+  }
+  return crc;
+}
+
+uint64_t Volume::max_table_bytes(const VolumeLayout& L) {
+  // Fixed part (with the longest main name) and CRC; per file (longest name); per mapped
+  // chunk 12 bytes, per hole run 8, and a run only ever precedes a mapped chunk.
+  constexpr uint64_t kFixed = 4 + 4 + 6 * 4 + 2 + kMaxNameBytes + 4 + 4 + 4 + 8 + 4 + 4;
+  constexpr uint64_t kPerFile = 4 + 4 + 8 + 8 + 8 + 1 + kMaxNameBytes + 4;
+  return kFixed + uint64_t(L.max_files()) * kPerFile + uint64_t(L.data_lpns) * (12 + 8);
+}
+
+Status Volume::save_tables(TableWriter& w) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto refuse = [](const std::string& why) {
+    return Status::error(Errc::kInvalidArgument, "volume tables not saved: " + why);
+  };
+  if (opts_.read_only) return refuse("the volume is mounted read-only (no clean-up was done)");
+  if (!broken_.is_ok()) return refuse("a rollback failed: " + std::string(broken_.message()));
+  if (!discarded_.is_ok()) return refuse("changes were lost to a full host");
+  if (!store_->halted().is_ok()) return refuse("the store halted on a full host");
+  if (dirty_locked()) return refuse("changes not synced (call close() first)");
+  for (const auto& [id, f] : files_)
+    if (f.mtime_dirty) return refuse("file " + f.meta.name + " has a lazy mtime (call close())");
+  if (!pending_free_.empty())
+    return refuse(std::to_string(pending_free_.size()) + " released lpns wait for a commit");
+  if (!trimmed_.empty())
+    return refuse(std::to_string(trimmed_.size()) + " trims wait for a commit (call close())");
+  if (!uncleared_.empty())
+    return refuse(std::to_string(uncleared_.size()) + " owner clearings wait for a commit");
+  if (!stale_slots_.empty()) return refuse("a rename's stale slot waits for a commit");
+  if (!vacated_.empty()) return refuse("a rename waits for a commit");
+
+  const VolumeLayout& L = hdr_.layout;
+  // Every owner entry live, every chunk owned, the pool exactly the unowned unmapped lpns.
+  uint32_t owned = 0, mapped = 0;
+  FileId max_id = 0;
+  uint64_t next_version = 1;
+  for (uint32_t i = 0; i < L.data_lpns; i++) {
+    const uint32_t lpn = L.data_first + i;
+    const Owner& o = owners_[i];
+    const bool is_mapped = store_->is_mapped(lpn);
+    mapped += is_mapped;
+    if (o.id == 0) {
+      if (!pool_.is_free(lpn) || is_mapped)
+        return refuse("lpn " + std::to_string(lpn) + " is unowned but " +
+                      (is_mapped ? "mapped in the store" : "not in the free pool"));
+      continue;
+    }
+    auto it = files_.find(o.id);
+    if (it == files_.end() || o.chunk >= it->second.chunks.size() ||
+        it->second.chunks[o.chunk] != lpn || pool_.is_free(lpn))
+      return refuse("the owner entry of lpn " + std::to_string(lpn) +
+                    " is not live (a reading mount would release it)");
+    owned++;
+    max_id = std::max(max_id, o.id);
+    next_version = std::max(next_version, o.gen + 1);
+  }
+  std::vector<const File*> by_slot;
+  for (const auto& [id, f] : files_) {
+    by_slot.push_back(&f);
+    max_id = std::max(max_id, id);
+    next_version = std::max(next_version, f.meta.version + 1);
+  }
+  std::sort(by_slot.begin(), by_slot.end(),
+            [](const File* a, const File* b) { return a->slot < b->slot; });
+
+  const size_t start = w.size();
+  w.tag("VOLT");
+  w.u32(kTablesVersion);
+  w.u32(store_->logical_pages());
+  w.u32(L.chunk);
+  w.u32(L.dir_pages);
+  w.u32(L.owner_pages);
+  w.u32(L.data_first);
+  w.u32(L.data_lpns);
+  w.u16(uint16_t(hdr_.main_name.size()));
+  w.bytes(
+      std::span(reinterpret_cast<const uint8_t*>(hdr_.main_name.data()), hdr_.main_name.size()));
+  w.u32(meta_locations_crc());
+  w.u32(mapped);
+  w.u32(max_id == 0xFFFFFFFFu ? max_id : max_id + 1);
+  w.u64(next_version);
+  w.u32(uint32_t(by_slot.size()));
+  uint32_t chunks_owned = 0;
+  for (const File* f : by_slot) {
+    w.u32(f->slot);
+    w.u32(f->meta.id);
+    w.u64(f->meta.size);
+    w.u64(f->meta.version);
+    w.u64(f->meta.mtime_ns);
+    w.u8(uint8_t(f->meta.name.size()));
+    w.bytes(std::span(reinterpret_cast<const uint8_t*>(f->meta.name.data()), f->meta.name.size()));
+    // The chunk table as load_owner_map builds it: up to the last mapped chunk.
+    size_t n = f->chunks.size();
+    while (n > 0 && f->chunks[n - 1] == kNoLpn) n--;
+    w.u32(uint32_t(n));
+    for (size_t c = 0; c < n;) {
+      const uint32_t l = f->chunks[c];
+      if (l == kNoLpn) {  // a run of holes (never the last entry: n ends on a mapped chunk)
+        size_t e = c;
+        while (f->chunks[e] == kNoLpn) e++;
+        w.u32(kNoLpn);
+        w.u32(uint32_t(e - c));
+        c = e;
+        continue;
+      }
+      w.u32(l);
+      w.u64(owners_[l - L.data_first].gen);
+      chunks_owned++;
+      c++;
+    }
+  }
+  // (Each owned lpn was matched to one chunk above, and each mapped chunk has one owner entry.)
+  if (chunks_owned != owned)
+    return refuse(std::to_string(chunks_owned) + " mapped chunks but " + std::to_string(owned) +
+                  " owned lpns");
+  // The section's own CRC: it is handed over apart from the stream that carried it.
+  w.u32(crc32c(w.data().data() + start, w.size() - start));
+  return Status::ok();
+}
+
+// In: the Volume as constructed (empty tables, header from the page). Out: the tables a
+// reading open builds, from `tables`; an error (kCorrupt naming the cause) leaves them partly
+// built.
+Status Volume::load_tables(std::span<const uint8_t> tables) {
+  const VolumeLayout& L = hdr_.layout;
+  if (tables.size() < 8)
+    return Status::error(Errc::kCorrupt, "volume tables: " + std::to_string(tables.size()) +
+                                             " bytes, too short for a section");
+  const uint32_t crc = le::get32(tables.data() + tables.size() - 4);
+  tables = tables.first(tables.size() - 4);
+  if (crc != crc32c(tables.data(), tables.size()))
+    return Status::error(Errc::kCorrupt, "volume tables: CRC mismatch (damaged section)");
+  TableReader r(tables);
+  r.tag("VOLT");
+  const uint32_t version = r.u32();
+  if (r.status().is_ok() && version != kTablesVersion)
+    r.fail("volume tables: version " + std::to_string(version) + ", this pdl reads " +
+           std::to_string(kTablesVersion));
+  const uint32_t echo[] = {r.u32(), r.u32(), r.u32(), r.u32(), r.u32(), r.u32()};
+  const uint32_t want[] = {store_->logical_pages(), L.chunk,      L.dir_pages,
+                           L.owner_pages,           L.data_first, L.data_lpns};
+  if (r.status().is_ok() && !std::equal(std::begin(echo), std::end(echo), std::begin(want)))
+    r.fail("volume tables: the layout differs from the volume header's");
+  const uint16_t name_len = r.u16();
+  const auto main_name = r.bytes(name_len);
+  if (r.status().is_ok() && std::string(main_name.begin(), main_name.end()) != hdr_.main_name)
+    r.fail("volume tables: the main name differs from the volume header's");
+  const uint32_t locations = r.u32(), mapped_saved = r.u32(), next_id_saved = r.u32();
+  const uint64_t next_version_saved = r.u64();
+  if (r.status().is_ok() && locations != meta_locations_crc())
+    r.fail("volume tables: the directory or owner map moved in the store since they were saved");
+  const uint32_t nfiles = r.u32();
+  r.check(nfiles, uint64_t(slot_ids_.size()) + 1, "volume tables: file count");
+  r.check_count(nfiles, 4 + 4 + 8 + 8 + 8 + 1 + 4, "volume tables: files");
+  PDL_TRY(r.status());
+
+  FileId max_id = 0;
+  next_version_ = 1;
+  for (uint32_t k = 0; k < nfiles; k++) {
+    File f;
+    f.slot = r.u32();
+    f.meta.id = r.u32();
+    f.meta.size = r.u64();
+    f.meta.version = r.u64();
+    f.meta.mtime_ns = r.u64();
+    const auto name = r.bytes(r.u8());
+    const uint32_t n = r.u32();
+    PDL_TRY(r.status());
+    f.meta.name.assign(name.begin(), name.end());
+    const std::string what = "volume tables: file " + std::to_string(k);
+    if (!r.check(f.slot, slot_ids_.size(), "volume tables: slot")) break;
+    if (slot_ids_[f.slot] != 0) r.fail(what + ": slot " + std::to_string(f.slot) + " twice");
+    if (f.meta.id == 0 || f.meta.id == kStaleSlot || files_.count(f.meta.id))
+      r.fail(what + ": id " + std::to_string(f.meta.id) + " invalid or twice");
+    if (!check_name(f.meta.name).is_ok() || names_.count(f.meta.name))
+      r.fail(what + ": name invalid or twice");
+    if (f.meta.size > max_file_size()) r.fail(what + ": size beyond the data area");
+    if (!r.check(n, chunk_count(f.meta.size) + 1, "volume tables: chunk count")) break;
+    f.kind = kind_of(f.meta.name);
+    // (chunk, lpn) of the mapped chunks, read first: an entry takes at least 8 bytes, so this
+    // list is bounded by the section, and the chunk table is sized only once its last entry
+    // is known to be a mapped chunk — as a reading open sizes it.
+    std::vector<std::pair<uint32_t, uint32_t>> mapped;
+    for (uint64_t c = 0; c < n && r.status().is_ok();) {
+      const uint32_t l = r.u32();
+      if (l == kNoLpn) {
+        const uint32_t run = r.u32();
+        if (r.status().is_ok() && (run == 0 || c + run >= n))
+          r.fail(what + ": a run of " + std::to_string(run) + " holes at chunk " +
+                 std::to_string(c) + " of " + std::to_string(n) +
+                 " (a chunk table ends on a mapped chunk)");
+        c += run;
+        continue;
+      }
+      const uint64_t gen = r.u64();
+      // (An lpn below the data area wraps to a huge offset: out of range too.)
+      if (!r.check(uint64_t(l) - L.data_first, L.data_lpns, "volume tables: lpn")) break;
+      Owner& o = owners_[l - L.data_first];
+      if (o.id != 0) r.fail(what + ": lpn " + std::to_string(l) + " owned twice");
+      if (gen == 0 || gen == UINT64_MAX) r.fail(what + ": owner generation out of range");
+      o = Owner{f.meta.id, uint32_t(c), gen};
+      mapped.emplace_back(uint32_t(c), l);
+      lpn_kind_[l] = uint8_t(f.kind);
+      next_version_ = std::max(next_version_, gen + 1);
+      c++;
+    }
+    PDL_TRY(r.status());
+    f.chunks.assign(n, kNoLpn);
+    for (const auto& [c, l] : mapped) f.chunks[c] = l;
+    PDL_TRY(r.status());
+    max_id = std::max(max_id, f.meta.id);
+    if (f.meta.version == UINT64_MAX) return Status::error(Errc::kCorrupt, what + ": version");
+    next_version_ = std::max(next_version_, f.meta.version + 1);
+    slot_ids_[f.slot] = f.meta.id;
+    names_.emplace(f.meta.name, f.meta.id);
+    files_.emplace(f.meta.id, std::move(f));
+  }
+  PDL_TRY(r.finish());
+  next_id_ = max_id + 1;
+  if (next_id_ == 0) next_id_ = 0xFFFFFFFFu;  // as load()
+  auto corrupt = [](const std::string& m) {
+    return Status::error(Errc::kCorrupt, "volume tables: " + m);
+  };
+  if (next_id_ != next_id_saved || next_version_ != next_version_saved)
+    return corrupt("the next file id or version disagrees with the files");
+  // The store against the owner map: every unowned lpn unmapped (then pooled), and as many
+  // mapped lpns as when saved.
+  uint32_t mapped = 0;
+  for (uint32_t i = 0; i < L.data_lpns; i++) {
+    const uint32_t lpn = L.data_first + i;
+    const bool is_mapped = store_->is_mapped(lpn);
+    mapped += is_mapped;
+    if (owners_[i].id != 0) continue;
+    if (is_mapped)
+      return corrupt("lpn " + std::to_string(lpn) +
+                     " is free in the tables but mapped in the "
+                     "store");
+    pool_.put(lpn);
+  }
+  if (mapped != mapped_saved)
+    return corrupt(std::to_string(mapped) + " data lpns mapped in the store, " +
+                   std::to_string(mapped_saved) + " when the tables were saved");
+  return Status::ok();
+}
+
+Status Volume::open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
+                    std::unique_ptr<Volume>* out, std::span<const uint8_t> tables) {
+  std::vector<uint8_t> page(store->page_size());
+  Status st = store->read(0, page);
+  if (st.is(Errc::kNotFound))
+    return Status::error(Errc::kCorrupt, "no volume header (the store holds no pdl volume)");
+  VolumeHeader h;
+  if (st.is_ok()) st = decode_header(page, store->logical_pages(), store->page_size(), &h);
+  if (st.is(Errc::kCorrupt) && st.message().rfind("no volume header", 0) != 0)
+    // Everything else may be intact, but without the header's layout no file can be found.
+    return Status::error(
+        Errc::kCorrupt,
+        "the volume header (lpn 0, which locates the directory) is damaged: " +
+            std::string(st.message()) +
+            "; no file of this image can be located, by pdl cat or any other reader; the data "
+            "pages are left as they are: keep the image file (do not format it) for salvage");
+  PDL_TRY(st);
+  std::unique_ptr<Volume> v(new Volume(std::move(store), opts, h));
+  if (!tables.empty()) {
+    const Status t = v->load_tables(tables);
+    v->from_tables_ = t.is_ok();
+    if (!t.is_ok()) {
+      v->tables_refused_ = std::string(t.message());
+      v->reset_state();
+    }
+  }
+  if (!v->from_tables_) PDL_TRY(v->load());
+  *out = std::move(v);
+  return Status::ok();
+}
+
+uint64_t Volume::table_bytes() {
+  std::lock_guard<std::mutex> g(mu_);
+  // Node-based containers: the payload plus two pointers of list/tree overhead per node.
+  constexpr uint64_t kNode = 2 * sizeof(void*);
+  uint64_t n = sizeof(*this);
+  for (const auto& [id, f] : files_)
+    n += sizeof(id) + sizeof(File) + kNode + f.chunks.capacity() * sizeof(uint32_t) +
+         f.meta.name.capacity();
+  n += files_.bucket_count() * sizeof(void*);
+  for (const auto& [name, id] : names_) n += sizeof(name) + sizeof(id) + 2 * kNode + name.size();
+  for (const auto& [slot, meta] : stale_slots_)
+    n += sizeof(slot) + sizeof(meta) + 2 * kNode + meta.name.capacity();
+  for (const auto& name : vacated_) n += sizeof(name) + 2 * kNode + name.size();
+  n += slot_ids_.capacity() * sizeof(FileId) + owners_.capacity() * sizeof(Owner) +
+       lpn_kind_.capacity() + dir_dirty_.table_bytes() + owner_dirty_.table_bytes() +
+       pool_.table_bytes() + (pending_free_.capacity() + trimmed_.capacity()) * sizeof(uint32_t) +
+       uncleared_.capacity() * sizeof(uncleared_[0]) + scratch_.capacity() + old_.capacity() +
+       hdr_.main_name.capacity();
+  for (const CachedChunk& e : cache_) n += sizeof(e) + e.data.capacity();
+  return n;
+}
+
+}  // namespace pdl
