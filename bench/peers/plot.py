@@ -56,6 +56,7 @@ def main():
     ax.set_xticks([x + width * (len(systems) - 1) / 2 for x in range(len(ages))])
     ax.set_xticklabels([f"{a} device" for a in ages])
     ax.set_yscale("log")
+    ax.set_ylim(bottom=1000)
     ax.set_ylabel("page + spare reads")
     ax.set_title("reads of a mount after a clean unmount (UBI attach + UBIFS mount; JFFS2 "
                  "mount; pdl store open)")

@@ -165,6 +165,14 @@ fill() {
        mib=$(awk -v t=$2 -v u=$3 'BEGIN { n = int((@FILL@ * t - u) / 1024) + 1; print n }')
        dd if=/dev/urandom of=@MNT@/static bs=1M count=$mib 2> /dev/null || say "NOTE dd short"
        sync
+       # df's "used" may lag what was written (UBIFS's accounting): top up in 2 MiB files
+       n=0
+       while df -k @MNT@ | awk -v f=@FILL@ 'NR == 2 { exit !($3 < f * $2) }'; do
+           n=$((n + 1))
+           [ $n -le 64 ] || { say "NOTE $PEERS_RUN fill stopped short"; break; }
+           dd if=/dev/urandom of=@MNT@/static.$n bs=1M count=2 2> /dev/null || break
+           sync
+       done
        say "FULL $PEERS_RUN fs $(df -k @MNT@ | awk 'NR == 2 { print $3, $4, $2 }')" ;;
     esac
 }
