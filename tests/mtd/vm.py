@@ -29,9 +29,10 @@ initramfs, loads nandsim, and runs FILE as /test.sh with /dev/mtd0 present.
    "PDL-MTD-EXIT=<status>" and powers off at once. A failed step prints "PDL-MTD-FAIL: <why>"
    and the kernel's last messages instead; a panic or oops ends the VM (panic=-1, oops=panic,
    -no-reboot).
-4. The serial console streams to stdout and to --log. The exit status is the script's; with no
-   marker (a failed step, a panic, QEMU gone, --timeout reached: QEMU is killed) it is 3 and the
-   last line says why. 2: bad arguments or a missing tool (qemu-system-x86 and busybox-static,
+4. The serial console streams to stdout and to --log (written line by line: a long run can be
+   followed). The exit status is the script's; with no marker (a failed step, a panic, QEMU
+   gone, --timeout reached: QEMU is killed) it is 3 and the last line says why. 2: bad
+   arguments or a missing tool (qemu-system-x86 and busybox-static,
    Debian packages that ./run installs). A script's own 2 or 3 is not told apart from these.
 One run per DIR at a time (a lock on DIR/lock; a second run waits). Standard library only.
 """
@@ -522,7 +523,7 @@ def main():
             say(f"kernel {package}")
             initramfs = os.path.join(work, "initramfs.cpio.gz")
             build_initramfs(args, moddir, initramfs)
-            log = open(args.log, "w") if args.log else None
+            log = open(args.log, "w", buffering=1) if args.log else None  # line by line
             try:
                 status, reason = boot(args, vmlinuz, initramfs, log)
             finally:
