@@ -57,7 +57,7 @@ Status checkpoint_info(Image& image, CheckpointInfo* out) {
   c.scan_reason = m.scan_reason;
   c.mount_sim_us = m.sim_us;
   // (outside the Volume's lock: the Volume's table_bytes takes it)
-  c.volume_table_bytes = 0;  // MERGE(vol): image.volume->table_bytes()
+  c.volume_table_bytes = image.volume ? image.volume->table_bytes() : 0;
   *out = c;
   return Status::ok();
 }

@@ -27,9 +27,11 @@ Status Image::close() {
   // The checkpoint (docs/design.md §17): the data is synced, so a failure here loses nothing;
   // it is kept in `checkpoint` for the caller to report, and the next mount scans.
   TableWriter client;  // the Volume's tables: its client section
-  checkpoint = Status::ok();  // MERGE(vol): checkpoint = volume->save_tables(client);
+  // A Volume that cannot save its tables exactly (volume_tables.cc says why) gets no client
+  // section: the next mount then reads its metadata pages, as without a checkpoint.
+  if (!volume->save_tables(client).is_ok()) client = TableWriter();
   auto guard = volume->lock();
-  if (checkpoint.is_ok()) checkpoint = volume->store().write_checkpoint(client.data());
+  checkpoint = volume->store().write_checkpoint(client.data());
   return Status::ok();
 }
 
@@ -248,10 +250,9 @@ Status mount_image(Image& img, const ImageParams& params, bool read_only) {
   if (params.wear_level) store->set_wear_level(*params.wear_level);
   Status s = read_only ? Status::ok() : upgrade_store(nand, *store);
   if (s.is_ok() && !store->legacy_format()) s = store->set_commit_mode(commit_mode(params));
-  // MERGE(vol): Volume::open(std::move(store), volume_options(params, nand, read_only), &vol,
-  // client) — the Volume's tables from the checkpoint (it reads its pages if they do not fit).
-  (void)client;
-  if (s.is_ok()) s = Volume::open(std::move(store), volume_options(params, nand, read_only), &vol);
+  // The Volume's tables from the checkpoint (it reads its pages if they do not fit).
+  if (s.is_ok())
+    s = Volume::open(std::move(store), volume_options(params, nand, read_only), &vol, client);
   if ((s.is(Errc::kFull) || s.is(Errc::kHostFull)) && !read_only) {
     // No room for the mount's clean-up (a chip at the end of its life, or one filled up to a
     // write that failed): mounted again, from what is on flash as after a crash, without the
