@@ -10,16 +10,13 @@
 #include "flash/common/crc32c.h"
 #include "flash/common/le.h"
 #include "flash/store/reread.h"
+#include "flash/store/spare.h"
 
 namespace pdl {
 namespace {
 
-constexpr char kMagic[8] = {'P', 'D', 'L', 'C', 'K', 'L', 'O', 'G'};
-constexpr size_t kCrcAt = 60;
-
-bool all_ff(std::span<const uint8_t> d) {
-  return std::all_of(d.begin(), d.end(), [](uint8_t b) { return b == 0xFF; });
-}
+constexpr char kLogMagic[8] = {'P', 'D', 'L', 'C', 'K', 'L', 'O', 'G'};
+constexpr size_t kLogCrcAt = 60;
 
 // (gen, kind) order: for one gen, stale is newer than the checkpoint it invalidates.
 bool newer(const LogEntry& a, const LogEntry& b) {
@@ -32,7 +29,7 @@ bool newer(const LogEntry& a, const LogEntry& b) {
 void CheckpointLog::encode(const LogEntry& e, std::span<uint8_t> d) const {
   std::fill(d.begin(), d.end(), 0xFF);
   uint8_t* p = d.data();
-  std::memcpy(p, kMagic, 8);
+  std::memcpy(p, kLogMagic, 8);
   le::put32(p + 8, uint32_t(e.kind));
   le::put64(p + 12, e.gen);
   std::memcpy(p + 20, sb_.uuid.data(), 16);
@@ -41,12 +38,12 @@ void CheckpointLog::encode(const LogEntry& e, std::span<uint8_t> d) const {
   le::put32(p + 44, e.pages);
   le::put64(p + 48, e.stream_bytes);
   le::put32(p + 56, e.stream_crc);
-  le::put32(p + kCrcAt, crc32c(p, kCrcAt));
+  le::put32(p + kLogCrcAt, crc32c(p, kLogCrcAt));
 }
 
 bool CheckpointLog::decode(std::span<const uint8_t> d, LogEntry* e) const {
   const uint8_t* p = d.data();
-  if (std::memcmp(p, kMagic, 8) != 0 || le::get32(p + kCrcAt) != crc32c(p, kCrcAt)) return false;
+  if (std::memcmp(p, kLogMagic, 8) != 0 || le::get32(p + kLogCrcAt) != crc32c(p, kLogCrcAt)) return false;
   const uint32_t kind = le::get32(p + 8);
   if (kind != uint32_t(LogKind::kCheckpoint) && kind != uint32_t(LogKind::kStale)) return false;
   if (std::memcmp(p + 20, sb_.uuid.data(), 16) != 0) return false;  // another format's
