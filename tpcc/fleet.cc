@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "flash/device/emulated_nand.h"
+#include "flash/image/image.h"
 #include "flash/image/image_params.h"
 #include "flash/image/open_store.h"
 #include "tpcc/cpu_clock.h"
@@ -129,7 +130,18 @@ Fleet::Fleet(FleetConfig cfg, std::vector<MethodSpec> methods)
 Fleet::~Fleet() { (void)close(); }
 
 std::string Fleet::path_of(const std::string& key) const {
+  if (key == "unix" && !cfg_.unix_dir.empty()) return cfg_.unix_dir + "/unix.db";
+  if (key != "unix" && !cfg_.store.empty()) return cfg_.store;
   return cfg_.dir + "/" + key + ".db";
+}
+
+uint64_t Fleet::chip_bytes() const {
+  for (const auto& m : members_)
+    if (m->image) {
+      auto lock = m->image->volume->lock();
+      return m->image->nand->geometry().data_bytes();
+    }
+  return 0;
 }
 
 Status Fleet::open(const std::string& source) {
@@ -148,13 +160,25 @@ Status Fleet::open(const std::string& source) {
     m->spec = spec;
     m->is_unix = spec.key == "unix";
     m->path = path_of(spec.key);
-    if (Status st = remove_db_files(m->path, m->is_unix); !st.is_ok()) return m->fail(st);
+    const bool in_store = !m->is_unix && !cfg_.store.empty();
+    if (in_store) {  // it must exist: never formatted here (its other files are never touched)
+      std::unique_ptr<Image> probe;
+      if (Status st = open_image(m->path, ImageParams(), ImageMode::kOpen, true, "", &probe);
+          !st.is_ok())
+        return m->fail(Status::error(st.code(), "--store " + m->path + ": " +
+                                                    std::string(st.message())));
+    } else if (Status st = remove_db_files(m->path, m->is_unix); !st.is_ok()) {
+      return m->fail(st);
+    }
     m->uri = "file:" + m->path;
     if (m->is_unix)
       m->uri += "?vfs=unix";
     else
-      m->uri += "?vfs=pdl-timed&" + spec.uri_params(cfg_.page, cfg_.chip_bytes) + "&page=" + std::to_string(cfg_.page) +
-                "&size=" + std::to_string(cfg_.chip_bytes) + "&clock=logical" + cfg_.uri_extra +
+      m->uri += "?vfs=pdl-timed&" + spec.uri_params(cfg_.page, cfg_.chip_bytes) + "&page=" +
+                std::to_string(cfg_.page) +
+                (in_store ? "&db=" + spec.key + ".db"
+                          : "&size=" + std::to_string(cfg_.chip_bytes)) +
+                "&clock=logical" + cfg_.uri_extra +
                 (spec.preset.method == Method::kStableBuffer ? cfg_.sb_extra : "");
     Status st = m->db.open(m->uri);
     if (st.is_ok()) st = clone_into(src.get(), m->db);

@@ -45,6 +45,10 @@ struct FleetConfig {
   bool unix_first = false;         // the unix reference opened and measured before the methods
   std::string uri_extra;           // appended to every pdl URI ("&obsolete=memory")
   std::string sb_extra;            // appended to StableBuffer members' URIs ("&sb_slots=64")
+  // The one pdl member in this existing store (image file or /dev/mtdN), database file
+  // <key>.db in it; chip_bytes is then 0 (the store's own size).
+  std::string store;
+  std::string unix_dir;  // the unix reference in DIR/unix.db ("" : in `dir`)
 };
 
 struct TypeFigures {
@@ -106,6 +110,8 @@ class Fleet {
   const FleetConfig& config() const { return cfg_; }
   // Path of a member's database file (image) by method key.
   std::string path_of(const std::string& key) const;
+  // Bytes of the first pdl member's chip (its geometry), 0 without one.
+  uint64_t chip_bytes() const;
   // Called with a line of progress (warm-up rounds) for stderr.
   std::function<void(const std::string&)> progress;
 

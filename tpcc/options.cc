@@ -110,7 +110,7 @@ Options parse_options(int argc, char** argv) {
                      "and with StableBuffer in front sb-page, sb-bast16, sb-fast16, or ftl\n"
                      "for all eight; with NVM beside the chip: pdl-nvm, pdl2k-nvm,\n"
                      "ipl-pcram, ipl-pcram512, or nvm for\n"
-                     "pdl-nvm,pdl2k-nvm,pdl,opu,ipl,ipl-pcram")
+                     "pdl-nvm,pdl2k-nvm,pdl,opu,ipl,ipl-pcram; none: the unix VFS alone")
           ->type_name("LIST")->default_str("pdl,opu,ipu,ipl")->group(kMethods);
   app.add_option("--journal-mode", journals, "SQLite journal modes")
       ->type_name("LIST")
@@ -168,6 +168,16 @@ Options parse_options(int argc, char** argv) {
                  "keep the images: DIR/<method>.db (DIR/<journal>/<method>.db with\n"
                  "several journal modes); open with file:DIR/pdl.db?vfs=pdl")
       ->type_name("DIR")->group(kMethods);
+  app.add_option("--store", o.store,
+                 "run the one method (one --methods, one --commit) in this existing pdl\n"
+                 "store, an image file or /dev/mtdN made by `pdl format`: the database is\n"
+                 "its file <method>.db, beside the files it already holds (never formatted\n"
+                 "or removed here; the method must match the store's)")
+      ->type_name("PATH")->group(kMethods);
+  app.add_option("--unix-dir", o.unix_dir,
+                 "the unix reference's database in DIR (DIR/unix.db, e.g. on a mounted\n"
+                 "flash file system) instead of beside the images")
+      ->type_name("DIR")->group(kMethods);
   app.add_option("--work-dir", o.work_dir, "scratch directory")
       ->type_name("DIR")->default_str("/dev/shm, else /tmp")->group(kMethods);
 
@@ -189,11 +199,18 @@ Options parse_options(int argc, char** argv) {
                "uncounted read per page written: host time only)")
       ->group(kOutput);
   app.add_flag("--quiet", quiet, "no progress on stderr")->group(kOutput);
+  app.add_option("--phase-cmd", o.phase_cmd,
+                 "a shell command run as `CMD start` just before each measured phase and\n"
+                 "`CMD end` just after it (e.g. to snapshot a device's own counters); the\n"
+                 "run fails if it does")
+      ->type_name("CMD")->group(kOutput);
 
   if (const int rc = cl.parse(argc, argv); rc >= 0) std::exit(rc);
   auto fail = [&](const std::string& msg) { std::exit(cl.error(msg)); };
 
-  if (methods_opt->count()) {
+  if (methods == "none") {
+    o.methods.clear();
+  } else if (methods_opt->count()) {
     std::string err;
     if (!parse_methods(methods, &o.methods, &err)) fail("--methods: " + err);
   }
@@ -230,6 +247,15 @@ Options parse_options(int argc, char** argv) {
   }
   if (o.warmup_max == 0) o.warmup_max = std::max<uint64_t>(20000, 20 * o.transactions);
   o.methods = with_commits(o.methods, o.commits);
+  if (o.methods.empty() && !o.unix_reference) fail("--methods none with --no-unix: nothing to run");
+  if (o.methods.empty() && o.sweep) fail("--sweep needs a method");
+  if (!o.store.empty()) {
+    if (o.methods.size() != 1)
+      fail("--store runs one method: give one --methods and one --commit (" +
+           std::to_string(o.methods.size()) + " members asked)");
+    if (o.chip_bytes) fail("--store: the store has its own size; leave out --chip-size");
+    if (!o.image_dir.empty()) fail("--store and --image-dir exclude each other");
+  }
   if (const std::string why = check_chip(o); !why.empty()) fail(why);
   // The results files must be writable before the load and the runs, not after.
   for (const auto& [opt, file] : {std::pair{"--json", o.json}, std::pair{"--csv", o.csv}})

@@ -26,6 +26,11 @@ struct Options {
   bool unix_reference = true;
   uint64_t seed = 1;
   std::string json, csv, image_dir, work_dir, uri_extra;
+  // --store: the one pdl member runs in this existing store (an image file or /dev/mtdN made
+  // by `pdl format`), its database the store's file <key>.db beside whatever else it holds.
+  std::string store;
+  std::string unix_dir;   // --unix-dir: the unix reference's database is DIR/unix.db
+  std::string phase_cmd;  // --phase-cmd: run as "CMD start" / "CMD end" around each measurement
   // URI parameters for the StableBuffer members only ("&sb_slots=256&sb_flush=proactive").
   std::string sb_extra;
   bool sweep = false;

@@ -111,7 +111,11 @@ static int run(int argc, char** argv) {
                 "%.1f s on the unix VFS\n", scale.describe().c_str(), (unsigned long long)o.seed,
                 (unsigned long long)scale.total_rows(), (unsigned long long)ctx.loaded_pages,
                 o.page, ctx.load_s);
-  const uint64_t chip = st.is_ok() ? chip_bytes_for(o, ctx.loaded_pages) : o.chip_bytes;
+  // (--store: the store's own size, reported from its geometry)
+  const uint64_t chip =
+      !o.store.empty() ? 0 : st.is_ok() ? chip_bytes_for(o, ctx.loaded_pages) : o.chip_bytes;
+  if (st.is_ok() && !o.unix_dir.empty() && !make_dir(o.unix_dir))
+    st = Status::error(Errc::kIoError, "cannot use --unix-dir " + o.unix_dir);
   for (size_t j = 0; st.is_ok() && j < o.journals.size(); j++) {
     const FleetConfig cfg = fleet_config(
         o, scale, o.journals[j], chip,
@@ -165,11 +169,17 @@ static int run(int argc, char** argv) {
         unlink((d + "/unix.db" + sfx).c_str());
       if (d != work) rmdir(d.c_str());
     }
+    if (!o.unix_dir.empty())
+      for (const char* sfx : {"", "-journal", "-wal", "-shm"})
+        unlink((o.unix_dir + "/unix.db" + sfx).c_str());
   } else if (status == 0) {
     std::printf("\nimages kept in %s (open with file:%s/%s.db?vfs=pdl)\n", image_root.c_str(),
                 dirs.empty() ? image_root.c_str() : dirs.front().c_str(),
                 o.methods.empty() ? "unix" : o.methods.front().key.c_str());
   }
+  if (!o.store.empty() && status == 0)
+    std::printf("\nthe database stays in the store: file:%s?vfs=pdl&db=%s.db\n", o.store.c_str(),
+                o.methods.front().key.c_str());
   rmdir(work.c_str());
   return status;
 }

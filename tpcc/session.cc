@@ -3,9 +3,31 @@
 
 #include <algorithm>
 #include <chrono>
+#include <sys/wait.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 namespace pdl::tpcc {
+namespace {
+
+// --phase-cmd: `cmd phase` through the shell; ok when it exits 0.
+Status run_phase_cmd(const std::string& cmd, const char* phase) {
+  if (cmd.empty()) return Status::ok();
+  const std::string line = cmd + " " + phase;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const int rc = std::system(line.c_str());
+  if (rc == 0) return Status::ok();
+  const std::string how = rc == -1                ? "could not be started"
+                          : WIFEXITED(rc)          ? "exited with " + std::to_string(WEXITSTATUS(rc))
+                          : WIFSIGNALED(rc)        ? "was killed by signal " + std::to_string(WTERMSIG(rc))
+                                                   : "failed";
+  return Status::error(Errc::kIoError, "--phase-cmd: `" + line + "` " + how);
+}
+
+}  // namespace
 
 Status load_source(const Options& o, const Scale& scale, const std::string& path,
                    const LoadProgress& progress, double* secs, uint64_t* pages) {
@@ -49,6 +71,8 @@ FleetConfig fleet_config(const Options& o, const Scale& scale, const std::string
   cfg.unix_reference = o.unix_reference;
   cfg.uri_extra = o.uri_extra;
   cfg.sb_extra = o.sb_extra;
+  cfg.store = o.store;
+  cfg.unix_dir = o.unix_dir;
   return cfg;
 }
 
@@ -58,6 +82,7 @@ Status run_journal(const Options& o, const FleetConfig& cfg, const std::string& 
   if (o.progress)
     fleet.progress = [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); };
   PDL_TRY(fleet.open(source));
+  const uint64_t chip_bytes = cfg.chip_bytes ? cfg.chip_bytes : fleet.chip_bytes();
   const std::vector<double> caches = sweep ? o.sweep_cache : std::vector<double>{o.cache_pct};
   PDL_TRY(fleet.set_cache_pct(caches.front()));
   WarmupReport wu;
@@ -69,7 +94,7 @@ Status run_journal(const Options& o, const FleetConfig& cfg, const std::string& 
     RunResult r;
     r.journal = cfg.journal;
     r.cache_pct = caches[i];
-    r.chip_bytes = cfg.chip_bytes;
+    r.chip_bytes = chip_bytes;
     r.page = cfg.page;
     r.warmup = wu;
     if (i > 0) {
@@ -79,8 +104,10 @@ Status run_journal(const Options& o, const FleetConfig& cfg, const std::string& 
     }
     if (o.progress)
       std::fprintf(stderr, "measuring (%s, cache %g%%) ...\n", cfg.journal.c_str(), caches[i]);
+    PDL_TRY(run_phase_cmd(o.phase_cmd, "start"));
     PDL_TRY(fleet.measure(o.duration_s > 0 && i == 0 ? 0 : o.transactions,
                           i == 0 ? o.duration_s : 0, &r.members));
+    PDL_TRY(run_phase_cmd(o.phase_cmd, "end"));
     if (i + 1 == caches.size()) {
       if (o.progress) std::fprintf(stderr, "checking (%s) ...\n", cfg.journal.c_str());
       PDL_TRY(fleet.check(&r.checks));

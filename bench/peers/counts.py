@@ -5,7 +5,9 @@ nandsim drives the NAND core through exec_op, where nand_read_oob_op is a nand_r
 the spare columns: a data-page read is nand_read_page_op's hits less nand_read_oob_op's.
 Lines (vm_script.py): PEERS-SNAP RUN TAG read_page read_oob prog prog_end erase;
 PEERS-PDL RUN TAG {pdl_stats JSON}; PEERS-ROWS RUN count sum sum; PEERS-FULL RUN ...;
-PEERS-FILL-PAGES RUN pages; PEERS-SECS RUN s; PEERS-FAIL RUN why.
+PEERS-FILL-PAGES RUN pages; PEERS-SECS RUN s; PEERS-FAIL RUN why; PEERS-TPCC RUN
+"counts":{...} (pdl-tpcc's own counts of its measured transactions: pdl_stats S0 = 0, S1 =
+them); for the TPC-C-like run PEERS-ROWS carries pdl-tpcc's content checksum.
 A run's figures (window S0 -> S2: the measured transactions, the close, sync and settle):
   programs, erases, page_reads (data), spare_reads (spare only), reads = both; per_txn = / txns.
 Mount (after a clean unmount): step1 = M0 -> M1 (UBI attach; JFFS2's and pdl's whole mount),
@@ -44,6 +46,13 @@ def parse(text):
                 d["pdl"].setdefault(run, {})[tag] = json.loads(js)["flash"]
             except (ValueError, KeyError):
                 d["fail"].append(f"{run}: unreadable pdl_stats at {tag}")
+        elif kind == "TPCC":  # pdl-tpcc's exact counts of the measured transactions
+            try:
+                c = json.loads("{" + rest + "}")["counts"]
+                zero = {k: 0 for k in c}
+                d["pdl"].setdefault(run, {}).update({"S0": zero, "S1": c})
+            except (ValueError, KeyError):
+                d["fail"].append(f"{run}: unreadable pdl-tpcc counts")
         elif kind == "ROWS":
             d["rows"][run] = rest
         elif kind == "FULL":

@@ -3,7 +3,9 @@ nandsim's geometry: 2048-byte pages, the device's free spare bytes, 64 pages a b
 blocks), in the VM's order (vm_script.py): the same SQL files, a fresh image per workload, or
 one aged image per system filled with the same static data, the workload table dropped between
 workloads. The counts each process reports (PRAGMA pdl_stats) come back as the VM's PEERS-PDL
-lines (tags S0, S1, M) and PEERS-ROWS lines, so counts.py compares them one to one.
+lines (tags S0, S1, M) and PEERS-ROWS lines, so counts.py compares them one to one; the
+TPC-C-like run (pdl-tpcc --store on the image, after the workloads) its PEERS-TPCC and
+PEERS-ROWS lines.
 
 fill_sql_for sizes the aged runs' fill: `pdl info` of a fresh image gives the store's data
 pages; the VM runs the same file.
@@ -14,8 +16,8 @@ import re
 import subprocess
 
 import workloads
-from vm_script import FILL, pdl_parts, sql_name
-from workloads import WORKLOADS
+from vm_script import FILL, TPCC_KEY, pdl_parts, sql_name
+from workloads import TPCC, WORKLOADS
 
 CHIP = "256M"
 
@@ -48,8 +50,10 @@ def fill_sql_for(pdl, work, method, spare):
 
 
 class Emulator:
-    def __init__(self, build, work, spare):
+    def __init__(self, build, work, spare, tpcc_txns):
         self.pdl = os.path.join(build, "tools", "pdl")
+        self.pdl_tpcc = os.path.join(build, "tpcc", "pdl-tpcc")
+        self.tpcc_txns = tpcc_txns
         self.ext = os.path.join(build, "vfs", "pdl")
         self.work = work
         self.spare = spare
@@ -86,9 +90,23 @@ class Emulator:
                                            run_id + " mount"))
         return out
 
+    def tpcc(self, run_id, key, commit):
+        """The TPC-C-like run in the image: its PEERS-TPCC and PEERS-ROWS lines."""
+        js = os.path.join(os.path.dirname(self.img), "tpcc.json")
+        r = run([self.pdl_tpcc, *workloads.tpcc_args(self.tpcc_txns),
+                 *workloads.tpcc_member_args(key, commit, self.img),
+                 "--work-dir", os.path.dirname(self.img), "--json", js])
+        if r.returncode != 0:
+            raise RuntimeError(f"{run_id} on the emulator: {r.stderr.strip()[-2000:]}")
+        with open(js) as f:
+            m = json.load(f)["runs"][0]["methods"][0]
+        os.unlink(js)
+        return [f"PEERS-TPCC {run_id} " + json.dumps({"counts": m["counts"]})[1:-1],
+                f"PEERS-ROWS {run_id} {m['check']['checksum']}"]
+
     def system(self, age, system, sqldir):
         """The PEERS- lines of one pdl system's runs at one age."""
-        _, method, commit = pdl_parts(system)
+        key, method, commit = pdl_parts(system)
         out = []
         if age == "aged":
             fmt_image(self.pdl, self.img, method, self.spare)
@@ -100,6 +118,9 @@ class Emulator:
             out += self.workload(f"{age}/{system}/{w}", commit, w, sqldir)
             if age == "aged":
                 self.sql(commit, "DROP TABLE t;\n", f"{age}/{system}/{w} cleanup")
+        if age == "fresh":
+            fmt_image(self.pdl, self.img, method, self.spare)
+        out += self.tpcc(f"{age}/{system}/{TPCC}", TPCC_KEY[key], commit)
         return out
 
     def close(self):

@@ -14,10 +14,10 @@ LONG = {"ubifs": "UBIFS on UBI, default compression (lzo)",
         "pdl256-journal": "pdl, PDL(256B), SQLite's journal on flash",
         "opu-atomic": "pdl, OPU, atomic commit", "opu-journal": "pdl, OPU, journal on flash"}
 WTITLE = {"a": "(a) INSERT, DELETE", "b": "(b) INSERT, WAL", "c": "(c) UPDATE, DELETE",
-          "d": "(d) UPDATE, WAL"}
+          "d": "(d) UPDATE, WAL", "t": "(t) TPC-C, DELETE"}
 MOUNT_AFTER = "c"      # the mount is measured after every run; the table shows this one's
 PDL_HEAD = "pdl256-atomic"  # the targets' pdl
-TARGETS = {"a": 1 / 3, "c": 1 / 3, "b": 1.0, "d": 1.0}
+TARGETS = {"a": 1 / 3, "c": 1 / 3, "b": 1.0, "d": 1.0, "t": 1.0}
 
 
 def cell(x, width=11, digits=2):
@@ -41,6 +41,28 @@ def table(result, age, key, title, digits=2):
     for w in result["workloads"]:
         out.append(f"{WTITLE[w]:20}" + "".join(
             " " + cell(per_txn(result, age, s, w, key), 11, digits) for s in systems))
+    return out
+
+
+def close_table(result, age):
+    """Programs and erases per transaction after the last transaction (S1 -> S2)."""
+    out = [f"of these, after the last transaction (S1 -> S2), programs / erases per transaction "
+           f"({age} device)", f"{'workload':20}" +
+           "".join(LABEL[s].rjust(14) for s in result["systems"])]
+    for w in result["workloads"]:
+        cells = []
+        for s in result["systems"]:
+            r = result["runs"].get(f"{age}/{s}/{w}")
+            if not r:
+                cells.append("–".rjust(14))
+                continue
+            a, b, t = r["counts"], r["counts_before_close"], result["txns"]
+            cells.append(f"{(a['programs'] - b['programs']) / t:.2f}/"
+                         f"{(a['erases'] - b['erases']) / t:.3f}".rjust(14))
+        out.append(f"{WTITLE[w]:20}" + "".join(cells))
+    out.append("  pdl: its close (the WAL's checkpoint into the database in (b)/(d); the tables' "
+               "checkpoint, written at every clean close after changes); the file systems: "
+               "the close, the sync and the background commit and erases")
     return out
 
 
@@ -94,6 +116,16 @@ def target_lines(result, age):
     return out
 
 
+def tpcc_line(result):
+    t = result.get("tpcc")
+    if not t:
+        return "(t) not run"
+    return (f"(t) pdl-tpcc ({' '.join(t['args'])}): TPC-C-like transactions on a database of "
+            f"scale {t['scale']:g} of one warehouse, journal_mode={t['journal']}, the same seed "
+            "and transactions on every system (the unix VFS in the mounted file system; pdl: "
+            "the method in the device), content checksum and TPC-C consistency checked")
+
+
 def text(result):
     out = [f"peers: pdl against UBIFS and JFFS2 on the kernel's nandsim "
            f"({result['command']}; bench/peers/)",
@@ -103,6 +135,7 @@ def text(result):
            f"{result['txns']:,} transactions a workload, each one statement (autocommit); "
            f"{result['row_bytes']}-byte rows; (c)/(d) on a {result['table_rows']:,}-row table; "
            f"SQLite pages {result['page_size']} B; synchronous=FULL",
+           tpcc_line(result),
            "counts: kprobes on the NAND core (nand_read_page_op, nand_read_oob_op, "
            "nand_prog_page_op + nand_prog_page_end_op, nand_erase_op) from just before the "
            "first measured transaction to after the close, a sync and the settle of UBI's "
@@ -122,6 +155,7 @@ def text(result):
                                ("reads", "reads per transaction (page + spare-only)", 2),
                                ("sim_ms", "simulated ms per transaction ([PDL] Table 1)", 2)]:
             out += [""] + table(result, age, key, title, dg)
+        out += [""] + close_table(result, age)
         out += [""] + mount_table(result, age)
         out += [""] + target_lines(result, age)
     out += ["", "pdl on nandsim vs the host emulator (same geometry, same SQL; pdl_stats of the "

@@ -46,6 +46,7 @@ def prepare(work, build, txns, ages, spare):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     write(os.path.join(d, "snap.sh"), vm_script.SNAP_SH)
+    write(os.path.join(d, "phase.sh"), vm_script.PHASE_SH)
     for w in workloads.WORKLOADS:
         write(os.path.join(d, f"w-{w}.sql"), workloads.workload_sql(w, txns))
         if workloads.JOURNAL[w] == "WAL":
@@ -56,12 +57,13 @@ def prepare(work, build, txns, ages, spare):
             write(os.path.join(d, f"fill-{method}.sql"),
                   emulator.fill_sql_for(os.path.join(build, "tools", "pdl"), work, method,
                                         spare))
-    write(os.path.join(d, "test.sh"), vm_script.script(ages))
+    write(os.path.join(d, "test.sh"), vm_script.script(ages, tpcc_txns=txns))
     return d
 
 
 def boot(work, build, peers_dir, log, timeout):
-    bins = [os.path.join(build, "tools", "pdl"), shutil.which("sqlite3")]
+    bins = [os.path.join(build, "tools", "pdl"), os.path.join(build, "tpcc", "pdl-tpcc"),
+            shutil.which("sqlite3")]
     for t in TOOLS:
         p = shutil.which(t) or shutil.which(t, path="/usr/sbin:/sbin")
         if not p:
@@ -127,11 +129,11 @@ def main():
     runs = {}
     for age in ages:
         for s in vm_script.SYSTEMS:
-            for w in workloads.WORKLOADS:
+            for w in workloads.WORKLOADS + [workloads.TPCC]:
                 run = f"{age}/{s}/{w}"
                 runs[run] = counts.run_result(d, run, txns)
     print("peers: pdl's runs on the host emulator", file=sys.stderr, flush=True)
-    emu = emulator.Emulator(build, work, spare)
+    emu = emulator.Emulator(build, work, spare, txns)
     emu_lines = []
     try:
         for age in ages:
@@ -147,7 +149,10 @@ def main():
         "command": "./run peers" + (" --quick" if a.quick else ""),
         "quick": a.quick, "txns": txns, "table_rows": workloads.TABLE_ROWS,
         "row_bytes": workloads.ROW_BYTES, "page_size": workloads.PAGE_SIZE,
-        "ages": ages, "systems": vm_script.SYSTEMS, "workloads": workloads.WORKLOADS,
+        "ages": ages, "systems": vm_script.SYSTEMS,
+        "workloads": workloads.WORKLOADS + [workloads.TPCC],
+        "tpcc": {"args": workloads.tpcc_args(txns), "scale": workloads.TPCC_SCALE,
+                 "journal": workloads.TPCC_JOURNAL, "transactions": txns},
         "device": dev.group(0) if dev else None,
         "kernel": kernel(work),
         "vm_status": vm_status, "vm_wall_s": round(vm_secs) if vm_secs else None,

@@ -25,12 +25,14 @@ compressors), pdl through MtdNand (methods PDL(256B) and OPU, commit atomic and 
 """
 import shlex
 
-from workloads import WORKLOADS, JOURNAL
+import workloads
+from workloads import WORKLOADS, JOURNAL, TPCC
 
 FS_SYSTEMS = ["ubifs", "ubifs-none", "jffs2"]
 PDL_SYSTEMS = ["pdl256-atomic", "pdl256-journal", "opu-atomic", "opu-journal"]
 SYSTEMS = FS_SYSTEMS + PDL_SYSTEMS
 PDL_METHOD = {"pdl256": "pdl", "opu": "opu"}  # catalogue key -> pdl format --method
+TPCC_KEY = {"pdl256": "pdl", "opu": "opu"}    # catalogue key -> pdl-tpcc --methods
 FILL = 0.90        # aged: static data, fraction of the file system's / store's capacity
 MNT = "/mnt/fs"
 PROBES = ["nand_read_page_op", "nand_read_oob_op", "nand_prog_page_op",
@@ -43,6 +45,22 @@ awk -v run="$PEERS_RUN" -v tag="$1" '{ c[$1] = $2 }
   END { print "PEERS-SNAP", run, tag, c["nand_read_page_op"] + 0, c["nand_read_oob_op"] + 0,
         c["nand_prog_page_op"] + 0, c["nand_prog_page_end_op"] + 0, c["nand_erase_op"] + 0 }' \\
   /sys/kernel/tracing/kprobe_profile
+"""
+
+
+PHASE_SH = """#!/bin/sh
+# phase.sh start|end: pdl-tpcc's --phase-cmd; sync, settle (the counters still for 0.5 s, at
+# most 15 s: UBI erases in the background), then snapshot S0 (start) or S1 (end).
+case "$1" in start) tag=S0 ;; end) tag=S1 ;; *) echo "phase.sh: $1?" >&2; exit 2 ;; esac
+sync
+p=""
+for i in $(seq 30); do
+    c=$(md5sum < /sys/kernel/tracing/kprobe_profile)
+    [ "$c" = "$p" ] && break
+    p=$c
+    sleep 0.5
+done
+sh /peers/snap.sh $tag
 """
 
 
@@ -145,6 +163,21 @@ run() {
     mountcost $1 $3
     say "SECS $PEERS_RUN $(( $(date +%s) - t0 ))"
 }
+# tpcc SYSTEM METHOD: the TPC-C-like run (pdl-tpcc, workloads.py's tpcc_args): S0 and S1 by
+# its phase command around the measured transactions, S2 after exit, sync and settle; its
+# content checksum (PEERS-ROWS) and, for pdl, the store's own counts (PEERS-TPCC)
+tpcc() {
+    case $1 in
+    @PDL@) a="@TPCC_PDL@" ;;
+    *) a="@TPCC_FS@" ;;
+    esac
+    pdl-tpcc @TPCC_ARGS@ $a --work-dir /tmp --json /tmp/t.json \
+        --phase-cmd "sh /peers/phase.sh" > /tmp/o 2> /tmp/e || { tail -n 20 /tmp/e; bad "tpcc"; }
+    settle; snap S2
+    case $1 in @PDL@) say "TPCC $PEERS_RUN $(grep -o '"counts":{[^}]*}' /tmp/t.json)" ;; esac
+    say "ROWS $PEERS_RUN $(grep -o '"checksum":"[0-9a-f]*"' /tmp/t.json | cut -d'"' -f4)"
+    grep -q '"ok":true' /tmp/t.json || bad "tpcc checks"
+}
 # cleanup SYSTEM DB: the workload's table gone before the next workload (aged runs). pdl holds
 # one database a device: the static table and the workload's share it; the file systems hold
 # each in a file of its own.
@@ -179,11 +212,17 @@ fill() {
 """
 
 
-def script(ages, systems=None):
-    """The VM's /test.sh for the ages given ("fresh", "aged") and systems (default all)."""
+def script(ages, systems=None, tpcc_txns=1000):
+    """The VM's /test.sh for the ages given ("fresh", "aged") and systems (default all), the
+    TPC-C-like run measuring `tpcc_txns` transactions."""
     pdl = "|".join(sorted({k + "-*" for k in PDL_METHOD}))  # the shell pattern of pdl's
+    fs_args = workloads.tpcc_member_args(None, None, MNT)
+    # (tpcc()'s shell expands $2, the pdl-tpcc key, and ${1##*-}, the commit mode)
+    pdl_args = workloads.tpcc_member_args("$2", "${1##*-}", "/dev/mtd0")
     s = (PRELUDE.replace("@PROBES@", " ".join(PROBES)).replace("@PDL@", pdl).replace("@MNT@", MNT)
-         .replace("@FILL@", f"{FILL:g}"))
+         .replace("@FILL@", f"{FILL:g}")
+         .replace("@TPCC_ARGS@", " ".join(workloads.tpcc_args(tpcc_txns)))
+         .replace("@TPCC_FS@", " ".join(fs_args)).replace("@TPCC_PDL@", " ".join(pdl_args)))
     lines = [s]
     for age in ages:
         for system in systems or SYSTEMS:
@@ -204,7 +243,13 @@ def script(ages, systems=None):
                     lines.append(f"cleanup {system} {db}")
                 if age == "fresh":
                     lines.append(f"teardown {system}")
-            if age == "aged":
-                lines.append(f"teardown {system}")
+            run_id = f"{age}/{system}/{TPCC}"
+            lines.append(f"export PEERS_RUN={run_id}")
+            if age == "fresh":
+                lines.append(f"setup {system} {method} || bad setup")
+            key = TPCC_KEY[pdl_parts(system)[0]] if is_pdl(system) else "-"
+            lines += [f"t0=$(date +%s); tpcc {system} {key}",
+                      "say \"SECS $PEERS_RUN $(( $(date +%s) - t0 ))\"",
+                      f"teardown {system}"]
     lines += ["free -m", "df -k /tmp", "dmesg | tail -n 25", "exit $fail"]
     return "\n".join(lines) + "\n"

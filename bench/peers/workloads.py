@@ -6,6 +6,7 @@ Workloads (100-byte rows, synchronous=FULL, SQLite pages of 2048 bytes = the fla
   c  N single-row UPDATEs of random rows of a 10,000-row table (loaded in one transaction
      before the measurement), DELETE
   d  the same in WAL mode
+  t  the TPC-C-like run of pdl-tpcc (tpcc_args below), not SQL from here
 Each statement is its own transaction (autocommit). Row contents and the updated row ids come
 from a generator seeded per workload: every system runs byte-identical SQL. The only
 difference between systems: JFFS2 cannot hold SQLite's -shm mapping, so its WAL runs take
@@ -70,6 +71,33 @@ CHECK_SQL = ("PRAGMA locking_mode=EXCLUSIVE;\n"  # JFFS2: WAL without -shm
              "SELECT 'PEERS-ROWS ' || count(*) || ' ' || total(id * length(p)) || ' ' || "
              "total(unicode(substr(hex(p), 1 + id % 150, 1)) * id) FROM t;\n"
              "PRAGMA integrity_check;\n")
+
+
+# The TPC-C-like run, workload "t": pdl-tpcc (tpcc/) on every system, the same seed and
+# transactions; its content checksum stands for the table check. Scale 0.05 of one warehouse
+# (about 2,200 pages of 2 KiB loaded), the rollback journal (DELETE), SQLite's cache at
+# pdl-tpcc's default (1 % of the database's pages); a fixed warm-up of half the measured
+# transactions, unmeasured. The file systems run the unix VFS alone in the mounted directory
+# (--methods none --unix-dir), pdl the method in the formatted device (--store); --phase-cmd
+# takes the snapshots S0 and S1 around the measured transactions.
+TPCC = "t"
+TPCC_SCALE = 0.05
+TPCC_JOURNAL = "delete"
+
+
+def tpcc_args(txns):
+    """pdl-tpcc's arguments common to every system for `txns` measured transactions."""
+    return ["--scale", f"{TPCC_SCALE:g}", "--warmup", str(max(1, txns // 2)),
+            "--transactions", str(txns), "--journal-mode", TPCC_JOURNAL, "--seed", "1",
+            "--quiet"]
+
+
+def tpcc_member_args(pdl_key, commit, place):
+    """The member's arguments: a pdl method key and commit in the store at `place`, or (key
+    None) the unix VFS alone with its database in the directory `place`."""
+    if pdl_key is None:
+        return ["--methods", "none", "--unix-dir", place]
+    return ["--methods", pdl_key, "--commit", commit, "--store", place, "--no-unix"]
 
 
 def expected_rows(w, txns):

@@ -94,6 +94,22 @@ def main():
     expect(any("tables differ" in b for b in bad), "different tables across systems reported")
     _, _, bad = result_of(log(), "")
     expect(any("no counts" in b for b in bad), "an emulator that ran nothing is reported")
+    # the TPC-C-like run: pdl-tpcc's exact counts stand for pdl_stats (S0 = 0, S1 = them)
+    counts_of = '"counts":{"page_reads":12,"spare_reads":0,"programs":%d,"erases":1}'
+    tp = ["PEERS-SNAP fresh/pdl256-atomic/t S0 1000 1000 0 0 0",
+          "PEERS-SNAP fresh/pdl256-atomic/t S1 1012 1000 3 37 1",
+          "PEERS-SNAP fresh/pdl256-atomic/t S2 1012 1000 3 39 1",
+          "PEERS-ROWS fresh/pdl256-atomic/t 6107a1160dbfb6f3"]
+    for own, ok in ((40, True), (41, False)):
+        d = counts.parse("\n".join(tp + [f"PEERS-TPCC fresh/pdl256-atomic/t {counts_of % own}"]))
+        r = {"fresh/pdl256-atomic/t": counts.run_result(d, "fresh/pdl256-atomic/t", TXNS)}
+        bad = counts.cross_checks(r, None, ["pdl256-atomic"])
+        expect((bad == []) == ok, f"TPC-C counts {own} against the core's 40: {bad}")
+        expect(r["fresh/pdl256-atomic/t"]["rows"] == "6107a1160dbfb6f3",
+               "the TPC-C checksum is the run's table check")
+    d = counts.parse("PEERS-TPCC fresh/pdl256-atomic/t \"counts\":{oops")
+    expect(any("unreadable pdl-tpcc counts" in f for f in d["fail"]),
+           "unreadable pdl-tpcc counts are reported")
     d = counts.parse(log().replace("PEERS-PDL", "X"))
     r = {"fresh/pdl256-atomic/a": counts.run_result(d, "fresh/pdl256-atomic/a", TXNS)}
     expect(any("no pdl_stats" in b for b in counts.cross_checks(r, None, ["pdl256-atomic"])),
