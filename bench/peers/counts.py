@@ -107,6 +107,8 @@ def run_result(d, run, txns):
                       "programs": s1["programs"] + s2["programs"],
                       "erases": s1["erases"] + s2["erases"]}
         r["mount"]["sim_ms"] = sum(sim_us(x) for x in (s1, s2)) / 1000
+        if "MC" in s:  # pdl: the close after the mount (a checkpoint if the mount scanned)
+            r["mount"]["close_after"] = nand_delta(s["M2"], s["MC"])
     p = d["pdl"].get(run, {})
     if "S0" in p and "S1" in p:
         r["pdl_stats"] = pdl_delta(p["S0"], p["S1"])

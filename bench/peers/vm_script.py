@@ -17,8 +17,10 @@ its run):
 set-up, the workload (snapshots S0 and S1 inside, workloads.py), exit, `sync`, settle (until
 the counters stop moving: UBI erases in a background thread), S2; the table's checksum; then
 the mount cost after a clean unmount: M0 unmounted, M1 after the first mount step (UBI attach;
-for JFFS2 and pdl the whole mount), M2 after the second (the UBIFS mount). Every line the
-parser reads starts with PEERS-.
+for JFFS2 and pdl the whole mount), M2 after the second (the UBIFS mount); pdl's M1 and M2 are
+taken inside the process that opened the store, before its close, and MC after that close (a
+mount that had to scan writes the checkpoint there). Every line the parser reads starts with
+PEERS-.
 
 Systems (SYSTEMS): UBIFS on UBI (default compressor, lzo; and compr=none), JFFS2 (default
 compressors), pdl through MtdNand (methods PDL(256B) and OPU, commit atomic and journal).
@@ -139,10 +141,10 @@ teardown() {
 # mountcost SYSTEM DB: unmount cleanly, then count the mount (M0, M1, M2)
 mountcost() {
     case $1 in
-    @PDL@) settle; snap M0
-          printf '.print PEERS-PDL M\nPRAGMA pdl_stats;\n' | sq $1 $2 > /tmp/m 2>&1 ||
-              { cat /tmp/m; bad "pdl mount"; }
-          settle; snap M1; snap M2; emit /tmp/m ;;
+    @PDL@) settle; snap M0  # M1 = M2 inside the process, before its close; MC after it
+          printf '.print PEERS-PDL M\nPRAGMA pdl_stats;\n.system sh /peers/snap.sh M1\n.system sh /peers/snap.sh M2\n' |
+              sq $1 $2 > /tmp/m 2>&1 || { cat /tmp/m; bad "pdl mount"; }
+          settle; snap MC; emit /tmp/m ;;
     *) teardown $1 || bad "unmount"
        settle; snap M0
        fs_mount $1 1 || bad "mount step 1"
@@ -174,6 +176,7 @@ tpcc() {
     pdl-tpcc @TPCC_ARGS@ $a --work-dir /tmp --json /tmp/t.json \
         --phase-cmd "sh /peers/phase.sh" > /tmp/o 2> /tmp/e || { tail -n 20 /tmp/e; bad "tpcc"; }
     settle; snap S2
+    grep '^PEERS-SNAP' /tmp/o  # S0 and S1 (phase.sh runs with pdl-tpcc's output)
     case $1 in @PDL@) say "TPCC $PEERS_RUN $(grep -o '"counts":{[^}]*}' /tmp/t.json)" ;; esac
     say "ROWS $PEERS_RUN $(grep -o '"checksum":"[0-9a-f]*"' /tmp/t.json | cut -d'"' -f4)"
     grep -q '"ok":true' /tmp/t.json || bad "tpcc checks"

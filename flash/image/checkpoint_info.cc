@@ -28,26 +28,28 @@ std::string CheckpointInfo::log_text() const {
 Status checkpoint_info(Image& image, CheckpointInfo* out) {
   CheckpointInfo c;
   Nand& nand = *image.nand;
-  Superblock sb;
-  nand.set_counting(false);  // ours, not the image's work
-  const Status st = read_superblock(nand, resolve_store_params, &sb);
-  nand.set_counting(true);
-  PDL_TRY(st);
-  c.superblock_format = superblock_stored_version(sb);
-  c.area_blocks = sb.checkpoint_blocks;
   const Geometry& g = nand.geometry();
-  c.area_bytes = uint64_t(c.area_blocks) * g.pages_per_block * g.page_data;
   c.chip_bytes = g.data_bytes();
   {
     auto guard = image.volume->lock();
     PageStore& store = image.volume->store();
+    Superblock sb;
     if (const auto* cs = dynamic_cast<const CheckpointedStore*>(&store)) {
+      sb = cs->superblock();  // (no read: PRAGMA pdl_stats costs the device nothing)
       const CheckpointLog& log = cs->log();
       c.has_entry = log.has_entry();
       c.entry_is_checkpoint = c.has_entry && log.newest().kind == LogKind::kCheckpoint;
       c.entry_gen = c.has_entry ? log.newest().gen : 0;
       c.log_doubt = log.doubt();
+    } else {  // a format without a checkpoint area: its superblock says which
+      nand.set_counting(false);  // ours, not the image's work
+      const Status st = read_superblock(nand, resolve_store_params, &sb);
+      nand.set_counting(true);
+      PDL_TRY(st);
     }
+    c.superblock_format = superblock_stored_version(sb);
+    c.area_blocks = sb.checkpoint_blocks;
+    c.area_bytes = uint64_t(c.area_blocks) * g.pages_per_block * g.page_data;
     c.store_table_bytes = store.table_bytes();
   }
   const MountReport& m = image.mount;

@@ -38,6 +38,7 @@ class CheckpointedStore final : public PageStore {
   Status write_checkpoint(std::span<const uint8_t> client) override;
   bool current() const { return current_ && !view_->fired(); }
   uint32_t area_blocks() const { return view_->area_blocks(); }
+  const Superblock& superblock() const { return sb_; }
   const CheckpointLog& log() const { return *log_; }
   PageStore& engine() { return *engine_; }
 
