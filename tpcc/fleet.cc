@@ -284,6 +284,7 @@ Status Fleet::measure(uint64_t n, double duration_s, std::vector<Measurement>* o
   out->clear();
   int64_t pages = 0;
   PDL_TRY(members_[0]->db.query_int("PRAGMA page_count", &pages));
+  if (phase) PDL_TRY(phase("start"));  // (nothing touches a chip from here to `before`)
   for (auto& mp : members_) {
     Member& m = *mp;
     Measurement r;
@@ -332,6 +333,7 @@ Status Fleet::measure(uint64_t n, double duration_s, std::vector<Measurement>* o
     for (TypeFigures& tf : r.types) std::sort(tf.wall_us.begin(), tf.wall_us.end());
     out->push_back(std::move(r));
   }
+  if (phase) PDL_TRY(phase("end"));
   return Status::ok();
 }
 

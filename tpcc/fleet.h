@@ -112,6 +112,10 @@ class Fleet {
   std::string path_of(const std::string& key) const;
   // Bytes of the first pdl member's chip (its geometry), 0 without one.
   uint64_t chip_bytes() const;
+  // If set, measure() calls it with "start" just before the first member's measured
+  // transactions (after the last read of the set-up) and with "end" after the last member's;
+  // an error fails the measurement.
+  std::function<Status(const char*)> phase;
   // Called with a line of progress (warm-up rounds) for stderr.
   std::function<void(const std::string&)> progress;
 

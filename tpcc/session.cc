@@ -81,6 +81,8 @@ Status run_journal(const Options& o, const FleetConfig& cfg, const std::string& 
   Fleet fleet(cfg, o.methods);
   if (o.progress)
     fleet.progress = [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); };
+  if (!o.phase_cmd.empty())
+    fleet.phase = [&o](const char* phase) { return run_phase_cmd(o.phase_cmd, phase); };
   PDL_TRY(fleet.open(source));
   const uint64_t chip_bytes = cfg.chip_bytes ? cfg.chip_bytes : fleet.chip_bytes();
   const std::vector<double> caches = sweep ? o.sweep_cache : std::vector<double>{o.cache_pct};
@@ -104,10 +106,8 @@ Status run_journal(const Options& o, const FleetConfig& cfg, const std::string& 
     }
     if (o.progress)
       std::fprintf(stderr, "measuring (%s, cache %g%%) ...\n", cfg.journal.c_str(), caches[i]);
-    PDL_TRY(run_phase_cmd(o.phase_cmd, "start"));
     PDL_TRY(fleet.measure(o.duration_s > 0 && i == 0 ? 0 : o.transactions,
                           i == 0 ? o.duration_s : 0, &r.members));
-    PDL_TRY(run_phase_cmd(o.phase_cmd, "end"));
     if (i + 1 == caches.size()) {
       if (o.progress) std::fprintf(stderr, "checking (%s) ...\n", cfg.journal.c_str());
       PDL_TRY(fleet.check(&r.checks));

@@ -28,8 +28,8 @@ READ_US, PROGRAM_US, ERASE_US = 110, 1010, 1500
 def parse(text):
     """{'snap': {run: {tag: {field: n}}}, 'pdl': {run: {tag: flash}}, 'rows': {run: str},
     'full': {run: str}, 'fill_pages': {run: int}, 'secs': {run: int}, 'fail': [str]}"""
-    d = {"snap": {}, "pdl": {}, "rows": {}, "full": {}, "fill_pages": {}, "secs": {},
-         "fail": []}
+    d = {"snap": {}, "pdl": {}, "pdl_mount": {}, "rows": {}, "full": {}, "fill_pages": {},
+         "secs": {}, "fail": []}
     for raw in text.splitlines():
         l = raw.strip()
         m = re.match(r"PEERS-(\w[\w-]*) (\S+) ?(.*)$", l)
@@ -43,7 +43,11 @@ def parse(text):
         elif kind == "PDL":
             tag, _, js = rest.partition(" ")
             try:
-                d["pdl"].setdefault(run, {})[tag] = json.loads(js)["flash"]
+                j = json.loads(js)
+                d["pdl"].setdefault(run, {})[tag] = j["flash"]
+                if tag == "M" and isinstance(j.get("mount"), dict):  # how the store mounted
+                    d["pdl_mount"][run] = {k: j["mount"].get(k) for k in
+                                           ("from_checkpoint", "checkpoint_pages", "scan_reason")}
             except (ValueError, KeyError):
                 d["fail"].append(f"{run}: unreadable pdl_stats at {tag}")
         elif kind == "TPCC":  # pdl-tpcc's exact counts of the measured transactions
@@ -113,6 +117,8 @@ def run_result(d, run, txns):
     if "S0" in p and "S1" in p:
         r["pdl_stats"] = pdl_delta(p["S0"], p["S1"])
         r["pdl_mount_stats"] = p.get("M")
+        if run in d["pdl_mount"]:
+            r["pdl_mount_report"] = d["pdl_mount"][run]
     if run in d["rows"]:
         r["rows"] = d["rows"][run]
     if run in d["secs"]:
@@ -153,7 +159,8 @@ def cross_checks(runs, emu, pdl_systems):
                     bad.append(f"{run}: nandsim {r['pdl_stats']} != emulator {ed}")
                 em, nm = e.get("M"), r.get("pdl_mount_stats")
                 keys = ["page_reads", "spare_reads", "programs", "erases"]
-                if em is None or nm is None or any(em[k] != nm[k] for k in keys):
+                if (em is None) != (nm is None) or \
+                        (em is not None and any(em[k] != nm[k] for k in keys)):
                     bad.append(f"{run}: mount: nandsim and emulator counts differ")
             if emu["rows"].get(run) != r.get("rows"):
                 bad.append(f"{run}: rows: nandsim {r.get('rows')} != emulator "

@@ -77,8 +77,11 @@ def mount_table(result, age):
             continue
         r1 = m["step1"]["page_reads"] + m["step1"]["spare_reads"]
         r2 = m["step2"]["page_reads"] + m["step2"]["spare_reads"]
+        rep = result["runs"][f"{age}/{s}/{MOUNT_AFTER}"].get("pdl_mount_report")
+        how = ("" if rep is None else "  checkpoint" if rep.get("from_checkpoint")
+               else f"  scan: {rep.get('scan_reason')}")
         out.append(f"{LABEL[s]:16}{r1:>12,}{r2:>10,}{m['reads']:>10,}{m['programs']:>10,}"
-                   f"{m['erases']:>8,}{m['sim_ms']:>10,.1f}")
+                   f"{m['erases']:>8,}{m['sim_ms']:>10,.1f}{how}")
     out.append("  step 1: UBI attach / the JFFS2 mount / pdl's mount (opening the store); "
                "step 2: the UBIFS mount")
     return out

@@ -103,7 +103,10 @@ def mount_block(res):
                 continue
             r1 = m["step1"]["page_reads"] + m["step1"]["spare_reads"]
             r2 = m["step2"]["page_reads"] + m["step2"]["spare_reads"]
-            out.append(f"| {LABEL[s]} | {age} | {r1:,} | {r2:,} | {m['reads']:,} | "
+            rep = r.get("pdl_mount_report")
+            how = ("" if rep is None else " (checkpoint)" if rep.get("from_checkpoint")
+                   else f" (scan: {rep.get('scan_reason')})")
+            out.append(f"| {LABEL[s]}{how} | {age} | {r1:,} | {r2:,} | {m['reads']:,} | "
                        f"{m['programs']:,} | {m['erases']:,} | {fmt(m['sim_ms'])} |")
     return "\n".join(out) + "\n"
 
@@ -114,9 +117,14 @@ def why(res, age, what, met):
         return ""
     pt = lambda s, w: (run(res, age, s, w) or {}).get("per_txn", {}).get("programs")
     if "mount" in what:
-        return ("pdl's mount reads every page's spare area (issue 23); UBI's attach reads "
-                "about two pages a block (its erase-counter and volume headers), the UBIFS "
-                "mount its index")
+        pdl = "pdl256-journal" if "journal" in what else "pdl256-atomic"
+        rep = (run(res, age, pdl, MOUNT_AFTER) or {}).get("pdl_mount_report") or {}
+        if rep.get("from_checkpoint"):
+            return (f"pdl read its checkpoint ({rep.get('checkpoint_pages')} pages) and the "
+                    "Volume's tables")
+        return (f"pdl's mount scanned every page's spare area ({rep.get('scan_reason') or '?'}); "
+                "UBI's attach reads about two pages a block (its erase-counter and volume "
+                "headers), the UBIFS mount its index")
     w = next(x for x in res["workloads"] if f"({x})" in what)
     pdl = "pdl256-journal" if "journal" in what else "pdl256-atomic"
     p, none = pt(pdl, w), pt("ubifs-none", w)
