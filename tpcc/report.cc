@@ -150,12 +150,11 @@ std::string run_json(const RunResult& r) {
       o.o("store", store_stats_json(m.flash.store)).u("free_blocks_after", m.flash.free_blocks);
       // The chip's operations over the measured transactions, exact (the figures above are
       // these per transaction).
-      const NandCounters& ops = m.flash.nand;
-      o.o("counts", JsonObj()
-                        .u("page_reads", ops.page_reads).u("spare_reads", ops.spare_reads)
-                        .u("programs", ops.programs).u("erases", ops.erases));
-      // NVM beside the chip (its time is in the simulated figures above).
       const NandCounters& nc = m.flash.nand;
+      o.o("counts", JsonObj()
+                        .u("page_reads", nc.page_reads).u("spare_reads", nc.spare_reads)
+                        .u("programs", nc.programs).u("erases", nc.erases));
+      // NVM beside the chip (its time is in the simulated figures above).
       const double nt = double(std::max<uint64_t>(1, m.txns));
       o.o("nvm", JsonObj()
                      .u("device_bytes", m.store.nvm_bytes)
