@@ -279,7 +279,8 @@ void PdlRecovery::note_commit(uint64_t seq, Ppa r) {  // (a GC copy of the recor
 }
 
 void PdlRecovery::take(const Item& it) {
-  if (it.seq <= cutoff_) apply(it);
+  if (collect_) collected_.push_back(it);
+  else if (it.seq <= cutoff_) apply(it);
   else waiting_.push_back(it);
 }
 
