@@ -130,13 +130,19 @@ struct CheckpointRead {
   MountReport replay;
 };
 
+// The engines that replay declared blocks after a power cut (PdlStore without NVM).
+bool has_replay(const StoreParams& params) {
+  return params.nvm_bytes == 0 &&
+         (params.method == Method::kPdl || params.method == Method::kOpu ||
+          (params.method == Method::kFtl && params.ftl == FtlKind::kPage));
+}
+
 // The engine after a power cut: the checkpoint's tables plus the declared blocks re-read.
 // kUnsupported for an engine without replay (the caller scans).
 Status replay_engine(Nand& view, const StoreParams& params, CommitMode mode, TableReader& r,
                      const std::vector<uint32_t>& declared, std::unique_ptr<PageStore>* out,
                      MountReport* report) {
-  if (params.method == Method::kPdl || params.method == Method::kOpu ||
-      (params.method == Method::kFtl && params.ftl == FtlKind::kPage))
+  if (has_replay(params))
     return PdlStore::replay(view, params,
                             params.method == Method::kFtl ? CommitMode::kPerPage : mode, r,
                             declared, out, report);
@@ -240,7 +246,8 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
   if (view) {
     log->set_empty();  // blocks 0 and 1 were erased above: no entry
     store = std::make_unique<CheckpointedStore>(sb, std::move(log), std::move(view),
-                                                std::move(store), false);
+                                                std::move(store), false, false,
+                                                has_replay(sb.params));
   }
   *out = std::move(store);
   return Status::ok();
@@ -293,7 +300,7 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
   }
   const bool from = engine != nullptr;
   if (!from) PDL_TRY(mount_engine(*view, sb, mode, &engine, report));
-  if (from && sb.summaries) {  // declarations go on after this checkpoint
+  if (from && sb.summaries && has_replay(sb.params)) {  // declarations go on
     const LogEntry& e = log->newest();
     view->start_summaries(e.gen, cr.cursor, cr.declared,
                           replay_budget(sb.params.replay_blocks, nand.geometry(), e.pages));
@@ -310,7 +317,7 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
   }
   *out = std::make_unique<CheckpointedStore>(sb, std::move(log), std::move(view),
                                              std::move(engine), from && !cr.replayed,
-                                             from && !cr.replayed);
+                                             from && !cr.replayed, has_replay(sb.params));
   return Status::ok();
 }
 

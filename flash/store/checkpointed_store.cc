@@ -9,14 +9,15 @@ namespace pdl {
 CheckpointedStore::CheckpointedStore(const Superblock& sb, std::unique_ptr<CheckpointLog> log,
                                      std::unique_ptr<CheckpointView> view,
                                      std::unique_ptr<PageStore> engine, bool current,
-                                     bool has_client)
+                                     bool has_client, bool replayable)
     : sb_(sb),
       params_(engine->params()),
       log_(std::move(log)),
       view_(std::move(view)),
       engine_(std::move(engine)),
       current_(current),
-      has_client_(has_client) {
+      has_client_(has_client),
+      replayable_(replayable) {
   params_.checkpoint = true;
   params_.checkpoint_blocks = sb.checkpoint_blocks;
 }
@@ -47,7 +48,7 @@ Status CheckpointedStore::write_checkpoint(std::span<const uint8_t> client) {
   }
   current_ = true;
   has_client_ = !client.empty();
-  if (sb_.summaries)
+  if (sb_.summaries && replayable_)
     view_->start_summaries(e.gen,
                            summary_cursor_after(chip, view_->area_first(), view_->area_blocks(), e),
                            {}, replay_budget(params_.replay_blocks, chip.geometry(), e.pages));

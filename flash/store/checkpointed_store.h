@@ -29,7 +29,7 @@ class CheckpointedStore final : public PageStore {
   // `current`: the engine was mounted from the log's newest checkpoint.
   CheckpointedStore(const Superblock& sb, std::unique_ptr<CheckpointLog> log,
                     std::unique_ptr<CheckpointView> view, std::unique_ptr<PageStore> engine,
-                    bool current, bool has_client = false);
+                    bool current, bool has_client = false, bool replayable = false);
 
   // The checkpoint write (see page_store.h). Errors: kBusy "not synced" if the engine is
   // dirty; the engine's save_tables error (kUnsupported: its method mounts by scan); the
@@ -96,6 +96,9 @@ class CheckpointedStore final : public PageStore {
   std::unique_ptr<PageStore> engine_;
   bool current_ = false;
   bool has_client_ = false;  // the current checkpoint has a client section
+  // The engine replays declared blocks after a power cut (format 7): summaries after each
+  // checkpoint; else the stale guard (a summary would be of no use to its mount).
+  bool replayable_ = false;
   uint64_t periodic_ = 0;
 };
 
