@@ -80,7 +80,7 @@ class PdlRecovery {
   Status count_failed_page(Ppa r, int p);
   Status take_differential_page(Ppa r, const SpareHeader& h);
   // Fig. 7 over items, in any order. Of two copies with one seq (a GC move keeps the seq), the
-  // first scanned stays unless its block was cut (cut_block) and the other's was not.
+  // first in block order stays unless its block was cut (cut_block) and the other's was not.
   bool cut_block(uint32_t b) const;
   bool better_copy(Ppa cur, Ppa ppa) const;
   void apply(const Item& it);

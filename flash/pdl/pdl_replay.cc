@@ -18,8 +18,8 @@
 // Differences from a scan (none changes what a read returns): a closed block left partly
 // programmed by an older crash is not a head candidate (the checkpoint keeps no per-page
 // state of closed blocks), and of two copies with one seq (a GC move the cut stopped before
-// the victim's erase) the rescanned one is judged against a kept one as if the kept one's
-// block were whole — both copies hold the same bytes.
+// the victim's erase) the first uncut one in block order wins (better_copy), a kept copy's
+// block taken as whole — both copies hold the same bytes.
 #include <algorithm>
 #include <limits>
 
@@ -146,7 +146,8 @@ Status PdlRecovery::replay(const PdlStore& ck, const std::vector<uint8_t>& resca
       seqs_[l].tomb = (e.base == kNoPpa && e.diff != kNoPpa) ? 1 : 0;
     }
   }
-  // The rescanned items compete under the final cut-off (the scan's order: block by block).
+  // The rescanned items compete under the final cut-off (the scan's order: block by block;
+  // against a kept entry of one seq, the scan's tie rule: the first uncut copy in block order).
   for (const Item& it : collected_) take(it);
   collected_.clear();
   return Status::ok();
