@@ -189,6 +189,7 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
     // (A mount from the checkpoint alone keeps the run-time tables, which may differ from a
     // scan's where reads cannot tell: a trimmed page's tombstone. A replay resolves as a scan.)
     if (r.replayed_blocks > 0) {
+      // (On a mismatch, first say which copies and seqs the two mounts chose.)
       for (Lpn l = 0; l < t->logical_pages(); l++) {
         const LpnLocation x = t->locate(l), y = scanned->locate(l);
         if (x.base == y.base) continue;
