@@ -198,7 +198,14 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
   const CheckpointInfo& c = d.ck;
   std::printf("checkpoint   area %s\n", c.area_text().c_str());
   if (c.area_blocks) std::printf("             log: newest entry %s\n", c.log_text().c_str());
-  if (c.from_checkpoint)
+  if (c.from_checkpoint && c.replayed_blocks)
+    std::printf("             this open mounted from checkpoint gen %llu after a power cut: "
+                "%llu checkpoint and summary pages (%llu summaries), %llu blocks replayed "
+                "(%llu pages read), simulated %.1f ms\n",
+                (unsigned long long)c.checkpoint_gen, (unsigned long long)c.checkpoint_pages,
+                (unsigned long long)c.summary_pages, (unsigned long long)c.replayed_blocks,
+                (unsigned long long)m.pages_scanned, double(c.mount_sim_us) / 1000.0);
+  else if (c.from_checkpoint)
     std::printf("             this open mounted from checkpoint gen %llu: %llu pages read, "
                 "simulated %.1f ms\n",
                 (unsigned long long)c.checkpoint_gen, (unsigned long long)c.checkpoint_pages,

@@ -56,6 +56,8 @@ Status checkpoint_info(Image& image, CheckpointInfo* out) {
   c.from_checkpoint = m.from_checkpoint;
   c.checkpoint_gen = m.checkpoint_gen;
   c.checkpoint_pages = m.checkpoint_pages;
+  c.summary_pages = m.summary_pages;
+  c.replayed_blocks = m.replayed_blocks;
   c.scan_reason = m.scan_reason;
   c.mount_sim_us = m.sim_us;
   // (outside the Volume's lock: the Volume's table_bytes takes it)
@@ -78,6 +80,8 @@ JsonObj checkpoint_json(const CheckpointInfo& c) {
       .s("mount", c.from_checkpoint ? "checkpoint" : "scan")
       .u("checkpoint_gen", c.checkpoint_gen)
       .u("checkpoint_pages", c.checkpoint_pages)
+      .u("summary_pages", c.summary_pages)
+      .u("replayed_blocks", c.replayed_blocks)
       .s("scan_reason", c.scan_reason);
 }
 

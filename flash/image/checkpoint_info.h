@@ -33,6 +33,10 @@ struct CheckpointInfo {
   bool from_checkpoint = false;
   uint64_t checkpoint_gen = 0;
   uint64_t checkpoint_pages = 0;
+  // After a power cut (format 7): summary pages read, blocks re-read (replayed > 0: the
+  // tables are the checkpoint's plus those blocks).
+  uint64_t summary_pages = 0;
+  uint64_t replayed_blocks = 0;
   std::string scan_reason;
   uint64_t mount_sim_us = 0;
   // RAM of the tables: the store's table_bytes() and the Volume's, and their sum per GiB of
@@ -54,7 +58,7 @@ Status checkpoint_info(Image& image, CheckpointInfo* out);
 
 // The "checkpoint" member of PRAGMA pdl_stats and `pdl info --json`: area_blocks, area_bytes,
 // superblock_format, log {entry: "checkpoint"|"stale"|"none", gen, doubt}, mount ("checkpoint"
-// or "scan"), checkpoint_gen, checkpoint_pages, scan_reason.
+// or "scan"), checkpoint_gen, checkpoint_pages, summary_pages, replayed_blocks, scan_reason.
 JsonObj checkpoint_json(const CheckpointInfo& c);
 // The "ram" member: table_bytes, store_table_bytes, volume_table_bytes, chip_bytes,
 // ram_bytes_per_gib, ram_mib_per_gib.

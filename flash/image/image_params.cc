@@ -9,7 +9,7 @@ const char* const ImageParams::kKeys[] = {
     "method", "max_diff", "obsolete", "log_region", "log_sector", "ftl", "log_blocks",
     "sb_slots", "sb_recognition", "sb_flush", "nvm", "nvm_path", "page", "pages_per_block",
     "spare", "size", "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit",
-    "wear_level", "track_changes", "checkpoint", nullptr};
+    "wear_level", "track_changes", "checkpoint", "replay_blocks", nullptr};
 
 bool parse_size(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
@@ -124,6 +124,8 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     if (value == "on") checkpoint = true;
     else if (value == "off") checkpoint = false;
     else return bad("on or off");
+  } else if (key == "replay_blocks") {
+    return u32(&replay_blocks, 1, 1000000);
   } else if (key == "clock") {
     if (value == "wall") logical_clock = false;
     else if (value == "logical") logical_clock = true;
@@ -175,6 +177,7 @@ StoreParams ImageParams::store_params() const {
   if (nvm) p.nvm_bytes = *nvm;  // the store uses all of the device's NVM
   const StoreParams rt = run_time();
   p.sb_recognition = rt.sb_recognition;
+  p.replay_blocks = rt.replay_blocks;
   p.sb_flush = rt.sb_flush;
   return p;
 }
@@ -184,6 +187,7 @@ StoreParams ImageParams::run_time() const {
   if (sb_recognition) p.sb_recognition = *sb_recognition;
   if (sb_flush) p.sb_flush = *sb_flush;
   p.scan_mount = scan_mount;
+  if (replay_blocks) p.replay_blocks = *replay_blocks;
   return p;
 }
 

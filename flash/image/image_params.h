@@ -63,6 +63,9 @@ struct ImageParams {
   // most 1/8 of the chip's blocks, and the parameters still resolve on the rest), else off
   // (image_store_params says why).
   std::optional<bool> checkpoint;
+  // Blocks a mount after a power cut may have to re-read before a periodic checkpoint is
+  // written (StoreParams::replay_blocks; run-time): URI key replay_blocks=N.
+  std::optional<uint32_t> replay_blocks;
   // Mount by scanning even when a checkpoint is current (StoreParams::scan_mount; a run-time
   // choice for tools, pdl fsck: no URI key).
   bool scan_mount = false;

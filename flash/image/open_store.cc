@@ -63,6 +63,7 @@ void apply_run_time(const StoreParams* run_time, StoreParams* params) {
   params->sb_recognition = run_time->sb_recognition;
   params->sb_flush = run_time->sb_flush;
   params->scan_mount = run_time->scan_mount;
+  params->replay_blocks = run_time->replay_blocks;
 }
 
 }  // namespace
@@ -118,25 +119,68 @@ Status mount_engine(Nand& nand, const Superblock& sb, CommitMode mode,
   return Status::error(Errc::kUnsupported, "unknown page-update method in superblock");
 }
 
+// What a mount from a checkpoint read: area pages, summary pages, the blocks they declare
+// and where the next summary goes; with declared blocks, the engine's replay report.
+struct CheckpointRead {
+  uint64_t pages = 0;
+  uint64_t summaries = 0;
+  std::vector<uint32_t> declared;
+  SummaryCursor cursor;
+  bool replayed = false;
+  MountReport replay;
+};
+
+// The engines that replay declared blocks after a power cut (PdlStore without NVM).
+bool has_replay(const StoreParams& params) {
+  return params.nvm_bytes == 0 &&
+         (params.method == Method::kPdl || params.method == Method::kOpu ||
+          (params.method == Method::kFtl && params.ftl == FtlKind::kPage));
+}
+
+// The engine after a power cut: the checkpoint's tables plus the declared blocks re-read.
+// kUnsupported for an engine without replay (the caller scans).
+Status replay_engine(Nand& view, const StoreParams& params, CommitMode mode, TableReader& r,
+                     const std::vector<uint32_t>& declared, std::unique_ptr<PageStore>* out,
+                     MountReport* report) {
+  if (has_replay(params))
+    return PdlStore::replay(view, params,
+                            params.method == Method::kFtl ? CommitMode::kPerPage : mode, r,
+                            declared, out, report);
+  return Status::error(Errc::kUnsupported, std::string("power cut: ") +
+                                               method_name(params.method) + " cannot replay");
+}
+
 // The engine of `sb` from the checkpoint the log's newest entry names: the area read and
 // checked, the engine's tables mounted on `view` and checked; the client's section into
-// `client`. Any error: the caller scans.
+// `client`. Format 7: the summary pages after it read too, and if they declare blocks, the
+// engine replays them (the client's section is then out of date: not returned). Any error:
+// the caller scans.
 Status mount_from_checkpoint(Nand& nand, const Superblock& sb, CheckpointLog& log,
                              CheckpointView& view, CommitMode mode,
                              std::unique_ptr<PageStore>* out, std::vector<uint8_t>* client,
-                             uint64_t* pages) {
+                             CheckpointRead* cr) {
   PDL_TRY(refuse_legacy_group(sb, mode));
   const LogEntry& e = log.newest();
   std::vector<uint8_t> stream;
-  PDL_TRY(read_area(nand, view.area_first(), view.area_blocks(), e, &stream, pages));
+  PDL_TRY(read_area(nand, view.area_first(), view.area_blocks(), e, &stream, &cr->pages));
   std::span<const uint8_t> engine, client_section;
   PDL_TRY(decode_stream(stream, stream_header_for(sb, nand.geometry(), e.gen), &engine,
                         &client_section));
+  if (sb.summaries) {
+    const Status st = read_summaries(nand, view.area_first(), view.area_blocks(), e,
+                                     &cr->declared, &cr->cursor, &cr->pages, &cr->summaries);
+    if (!st.is_ok()) return Status::error(st.code(), "summary: " + std::string(st.message()));
+  }
   TableReader r(engine);
-  PDL_TRY(mount_store_tables(view, sb.params, mode, r, out));
+  if (!cr->declared.empty()) {
+    PDL_TRY(replay_engine(view, sb.params, mode, r, cr->declared, out, &cr->replay));
+    cr->replayed = true;
+  } else {
+    PDL_TRY(mount_store_tables(view, sb.params, mode, r, out));
+  }
   PDL_TRY((*out)->check());
   if (in_page(sb.params.method)) PDL_TRY((*out)->set_commit_mode(mode));
-  if (client) client->assign(client_section.begin(), client_section.end());
+  if (client && !cr->replayed) client->assign(client_section.begin(), client_section.end());
   return Status::ok();
 }
 
@@ -178,6 +222,7 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
   sb.params.checkpoint_blocks = 0;
   PDL_TRY(resolve_store_params(&sb.params, store_geometry(nand.geometry(), sb.checkpoint_blocks)));
   sb.version = superblock_version_for(sb.params);
+  sb.summaries = sb.checkpoint_blocks != 0;  // format 7
   std::random_device rd;
   for (auto& b : sb.uuid) b = uint8_t(rd());
   sb.format_time = uint64_t(std::time(nullptr));
@@ -201,7 +246,8 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
   if (view) {
     log->set_empty();  // blocks 0 and 1 were erased above: no entry
     store = std::make_unique<CheckpointedStore>(sb, std::move(log), std::move(view),
-                                                std::move(store), false);
+                                                std::move(store), false, false,
+                                                has_replay(sb.params));
   }
   *out = std::move(store);
   return Status::ok();
@@ -233,7 +279,7 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
   view->arm(log->may_be_current());  // before anything could change the chip
   std::unique_ptr<PageStore> engine;
   std::string reason;
-  uint64_t pages = 0;
+  CheckpointRead cr;
   if (sb.params.scan_mount) {
     reason = "a scan was asked for";
   } else if (log->doubt()) {
@@ -243,9 +289,9 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
   } else if (log->newest().kind == LogKind::kStale) {
     reason = "changed since the checkpoint";
   } else {
-    const Status st = mount_from_checkpoint(nand, sb, *log, *view, mode, &engine, client, &pages);
+    const Status st = mount_from_checkpoint(nand, sb, *log, *view, mode, &engine, client, &cr);
     if (st.is(Errc::kPowerCut)) return st;  // the chip is gone: a scan would fail as well
-    if (st.is(Errc::kUnsupported)) reason = std::string(st.message());
+    if (st.is(Errc::kUnsupported)) reason = std::string(st.message());  // (no tables, no replay)
     else if (!st.is_ok()) reason = "checkpoint corrupt: " + std::string(st.message());
     if (!st.is_ok()) {
       engine.reset();
@@ -254,16 +300,24 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
   }
   const bool from = engine != nullptr;
   if (!from) PDL_TRY(mount_engine(*view, sb, mode, &engine, report));
+  if (from && sb.summaries && has_replay(sb.params)) {  // declarations go on
+    const LogEntry& e = log->newest();
+    view->start_summaries(e.gen, cr.cursor, cr.declared,
+                          replay_budget(sb.params.replay_blocks, nand.geometry(), e.pages));
+  }
   if (report) {
+    if (from && cr.replayed) *report = cr.replay;
     report->from_checkpoint = from;
     report->checkpoint_gen = log->has_entry() ? log->newest().gen : 0;
-    report->checkpoint_pages = pages;
+    report->checkpoint_pages = cr.pages;
+    report->summary_pages = cr.summaries;
     report->scan_reason = reason;
     report->sim_us = nand.counters().sim_us - t0;
     report->wall_s = wall();
   }
   *out = std::make_unique<CheckpointedStore>(sb, std::move(log), std::move(view),
-                                             std::move(engine), from);
+                                             std::move(engine), from && !cr.replayed,
+                                             from && !cr.replayed, has_replay(sb.params));
   return Status::ok();
 }
 

@@ -261,6 +261,8 @@ JsonObj mount_json(const MountReport& m) {
       .b("from_checkpoint", m.from_checkpoint)
       .u("checkpoint_gen", m.checkpoint_gen)
       .u("checkpoint_pages", m.checkpoint_pages)
+      .u("summary_pages", m.summary_pages)
+      .u("replayed_blocks", m.replayed_blocks)
       .s("scan_reason", m.scan_reason);
 }
 

@@ -231,7 +231,8 @@ Status PdlRecovery::take_differential_page(Ppa r, const SpareHeader& h) {
 }
 
 // Of two copies with equal seqs (a cut during GC), the one in a block ending in a torn page
-// loses: that block is never appended to, and with no valid page GC erases it without
+// loses (and of two in blocks alike, the one in the lower block — the first in scan order —
+// wins, whatever order they were judged in): that block is never appended to, and with no valid page GC erases it without
 // moving anything — repeated cuts during GC would otherwise strand a block each, reserve
 // and all, until GC had no room left to move their copies.
 // A block whose erase or last program was cut: torn (it ends in a torn page) or with an erased
@@ -243,7 +244,13 @@ Status PdlRecovery::take_differential_page(Ppa r, const SpareHeader& h) {
 bool PdlRecovery::cut_block(uint32_t b) const { return block_[b].torn || !block_[b].gap_free; }
 
 bool PdlRecovery::better_copy(Ppa cur, Ppa ppa) const {
-  return cur != kNoPpa && cut_block(cur / ppb_) && !cut_block(ppa / ppb_);
+  if (cur == kNoPpa) return false;
+  const bool cur_cut = cut_block(cur / ppb_), ppa_cut = cut_block(ppa / ppb_);
+  if (cur_cut && !ppa_cut) return true;
+  // Copies met out of block order (an item that waited for the cut-off, or a kept entry in
+  // a replay, pdl_replay.cc) end as copies met in order do: the first uncut copy in block
+  // order wins, else the first one — so the outcome does not depend on when each was judged.
+  return cur_cut == ppa_cut && ppa / ppb_ < cur / ppb_;
 }
 
 void PdlRecovery::apply(const Item& it) {
@@ -279,7 +286,8 @@ void PdlRecovery::note_commit(uint64_t seq, Ppa r) {  // (a GC copy of the recor
 }
 
 void PdlRecovery::take(const Item& it) {
-  if (it.seq <= cutoff_) apply(it);
+  if (collect_) collected_.push_back(it);
+  else if (it.seq <= cutoff_) apply(it);
   else waiting_.push_back(it);
 }
 

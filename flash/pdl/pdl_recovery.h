@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "flash/pdl/pdl_store.h"
@@ -29,6 +31,10 @@ class PdlRecovery {
   void nvm_commit(uint64_t seq, uint64_t max_seq);
   Status take_nvm_records(const std::vector<std::vector<uint8_t>>& records);
   Status scan();
+  // Instead of scan() (pdl_replay.cc): the checkpoint's store `ck` stands for every block not
+  // in `rescan`, whose blocks are scanned as scan() would. REQUIRES: ck mounted on the same
+  // chip from tables saved after a sync, no NVM.
+  Status replay(const PdlStore& ck, const std::vector<uint8_t>& rescan);
   void resolve();  // REQUIRES: scan() succeeded
   Status reopen();  // REQUIRES: resolve() ran
   // pages_scanned .. next_seq; the caller adds timing.
@@ -74,12 +80,15 @@ class PdlRecovery {
   Status count_failed_page(Ppa r, int p);
   Status take_differential_page(Ppa r, const SpareHeader& h);
   // Fig. 7 over items, in any order. Of two copies with one seq (a GC move keeps the seq), the
-  // first scanned stays unless its block was cut (cut_block) and the other's was not.
+  // first in block order stays unless its block was cut (cut_block) and the other's was not.
   bool cut_block(uint32_t b) const;
   bool better_copy(Ppa cur, Ppa ppa) const;
   void apply(const Item& it);
   void note_commit(uint64_t seq, Ppa r);
   void take(const Item& it);
+  // replay(): the checkpoint's per-lpn sequence numbers read back from its pages.
+  Status seed_seqs(const PdlStore& ck, Lpn l, const std::vector<uint8_t>& rescan);
+  Status diff_page_records(Ppa r);
   // resolve():
   void judge_waiting();
   void resolve_lpns();
@@ -103,6 +112,11 @@ class PdlRecovery {
   uint64_t cutoff_;
   Ppa commit_ppa_ = kNoPpa;
   std::vector<Item> waiting_;  // items above the cut-off seen so far
+  // replay(): items of rescanned blocks are collected here first (collect_), and the
+  // records of the checkpoint's differential pages read for their seqs, per page.
+  bool collect_ = false;
+  std::vector<Item> collected_;
+  std::unordered_map<Ppa, std::unordered_map<Lpn, std::pair<uint64_t, bool>>> diff_records_;
 };
 
 }  // namespace pdl

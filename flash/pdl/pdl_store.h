@@ -105,6 +105,12 @@ class PdlStore final : public StoreBase {
   // read again (as the scan mount does) and must hold the saved write buffer.
   static Status mount_tables(Nand& nand, const StoreParams& params, CommitMode mode,
                              TableReader& r, std::unique_ptr<PageStore>* out);
+  // After a power cut (docs/design.md §17): the store of the checkpoint's tables `r`, then
+  // the blocks `declared` since (and the checkpoint's write heads) re-derived from flash by
+  // the scan's rules (pdl_replay.cc). kUnsupported with NVM (its log is not replayed).
+  static Status replay(Nand& nand, const StoreParams& params, CommitMode mode, TableReader& r,
+                       const std::vector<uint32_t>& declared, std::unique_ptr<PageStore>* out,
+                       MountReport* report);
   Status save_tables(TableWriter& w) const override;  // pdl_tables.cc
   uint64_t table_bytes() const override;              // pdl_tables.cc
 

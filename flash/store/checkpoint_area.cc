@@ -8,6 +8,7 @@
 #include "flash/common/crc32c.h"
 #include "flash/common/le.h"
 #include "flash/store/reread.h"
+#include "flash/store/spare.h"
 #include "flash/store/table_stream.h"
 
 namespace pdl {
@@ -194,6 +195,140 @@ Status read_area(Nand& nand, uint32_t first, uint32_t count, const LogEntry& e,
   if (crc32c(stream->data(), stream->size()) != e.stream_crc)
     return Status::error(Errc::kCorrupt, "checkpoint: stream CRC mismatch");
   return Status::ok();
+}
+
+namespace {
+
+constexpr uint8_t kSummaryMagic[4] = {'C', 'K', 'S', 'M'};
+
+void encode_summary_spare(uint64_t gen, uint32_t index, uint32_t data_crc, std::span<uint8_t> s) {
+  encode_spare(gen, index, data_crc, s);
+  std::memcpy(s.data() + 1, kSummaryMagic, 4);
+  le::put32(s.data() + kSpareCrcAt, crc32c(s.data() + 1, kSpareCrcAt - 1));
+}
+
+// The page's spare is a whole stream or summary page header (CRC intact) and its data matches.
+bool whole_area_page(std::span<const uint8_t> data, std::span<const uint8_t> s, uint64_t* gen,
+                     bool* summary, uint32_t* index) {
+  const uint8_t* p = s.data();
+  const bool stream = std::memcmp(p + 1, kSpareMagic, 4) == 0;
+  *summary = std::memcmp(p + 1, kSummaryMagic, 4) == 0;
+  if (!stream && !*summary) return false;
+  if (le::get32(p + kSpareCrcAt) != crc32c(p + 1, kSpareCrcAt - 1)) return false;
+  if (le::get32(p + 17) != crc32c(data.data(), data.size())) return false;
+  *gen = le::get64(p + 5);
+  *index = le::get32(p + 13);
+  return true;
+}
+
+// Advance (block, page) to the next area page in a good block; false past the area's end.
+bool next_area_page(Nand& nand, uint32_t first, uint32_t count, SummaryCursor* c) {
+  const uint32_t ppb = nand.geometry().pages_per_block;
+  if (++c->page < ppb) return true;
+  c->page = 0;
+  c->stream_block = false;
+  for (c->block++; c->block < first + count; c->block++)
+    if (!nand.is_bad(c->block)) return true;
+  return false;
+}
+
+}  // namespace
+
+SummaryCursor summary_cursor_after(Nand& nand, uint32_t first, uint32_t count, const LogEntry& e) {
+  const uint32_t ppb = nand.geometry().pages_per_block;
+  SummaryCursor c;
+  uint64_t left = e.pages;  // stream pages to walk over
+  for (uint32_t b = first; b < first + count; b++) {
+    if (nand.is_bad(b)) continue;
+    if (left <= ppb) {
+      c.block = b;
+      c.page = uint32_t(left) - 1;
+      c.stream_block = true;
+      c.usable = next_area_page(nand, first, count, &c);
+      return c;
+    }
+    left -= ppb;
+  }
+  return c;  // (the stream does not fit: read_area refuses the entry)
+}
+
+Status write_summary(Nand& nand, uint32_t first, uint32_t count, uint64_t gen,
+                     std::span<const uint32_t> blocks, SummaryCursor* c) {
+  const Geometry& g = nand.geometry();
+  if (!c->usable || 4 + 4 * blocks.size() > g.page_data)
+    return Status::error(Errc::kFull, "checkpoint: no room for another summary page");
+  if (c->page == 0 && !c->stream_block) {
+    const Status er = erase_with_retries(nand, c->block);
+    if (er.is(Errc::kBadBlock)) c->usable = false;
+    PDL_TRY(er);
+  }
+  std::vector<uint8_t> data(g.page_data, 0xFF), spare(g.page_spare);
+  le::put32(data.data(), uint32_t(blocks.size()));
+  for (size_t i = 0; i < blocks.size(); i++) le::put32(data.data() + 4 + 4 * i, blocks[i]);
+  encode_summary_spare(gen, c->index, crc32c(data.data(), data.size()), spare);
+  const Status st =
+      as_program_status(nand.program(Ppa(uint64_t(c->block) * g.pages_per_block + c->page), data,
+                                     spare));
+  if (!st.is_ok()) {
+    c->usable = false;  // a failed or cut page sits there: no summary may follow it
+    return st;
+  }
+  c->index++;
+  c->usable = next_area_page(nand, first, count, c);
+  return Status::ok();
+}
+
+Status read_summaries(Nand& nand, uint32_t first, uint32_t count, const LogEntry& e,
+                      std::vector<uint32_t>* declared, SummaryCursor* c, uint64_t* pages,
+                      uint64_t* summaries) {
+  const Geometry& g = nand.geometry();
+  *c = summary_cursor_after(nand, first, count, e);
+  std::vector<uint8_t> data(g.page_data), spare(g.page_spare);
+  while (c->usable) {
+    const Ppa ppa = Ppa(uint64_t(c->block) * g.pages_per_block + c->page);
+    uint64_t gen = 0;
+    uint32_t index = 0;
+    bool summary = false, whole = false;
+    const Status st = read_with_retries(
+        nand, ppa, data, spare,
+        [&] {
+          whole = whole_area_page(data, spare, &gen, &summary, &index);
+          return (whole && summary && gen == e.gen && index == c->index) ||
+                 (all_ff(data) && all_ff(spare));
+        },
+        &whole);
+    ++*pages;
+    if (!st.is_ok() && !st.is(Errc::kCorrupt) && !st.is(Errc::kIoError)) return st;
+    if (all_ff(data) && all_ff(spare)) return Status::ok();  // the next one goes here
+    bool sum = false;
+    const bool decodes = whole_area_page(data, spare, &gen, &sum, &index);
+    if (decodes && sum && gen == e.gen && index == c->index) {
+      const uint32_t n = le::get32(data.data());
+      if (n == 0 || 4 + 4 * uint64_t(n) > g.page_data)
+        return Status::error(Errc::kCorrupt, "checkpoint: summary page " +
+                                                 std::to_string(index) + " lists " +
+                                                 std::to_string(n) + " blocks");
+      for (uint32_t i = 0; i < n; i++) declared->push_back(le::get32(data.data() + 4 + 4 * i));
+      ++*summaries;
+      c->index++;
+      c->usable = next_area_page(nand, first, count, c);
+      continue;
+    }
+    // The first page of a block beyond the stream: a whole page of an older generation means
+    // no summary reached this block (its erase comes first).
+    if (c->page == 0 && !c->stream_block && decodes && gen < e.gen) return Status::ok();
+    c->usable = false;
+    return Status::error(Errc::kCorrupt, "checkpoint: summary page " +
+                                             std::to_string(c->index) + " (block " +
+                                             std::to_string(c->block) + ", page " +
+                                             std::to_string(c->page) + ") does not decode");
+  }
+  return Status::ok();  // the area is full: no more summaries
+}
+
+uint32_t replay_budget(uint32_t asked, const Geometry& chip, uint32_t stream_pages) {
+  if (asked) return asked;
+  return uint32_t(std::max<uint64_t>(16, div_up(16 * uint64_t(stream_pages), chip.pages_per_block)));
 }
 
 uint32_t checkpoint_area_blocks(const Geometry& g, uint64_t logical_pages) {

@@ -1,6 +1,8 @@
 // checkpoint_view.cc — forwarding to the real chip within the store's blocks, and the guard.
 #include "flash/store/checkpoint_view.h"
 
+#include <algorithm>
+
 #include "flash/store/reread.h"
 
 namespace pdl {
@@ -18,8 +20,52 @@ Status CheckpointView::in_range(uint64_t block, const char* op) const {
                                             " blocks (the checkpoint area follows)");
 }
 
+void CheckpointView::start_summaries(uint64_t gen, const SummaryCursor& cursor,
+                                     const std::vector<uint32_t>& declared, uint32_t budget) {
+  arm(true);
+  summaries_ = true;
+  gen_ = gen;
+  cursor_ = cursor;
+  budget_ = std::max<uint32_t>(1, budget);
+  summary_pages_ = 0;
+  for (uint32_t b : declared)
+    if (b < geo_.blocks && !declared_[b]) {
+      declared_[b] = 1;
+      n_declared_++;
+    }
+}
+
+bool CheckpointView::due() const {
+  if (!summaries_) return false;
+  // Room: at least one summary page per block still allowed before the hard cap.
+  return n_declared_ >= budget_ || !cursor_.usable;
+}
+
+// Before a change to `block`: declare it (summaries on), else the stale guard.
+Status CheckpointView::guard_block(uint32_t block) {
+  if (!armed_) return Status::ok();
+  if (summaries_) {
+    if (declared_[block]) return Status::ok();
+    if (n_declared_ < 2 * budget_) {
+      const uint32_t list[1] = {block};
+      const Status st = write_summary(real_, geo_.blocks, area_blocks(), gen_, list, &cursor_);
+      if (st.is_ok()) {
+        declared_[block] = 1;
+        n_declared_++;
+        summary_pages_++;
+        fired_ = true;
+        return Status::ok();
+      }
+      if (st.is(Errc::kPowerCut) || st.is(Errc::kIoError)) return st;
+    }
+    summaries_ = false;  // no declaration possible: the checkpoint becomes stale
+  }
+  return guard();
+}
+
 Status CheckpointView::guard() {
   if (!armed_) return Status::ok();
+  summaries_ = false;
   Status st = log_.append_stale();
   if (!st.is_ok() && !st.is(Errc::kPowerCut) && !st.is(Errc::kIoError)) {
     // No room in the log: the checkpoint is made unreadable instead (its first page erased).
@@ -49,13 +95,13 @@ Status CheckpointView::program(Ppa ppa, std::span<const uint8_t> data,
                                std::span<const uint8_t> spare, uint32_t data_off,
                                uint32_t spare_off) {
   PDL_TRY(in_range(uint64_t(ppa) / geo_.pages_per_block, "program"));
-  PDL_TRY(guard());
+  PDL_TRY(guard_block(uint32_t(ppa / geo_.pages_per_block)));
   return real_.program(ppa, data, spare, data_off, spare_off);
 }
 
 Status CheckpointView::erase(uint32_t block) {
   PDL_TRY(in_range(block, "erase"));
-  PDL_TRY(guard());
+  PDL_TRY(guard_block(block));
   return real_.erase(block);
 }
 
@@ -66,7 +112,7 @@ Status CheckpointView::nvm_write(uint64_t off, std::span<const uint8_t> in) {
 
 Status CheckpointView::mark_bad(uint32_t block) {
   PDL_TRY(in_range(block, "mark_bad"));
-  PDL_TRY(guard());
+  PDL_TRY(guard_block(block));
   return real_.mark_bad(block);
 }
 

@@ -11,9 +11,21 @@
 // block holding the stream's first page instead, so that checkpoint can never be read again.
 // If neither succeeds, the call fails with that error and nothing on the chip changed. A cut
 // before the stale entry is durable leaves the data unchanged: the checkpoint is still right.
+//
+// SUMMARIES (superblock format 7): while summaries are on (start_summaries), the guard
+// instead DECLARES: before the first program, erase or mark_bad of a block not yet declared
+// since checkpoint G, it programs a summary page listing that block (checkpoint_area.h) and
+// waits for it; a mount after a power cut then re-reads only the declared blocks. When a
+// declaration cannot be made (the area is full, a summary page failed, more than
+// 2 x budget blocks declared) or NVM is written (the engine's NVM state is not replayed),
+// summaries end and the stale guard above runs. due(): budget blocks are declared, or the
+// area's room is low — the store writes a new checkpoint at its next sync.
 #pragma once
 
+#include <vector>
+
 #include "flash/device/nand.h"
+#include "flash/store/checkpoint_area.h"
 #include "flash/store/checkpoint_log.h"
 
 namespace pdl {
@@ -28,7 +40,19 @@ class CheckpointView final : public Nand {
   void arm(bool on) {
     armed_ = on;
     fired_ = false;
+    summaries_ = false;
+    declared_.assign(geo_.blocks, 0);
+    n_declared_ = 0;
   }
+  // Summaries after checkpoint `gen`: `declared` already (read at mount), the next summary
+  // page at `cursor`; a periodic checkpoint is due at `budget` declared blocks.
+  void start_summaries(uint64_t gen, const SummaryCursor& cursor,
+                       const std::vector<uint32_t>& declared, uint32_t budget);
+  bool summaries() const { return summaries_; }
+  // Blocks declared since the checkpoint (while summaries are on).
+  uint32_t declared_blocks() const { return n_declared_; }
+  uint64_t summary_pages() const { return summary_pages_; }
+  bool due() const;
   bool armed() const { return armed_; }
   // The guard ran since the last arm(): the chip changed since the checkpoint.
   bool fired() const { return fired_; }
@@ -59,6 +83,7 @@ class CheckpointView final : public Nand {
 
  private:
   Status guard();
+  Status guard_block(uint32_t block);
   Status in_range(uint64_t block, const char* op) const;
 
   Nand& real_;
@@ -66,6 +91,13 @@ class CheckpointView final : public Nand {
   CheckpointLog& log_;
   bool armed_ = false;
   bool fired_ = false;
+  bool summaries_ = false;
+  uint64_t gen_ = 0;
+  SummaryCursor cursor_;
+  std::vector<uint8_t> declared_;  // per store block
+  uint32_t n_declared_ = 0;
+  uint32_t budget_ = 0;
+  uint64_t summary_pages_ = 0;  // written since start_summaries
 };
 
 }  // namespace pdl

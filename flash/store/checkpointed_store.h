@@ -29,14 +29,19 @@ class CheckpointedStore final : public PageStore {
   // `current`: the engine was mounted from the log's newest checkpoint.
   CheckpointedStore(const Superblock& sb, std::unique_ptr<CheckpointLog> log,
                     std::unique_ptr<CheckpointView> view, std::unique_ptr<PageStore> engine,
-                    bool current);
+                    bool current, bool has_client = false, bool replayable = false);
 
   // The checkpoint write (see page_store.h). Errors: kBusy "not synced" if the engine is
   // dirty; the engine's save_tables error (kUnsupported: its method mounts by scan); the
   // area's or the log's (kFull: the area is too small). After an error the store is usable and
   // the next mount scans.
+  // With summaries (format 7) a sync after which a periodic checkpoint is due (the view's
+  // due()) writes one, without a client section (the client's own sync may write one with it
+  // later; a mount from one without reads the client's pages): errors other than a power cut
+  // or an I/O error leave the store as it was (the declarations go on, then "stale").
   Status write_checkpoint(std::span<const uint8_t> client) override;
   bool current() const { return current_ && !view_->fired(); }
+  uint64_t periodic_checkpoints() const { return periodic_; }
   uint32_t area_blocks() const { return view_->area_blocks(); }
   const Superblock& superblock() const { return sb_; }
   const CheckpointLog& log() const { return *log_; }
@@ -47,7 +52,7 @@ class CheckpointedStore final : public PageStore {
     return engine_->write(lpn, page);
   }
   Status trim(Lpn lpn) override { return engine_->trim(lpn); }
-  Status sync() override { return engine_->sync(); }
+  Status sync() override;
   Status set_commit_mode(CommitMode mode) override { return engine_->set_commit_mode(mode); }
   bool atomic() const override { return engine_->atomic(); }
   Status abort() override { return engine_->abort(); }
@@ -91,6 +96,11 @@ class CheckpointedStore final : public PageStore {
   std::unique_ptr<CheckpointView> view_;
   std::unique_ptr<PageStore> engine_;
   bool current_ = false;
+  bool has_client_ = false;  // the current checkpoint has a client section
+  // The engine replays declared blocks after a power cut (format 7): summaries after each
+  // checkpoint; else the stale guard (a summary would be of no use to its mount).
+  bool replayable_ = false;
+  uint64_t periodic_ = 0;
 };
 
 }  // namespace pdl

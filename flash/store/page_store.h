@@ -124,6 +124,11 @@ struct MountReport {
   bool from_checkpoint = false;
   uint64_t checkpoint_gen = 0;
   uint64_t checkpoint_pages = 0;
+  // After a power cut (superblock format 7): summary pages read after the checkpoint, and the
+  // blocks re-read because they were declared in them (or were the checkpoint's write heads);
+  // replayed_blocks > 0 means the tables came from the checkpoint plus those blocks.
+  uint64_t summary_pages = 0;
+  uint64_t replayed_blocks = 0;
   std::string scan_reason;
   uint64_t sim_us = 0;            // simulated flash time of the scan
   double wall_s = 0;

@@ -130,6 +130,14 @@ struct StoreParams {
   // Mount by scanning even when the checkpoint is current (a run-time choice, not stored; no
   // URI key): pdl fsck, which checks what is on flash, not what a checkpoint says.
   bool scan_mount = false;
+  // Power-cut mount budget (superblock format 7, docs/design.md §17; a run-time choice, not
+  // stored; URI key replay_blocks): after a checkpoint, the blocks changed since are declared
+  // in summary pages and a mount after a power cut re-reads only them. Once this many are
+  // declared, the next sync writes a new checkpoint (a periodic one); a block beyond twice
+  // this many makes the checkpoint stale instead (mount then scans). Larger: fewer periodic
+  // checkpoints (their pages cost programs), a longer mount after a power cut (every page's
+  // spare area of each declared block is read). 0 = the default, replay_blocks_default.
+  uint32_t replay_blocks = 0;
   // StableBuffer run-time choices (not stored).
   SbRecognition sb_recognition = SbRecognition::kOnDemand;
   SbFlush sb_flush = SbFlush::kPassive;

@@ -83,8 +83,9 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
   // Format 6: a base format (1..5) plus a checkpoint area; the base is decoded below as
   // itself, its parameters checked on the blocks the store runs on.
   sb->checkpoint_blocks = 0;
+  sb->summaries = version == kSuperblockSummaries;
   Geometry gs = g;  // the store's geometry
-  if (version == kSuperblockCheckpoint) {
+  if (version == kSuperblockCheckpoint || version == kSuperblockSummaries) {
     if (le::get32(p + kCkCrcAt) != crc32c(p + kCkAt, kCkCrcAt - kCkAt))
       return Status::error(Errc::kCorrupt,
                            "superblock checkpoint extension (bytes 96..127) checksum mismatch");
@@ -118,7 +119,7 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
                          "superblock format version " + std::to_string(version) +
                              " is unknown to this pdl (it reads 1, 2 for pdl, opu and ipl "
                              "stores, 3 for ipl, 4 for ftl devices and 5 for pdl and ipl with "
-                             "nvm, 6 for any of them with a checkpoint area): the image was made by a "
+                             "nvm, 6 for any of them with a checkpoint area, 7 for 6 with summaries): the image was made by a "
                              "newer pdl");
   if (version == kSuperblockNvm && !can_use_nvm(method))
     return bad_field("method", p[12], "superblock format 5 is for pdl (1) and ipl (4) stores only");

@@ -17,7 +17,9 @@
 // on a chip whose last blocks are a checkpoint area (flash/store/checkpoint_area.h): bytes
 // 96..127 hold an extension {base version, area blocks} under its own CRC; the store runs on
 // the first blocks - area blocks (flash/store/checkpoint_view.h). An older pdl refuses 6 as
-// made by a newer pdl.
+// made by a newer pdl. 7 — 6 whose checkpoints may be followed by summary pages declaring
+// the blocks changed since (docs/design.md §17): a pdl that knows only 6 would mount from the
+// checkpoint and miss those changes, so it must refuse 7 (it does: "made by a newer pdl").
 #pragma once
 
 #include <array>
@@ -36,6 +38,7 @@ inline constexpr uint32_t kSuperblockLogSector = 3;  // 2 + IPL's log_sector in 
 inline constexpr uint32_t kSuperblockFtl = 4;  // FTL devices: the extension in bytes 80..95
 inline constexpr uint32_t kSuperblockNvm = 5;  // PDL/IPL with NVM: nvm_bytes in bytes 80..95
 inline constexpr uint32_t kSuperblockCheckpoint = 6;  // 1..5 + a checkpoint area: bytes 96..127
+inline constexpr uint32_t kSuperblockSummaries = 7;  // 6 + summary pages after a checkpoint
 
 // The version a new store of `params` (resolved) gets: 2 for PDL, OPU and IPL; 3 for IPL with
 // log sectors other than kLogSector; 4 for the FTL devices; 1 for IPU, which has no place for a commit record (no log
@@ -49,6 +52,9 @@ struct Superblock {
   // Blocks of the checkpoint area at the end of the chip (0 = none: the store mounts by scan).
   // The geometry the store runs on has blocks - checkpoint_blocks blocks (store_geometry).
   uint32_t checkpoint_blocks = 0;
+  // Format 7: a checkpoint may be followed by summary pages (checkpoint_area.h); format 6
+  // stores keep the "stale" entry on the first change (written by format_store for new stores).
+  bool summaries = false;
   StoreParams params;
   std::array<uint8_t, 16> uuid{};
   uint64_t format_time = 0;  // seconds since the epoch
@@ -56,7 +62,8 @@ struct Superblock {
 
 // The on-flash version of `sb`: 6 with a checkpoint area, else sb.version.
 inline uint32_t superblock_stored_version(const Superblock& sb) {
-  return sb.checkpoint_blocks ? kSuperblockCheckpoint : sb.version;
+  if (!sb.checkpoint_blocks) return sb.version;
+  return sb.summaries ? kSuperblockSummaries : kSuperblockCheckpoint;
 }
 // The geometry the store of a chip of geometry `g` runs on: its first g.blocks - area blocks.
 inline Geometry store_geometry(const Geometry& g, uint32_t checkpoint_blocks) {

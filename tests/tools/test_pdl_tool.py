@@ -145,7 +145,7 @@ try:
         ck, ram = j.get("checkpoint") or {}, j.get("ram") or {}
         check(ck.get("mount") == "checkpoint" and ck.get("checkpoint_gen", 0) >= 1 and
               ck.get("checkpoint_pages", 0) >= 1 and ck.get("area_blocks", 0) >= 1 and
-              ck.get("superblock_format") == 6 and ck.get("log", {}).get("entry") == "checkpoint",
+              ck.get("superblock_format") == 7 and ck.get("log", {}).get("entry") == "checkpoint",
               "info --json: checkpoint member (%s)" % ck)
         check(ram.get("table_bytes", 0) > 0 and ram.get("chip_bytes") == 8 << 20 and
               abs(ram["ram_bytes_per_gib"] - ram["table_bytes"] * 128) < 1,
