@@ -396,8 +396,10 @@ int run_fsck(const Command& cmd, const Args& a) {
   if (a.has("nvm-path")) params.nvm_path = a.get("nvm-path");
   params.scan_mount = true;
   Status st = path.empty() ? Status::error(Errc::kInvalidArgument, "empty image path")
-                           : open_image(path, params, ImageMode::kOpen, /*read_only=*/true, "",
-                                        &img);
+              : a.has("owner-cache") ? params.set("owner_cache", a.get("owner-cache"))
+                                     : Status::ok();
+  if (st.is_ok())
+    st = open_image(path, params, ImageMode::kOpen, /*read_only=*/true, "", &img);
   if (st.is(Errc::kCorrupt)) {
     rep.problem("mount", std::string(st.message()));
     std::printf("1 problem found\n");
@@ -472,7 +474,7 @@ const Command kFsckCommand = {
     "block's valid pages and bad mark): a disagreement is a problem. Prints one line per\n"
     "check. The image is opened read-only.\n"
     "Exit 0 if clean, 1 if any problem was found (each one also on stderr).\n",
-    {kNvmPathOption},
+    {kNvmPathOption, kOwnerCacheOption},
     1,
     1,
     run_fsck,

@@ -12,7 +12,11 @@ Status open_read_only(const std::string& path, std::unique_ptr<Image>* out,
 }
 
 Status open_read_only(const std::string& path, const Args& a, std::unique_ptr<Image>* out) {
-  return open_read_only(path, out, a.has("nvm-path") ? a.get("nvm-path") : "");
+  if (path.empty()) return Status::error(Errc::kInvalidArgument, "empty image path");
+  ImageParams p;
+  if (a.has("nvm-path")) p.nvm_path = a.get("nvm-path");
+  if (a.has("owner-cache")) PDL_TRY(p.set("owner_cache", a.get("owner-cache")));
+  return open_image(path, p, ImageMode::kOpen, /*read_only=*/true, "", out);
 }
 
 }  // namespace pdl::tool
