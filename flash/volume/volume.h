@@ -27,6 +27,10 @@
 //     come in 4..28-byte pieces); dirty chunks are written at sync, at eviction, or at close.
 //   * modification times are kept lazily (like Linux `lazytime`): persisted with other slot
 //     changes (size, name) and at close; after a crash a file's mtime may be older.
+//   * the owner map in RAM is a bounded cache of its pages (owner_cache.h): a changed page
+//     may be written back before the sync to make room. That keeps the rules above, which
+//     are stated per entry at the moment it is set in RAM (the store may make a sync
+//     interval's writes durable in any order anyway); volume_owners.cc says why.
 //
 // On a store with atomic groups (PageStore::atomic(), what images use) sync() is one atomic
 // commit: after a crash the Volume is exactly its state at the last sync — every file's bytes,
