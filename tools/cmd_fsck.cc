@@ -388,18 +388,18 @@ void check_checkpoint(Image& img, const ImageParams& params, Report* rep) {
 
 int run_fsck(const Command& cmd, const Args& a) {
   const std::string& path = a.pos[0];
+  ImageParams params;
+  if (Status oc = owner_cache_option(a, &params); !oc.is_ok())
+    return usage_error(cmd, std::string(oc.message()));
   Report rep(cmd);
   std::printf("fsck %s\n", path.c_str());
   std::unique_ptr<Image> img;
   // Mounted by scanning even if a checkpoint is current: fsck checks what is on flash.
-  ImageParams params;
   if (a.has("nvm-path")) params.nvm_path = a.get("nvm-path");
   params.scan_mount = true;
   Status st = path.empty() ? Status::error(Errc::kInvalidArgument, "empty image path")
-              : a.has("owner-cache") ? params.set("owner_cache", a.get("owner-cache"))
-                                     : Status::ok();
-  if (st.is_ok())
-    st = open_image(path, params, ImageMode::kOpen, /*read_only=*/true, "", &img);
+                           : open_image(path, params, ImageMode::kOpen, /*read_only=*/true, "",
+                                        &img);
   if (st.is(Errc::kCorrupt)) {
     rep.problem("mount", std::string(st.message()));
     std::printf("1 problem found\n");

@@ -258,6 +258,8 @@ std::string extras_json(const std::string& path, const Image& img, const InfoDat
 int run_info(const Command& cmd, const Args& a) {
   const std::string& path = a.pos[0];
   std::unique_ptr<Image> img;
+  if (ImageParams probe; !owner_cache_option(a, &probe).is_ok())
+    return usage_error(cmd, std::string(owner_cache_option(a, &probe).message()));
   if (Status st = open_read_only(path, a, &img); !st.is_ok()) return fail_status(cmd, st);
   InfoData d;
   if (Status st = gather(*img, &d); !st.is_ok()) return fail_status(cmd, st);

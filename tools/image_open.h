@@ -22,6 +22,10 @@ Status open_read_only(const std::string& path, std::unique_ptr<Image>* out,
 // kOwnerCacheOption; a bad --owner-cache is kInvalidArgument naming it).
 Status open_read_only(const std::string& path, const Args& a, std::unique_ptr<Image>* out);
 
+// --owner-cache into `p` if given; kInvalidArgument naming it if it is not 1 .. 1048576 (the
+// commands check it first: a usage error).
+Status owner_cache_option(const Args& a, ImageParams* p);
+
 // The option every inspecting command takes.
 inline constexpr Option kNvmPathOption = {
     "nvm-path", 0, "PATH", "the image's NVM file, if its NVM is in one (format --nvm-path)"};
