@@ -202,6 +202,7 @@ void print_usage(FILE* out) {
                              "needs it (default: inside the image; needed on MTD)"},
         {"-o max_files=N", "directory slots"},
         {"-o cache_chunks=N", "write-back cache of the volume, chunks (any mount)"},
+        {"-o owner_cache=N", "owner-map pages the volume keeps in RAM (any mount)"},
         {"-o clock=logical", "mtimes from a counter: repeatable flash figures (any mount)"},
         {"-o track_changes=on", "measure bytes_changed in stats.json (any mount)"}}}};
   h.footer =

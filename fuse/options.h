@@ -4,7 +4,7 @@
 //
 // pdl's own -o options are the image parameters (ImageParams keys: method, max_diff, obsolete,
 // log_region, log_sector, ftl, log_blocks, sb_slots, page, pages_per_block, size, nop,
-// max_files — used when IMAGE is created — and cache_chunks, sb_recognition, sb_flush at any
+// max_files — used when IMAGE is created — and cache_chunks, owner_cache, sb_recognition, sb_flush at any
 // mount); `ro` is both ours (the image is opened read-only)
 // and the kernel's (a read-only mount). Every other -o option, and -d, go to libfuse unchanged,
 // which refuses unknown ones. -f and -s are ours: foreground, single-threaded loop. libfuse's

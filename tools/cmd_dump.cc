@@ -24,7 +24,9 @@ std::string role_of(Volume& vol, const std::map<uint32_t, std::string>& names, L
   if (lpn < L.owner_first()) return strf("directory page %u", lpn - 1);
   if (lpn < L.data_first) return strf("owner-map page %u", lpn - L.owner_first());
   if (lpn - L.data_first >= L.data_lpns) return "beyond the volume's data lpns (unused)";
-  const Owner o = vol.owner_of(lpn);
+  Owner o;
+  if (Status st = vol.owner_of(lpn, &o); !st.is_ok())
+    return "data lpn, its owner-map page unreadable: " + std::string(st.message());
   if (o.id == 0) return "data lpn, free";
   auto it = names.find(o.id);
   if (it == names.end())

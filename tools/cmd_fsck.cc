@@ -388,11 +388,13 @@ void check_checkpoint(Image& img, const ImageParams& params, Report* rep) {
 
 int run_fsck(const Command& cmd, const Args& a) {
   const std::string& path = a.pos[0];
+  ImageParams params;
+  if (Status oc = owner_cache_option(a, &params); !oc.is_ok())
+    return usage_error(cmd, std::string(oc.message()));
   Report rep(cmd);
   std::printf("fsck %s\n", path.c_str());
   std::unique_ptr<Image> img;
   // Mounted by scanning even if a checkpoint is current: fsck checks what is on flash.
-  ImageParams params;
   if (a.has("nvm-path")) params.nvm_path = a.get("nvm-path");
   params.scan_mount = true;
   Status st = path.empty() ? Status::error(Errc::kInvalidArgument, "empty image path")
@@ -472,7 +474,7 @@ const Command kFsckCommand = {
     "block's valid pages and bad mark): a disagreement is a problem. Prints one line per\n"
     "check. The image is opened read-only.\n"
     "Exit 0 if clean, 1 if any problem was found (each one also on stderr).\n",
-    {kNvmPathOption},
+    {kNvmPathOption, kOwnerCacheOption},
     1,
     1,
     run_fsck,

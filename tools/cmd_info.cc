@@ -217,6 +217,8 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
               (unsigned long long)c.table_bytes(), (unsigned long long)c.store_table_bytes,
               (unsigned long long)c.volume_table_bytes, c.bytes_per_gib(),
               c.bytes_per_gib() / double(1 << 20));
+  std::printf("             volume owner-map cache: %u of %u pages held (owner_cache=)\n",
+              c.owner_pages_cached, c.owner_cache_pages);
 }
 
 std::string extras_json(const std::string& path, const Image& img, const InfoData& d) {
@@ -263,6 +265,8 @@ std::string extras_json(const std::string& path, const Image& img, const InfoDat
 int run_info(const Command& cmd, const Args& a) {
   const std::string& path = a.pos[0];
   std::unique_ptr<Image> img;
+  if (ImageParams probe; !owner_cache_option(a, &probe).is_ok())
+    return usage_error(cmd, std::string(owner_cache_option(a, &probe).message()));
   if (Status st = open_read_only(path, a, &img); !st.is_ok()) return fail_status(cmd, st);
   InfoData d;
   if (Status st = gather(*img, &d); !st.is_ok()) return fail_status(cmd, st);
@@ -293,7 +297,7 @@ const Command kInfoCommand = {
     "checkpoint: its gen, pages read, simulated time; else by scan and why) and the RAM\n"
     "the tables take (PageStore::table_bytes, per GiB of chip). Writes nothing: an open\n"
     "by pdl info neither writes a checkpoint nor marks one stale.\n",
-    {{"json", 0, nullptr, "one JSON object instead of text"}, kNvmPathOption},
+    {{"json", 0, nullptr, "one JSON object instead of text"}, kNvmPathOption, kOwnerCacheOption},
     1,
     1,
     run_info,

@@ -11,7 +11,7 @@
 //   the default VFS: the one deciding a multi-image commit must be readable while only one of
 //   the images is open, which a file inside another image would not be.
 //   URI parameters at creation: method, max_diff, obsolete, page, pages_per_block, size, nop,
-//   erase_limit, max_files; at any open: cache_chunks, clock, track_changes, db (the database file
+//   erase_limit, max_files; at any open: cache_chunks, owner_cache, clock, track_changes, db (the database file
 //   inside the image). A set parameter that contradicts an existing image, or an unknown one, fails the
 //   open with a message. An image with no room left for the mount's clean-up opens read-only;
 //   so do SQLite's read-only opens (SQLITE_OPEN_READONLY, mode=ro, immutable=1) and an image

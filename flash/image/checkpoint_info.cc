@@ -62,6 +62,11 @@ Status checkpoint_info(Image& image, CheckpointInfo* out) {
   c.mount_sim_us = m.sim_us;
   // (outside the Volume's lock: the Volume's table_bytes takes it)
   c.volume_table_bytes = image.volume ? image.volume->table_bytes() : 0;
+  if (image.volume) {
+    const VolumeStats vs = image.volume->stats();
+    c.owner_cache_pages = vs.owner_cache_pages;
+    c.owner_pages_cached = vs.owner_cached;
+  }
   *out = c;
   return Status::ok();
 }
@@ -90,6 +95,8 @@ JsonObj ram_json(const CheckpointInfo& c) {
       .u("table_bytes", c.table_bytes())
       .u("store_table_bytes", c.store_table_bytes)
       .u("volume_table_bytes", c.volume_table_bytes)
+      .u("owner_cache_pages", c.owner_cache_pages)
+      .u("owner_pages_cached", c.owner_pages_cached)
       .u("chip_bytes", c.chip_bytes)
       .n("ram_bytes_per_gib", c.bytes_per_gib())
       .n("ram_mib_per_gib", c.bytes_per_gib() / double(1 << 20));

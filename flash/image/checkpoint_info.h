@@ -43,6 +43,9 @@ struct CheckpointInfo {
   // the chip's data bytes.
   uint64_t store_table_bytes = 0;
   uint64_t volume_table_bytes = 0;
+  // The Volume's owner-map cache (volume/owner_cache.h): capacity and pages held now, in pages
+  // of the store's page size (part of volume_table_bytes).
+  uint32_t owner_cache_pages = 0, owner_pages_cached = 0;
   uint64_t chip_bytes = 0;
   uint64_t table_bytes() const { return store_table_bytes + volume_table_bytes; }
   double bytes_per_gib() const;
@@ -60,8 +63,8 @@ Status checkpoint_info(Image& image, CheckpointInfo* out);
 // superblock_format, log {entry: "checkpoint"|"stale"|"none", gen, doubt}, mount ("checkpoint"
 // or "scan"), checkpoint_gen, checkpoint_pages, summary_pages, replayed_blocks, scan_reason.
 JsonObj checkpoint_json(const CheckpointInfo& c);
-// The "ram" member: table_bytes, store_table_bytes, volume_table_bytes, chip_bytes,
-// ram_bytes_per_gib, ram_mib_per_gib.
+// The "ram" member: table_bytes, store_table_bytes, volume_table_bytes, owner_cache_pages,
+// owner_pages_cached, chip_bytes, ram_bytes_per_gib, ram_mib_per_gib.
 JsonObj ram_json(const CheckpointInfo& c);
 
 }  // namespace pdl

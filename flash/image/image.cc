@@ -148,6 +148,7 @@ VolumeOptions volume_options(const ImageParams& p, Nand& nand, bool read_only) {
   const StoreParams run_time = p.run_time();
   o.remount = remount_opener(nand, &run_time);
   if (p.cache_chunks) o.cache_chunks = *p.cache_chunks;
+  if (p.owner_cache) o.owner_cache_pages = *p.owner_cache;
   if (p.logical_clock) o.logical_clock = *p.logical_clock;
   if (p.track_changes) o.track_changes = *p.track_changes;
   return o;

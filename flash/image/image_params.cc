@@ -8,8 +8,8 @@ namespace pdl {
 const char* const ImageParams::kKeys[] = {
     "method", "max_diff", "obsolete", "log_region", "log_sector", "ftl", "log_blocks",
     "sb_slots", "sb_recognition", "sb_flush", "nvm", "nvm_path", "page", "pages_per_block",
-    "spare", "size", "nop", "erase_limit", "max_files", "cache_chunks", "clock", "mtd", "commit",
-    "wear_level", "track_changes", "checkpoint", "replay_blocks", nullptr};
+    "spare", "size", "nop", "erase_limit", "max_files", "cache_chunks", "owner_cache", "clock",
+    "mtd", "commit", "wear_level", "track_changes", "checkpoint", "replay_blocks", nullptr};
 
 bool parse_size(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
@@ -106,6 +106,8 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     return u32(&max_files, 1, 65536);
   } else if (key == "cache_chunks") {  // ("cache" is SQLite's own URI key)
     return u32(&cache_chunks, 1, 4096);
+  } else if (key == "owner_cache") {  // owner-map pages the Volume keeps in RAM
+    return u32(&owner_cache, 1, 1u << 20);
   } else if (key == "commit") {
     if (value == "atomic") atomic_commit = true;
     else if (value == "journal") atomic_commit = false;

@@ -45,6 +45,8 @@ struct ImageParams {
   std::optional<uint32_t> erase_limit;      // erases a block endures (emulated wear-out)
   std::optional<uint32_t> max_files;        // directory slots
   std::optional<uint32_t> cache_chunks;     // Volume write-back cache, chunks (not stored)
+  // Owner-map pages the Volume keeps in RAM (VolumeOptions::owner_cache_pages; not stored).
+  std::optional<uint32_t> owner_cache;
   std::optional<bool> logical_clock;        // mtimes from a counter, not the wall (not stored)
   // Measure bytes_changed (VolumeOptions::track_changes; not stored; default off): URI key
   // track_changes=on|off.

@@ -13,8 +13,8 @@
 //        erase_count_max, erase_count_mean, max_over_mean},
 //   checkpoint{area_blocks,area_bytes,superblock_format,log{entry,gen,doubt},mount
 //              ("checkpoint"|"scan"),checkpoint_gen,checkpoint_pages,scan_reason},
-//   ram{table_bytes,store_table_bytes,volume_table_bytes,chip_bytes,ram_bytes_per_gib,
-//       ram_mib_per_gib} (checkpoint_info.h).
+//   ram{table_bytes,store_table_bytes,volume_table_bytes,owner_cache_pages,owner_pages_cached,
+//       chip_bytes,ram_bytes_per_gib,ram_mib_per_gib} (checkpoint_info.h).
 #pragma once
 
 #include <string>

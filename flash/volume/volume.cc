@@ -62,16 +62,17 @@ Volume::Volume(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
       hdr_(hdr),
       chunk_(hdr.layout.chunk),
       slot_ids_(hdr.layout.max_files(), 0),
-      owners_(hdr.layout.data_lpns),
-      lpn_kind_(store_->logical_pages(), uint8_t(FileKind::kDatabase)),
+      owners_(std::max<uint32_t>(opts.owner_cache_pages, 1), hdr.layout.owners_per_page()),
+      lpn_kind_(store_->logical_pages()),
+      owner_io_(hdr.layout.chunk),
+      page_gen_(hdr.layout.owner_pages, 0),
       dir_dirty_(hdr.layout.dir_pages),
       owner_dirty_(hdr.layout.owner_pages),
       pool_(hdr.layout.data_first, hdr.layout.data_lpns),
       scratch_(hdr.layout.chunk),
       old_(hdr.layout.chunk) {
-  std::fill(lpn_kind_.begin(), lpn_kind_.begin() + hdr.layout.data_first,
-            uint8_t(FileKind::kDirectory));
-  store_->set_classifier([this](uint32_t lpn) { return lpn_kind_[lpn]; });
+  lpn_kind_.fill(0, hdr.layout.data_first, uint8_t(FileKind::kDirectory));
+  store_->set_classifier([this](uint32_t lpn) { return lpn_kind_.get(lpn); });
 }
 
 Volume::~Volume() { store_->set_classifier(nullptr); }
@@ -83,8 +84,9 @@ void Volume::reset_state() {
   names_.clear();
   std::fill(slot_ids_.begin(), slot_ids_.end(), 0);
   stale_slots_.clear();
-  std::fill(owners_.begin(), owners_.end(), Owner{});
-  std::fill(lpn_kind_.begin() + L.data_first, lpn_kind_.end(), uint8_t(FileKind::kDatabase));
+  owners_.clear();
+  std::fill(page_gen_.begin(), page_gen_.end(), 0);
+  lpn_kind_.fill(L.data_first, lpn_kind_.size(), uint8_t(FileKind::kDatabase));
   dir_dirty_.clear_all();
   owner_dirty_.clear_all();
   pool_ = LpnPool(L.data_first, L.data_lpns);
@@ -149,7 +151,7 @@ Status Volume::remount_store() {
   fresh->set_wear_level(store_->params().wear_level);  // a run-time choice, not on flash
   store_->set_classifier(nullptr);
   store_ = std::move(fresh);
-  store_->set_classifier([this](uint32_t lpn) { return lpn_kind_[lpn]; });
+  store_->set_classifier([this](uint32_t lpn) { return lpn_kind_.get(lpn); });
   return Status::ok();
 }
 
@@ -258,12 +260,6 @@ void Volume::slot_changed(File& f) {
   f.meta.version = next_version_++;
   f.mtime_dirty = false;
   dir_dirty_.set(f.slot / hdr_.layout.slots_per_page());
-}
-
-void Volume::set_owner(uint32_t lpn, Owner o) {
-  const uint32_t i = lpn - hdr_.layout.data_first;
-  owners_[i] = o;
-  owner_dirty_.set(i / hdr_.layout.owners_per_page());
 }
 
 // ---- names ----
@@ -395,7 +391,7 @@ Status Volume::rename(std::string_view from, std::string_view to) {
   f.meta.name = std::string(to);
   f.kind = kind_of(to);
   for (uint32_t l : f.chunks)
-    if (l != kNoLpn) lpn_kind_[l] = uint8_t(f.kind);
+    if (l != kNoLpn) lpn_kind_.set(l, uint8_t(f.kind));
   slot_changed(f);
   names_.emplace(f.meta.name, id);
   if (stale) {
@@ -573,6 +569,14 @@ Status Volume::store_chunk_once(File& f, uint32_t c, std::span<const uint8_t> da
     if (!took)
       return Status::error(Errc::kFull, "volume full: no free logical page for '" +
                                             f.meta.name + "'");
+    // Its owner page resident before the chunk is stored, so that setting the entry after
+    // cannot fail (a full cache writes a dirty page back: on a failure nothing changed).
+    OwnerCache::Page* pg;
+    if (Status st = owner_page(owner_page_of(l), &pg); !st.is_ok()) {
+      if (from) from->push_back(l);
+      else pool_.put(l);
+      return st;
+    }
     if (opts_.track_changes) changed = count_changed(data, {});
   } else if (restoring_) {
     // Rolled back to its committed version: the same bytes again need no flash write.
@@ -585,7 +589,7 @@ Status Volume::store_chunk_once(File& f, uint32_t c, std::span<const uint8_t> da
     if (!st.is_ok() && !st.is(Errc::kNotFound)) return st;
     changed = count_changed(old_, data);
   }
-  if (fresh) lpn_kind_[l] = uint8_t(f.kind);  // before the write: its cost is charged by kind
+  if (fresh) lpn_kind_.set(l, uint8_t(f.kind));  // before the write: its cost is charged by kind
   Status st = store_->write(l, data);
   if (!st.is_ok()) {  // nothing changed (kFull), or the store is poisoned anyway
     if (from) from->push_back(l);
@@ -595,7 +599,7 @@ Status Volume::store_chunk_once(File& f, uint32_t c, std::span<const uint8_t> da
   if (fresh) {
     if (f.chunks.size() <= c) f.chunks.resize(size_t(c) + 1, kNoLpn);
     f.chunks[c] = l;
-    set_owner(l, Owner{f.meta.id, c, next_version_++});
+    set_resident_owner(l, Owner{f.meta.id, c, next_version_++});
   }
   ks.chunks_written++;
   if (opts_.track_changes) ks.bytes_changed += changed;
@@ -655,8 +659,9 @@ void Volume::drop_cache(FileId id, uint32_t first_chunk) {
 Status Volume::unclaim_released(File& f, uint64_t new_size) {
   const uint64_t old_n = chunk_count(f.meta.size), n = chunk_count(new_size);
   for (uint32_t l : pending_free_) {
-    const Owner o = owners_[l - hdr_.layout.data_first];
-    if (o.id == f.meta.id && o.chunk < n) set_owner(l, Owner{});
+    Owner o;
+    PDL_TRY(get_owner(l, &o));
+    if (o.id == f.meta.id && o.chunk < n) PDL_TRY(set_owner(l, Owner{}));
   }
   for (const auto& [l, o] : uncleared_)
     if (o.id == f.meta.id && o.chunk >= old_n && o.chunk < n && !atomic_) return commit_meta();
@@ -789,14 +794,6 @@ void Volume::encode_dir_page(uint32_t page, std::span<uint8_t> out) const {
   }
 }
 
-void Volume::encode_owner_page(uint32_t page, std::span<uint8_t> out) const {
-  std::fill(out.begin(), out.end(), 0);
-  const uint32_t per = hdr_.layout.owners_per_page();
-  const size_t first = size_t(page) * per;
-  for (size_t i = first; i < std::min(owners_.size(), first + per); i++)
-    encode_owner(owners_[i], out.data() + (i - first) * kOwnerBytes);
-}
-
 Status Volume::write_meta_page(uint32_t lpn, std::span<const uint8_t> page) {
   KindStats& ks = stats_.kind[size_t(FileKind::kDirectory)];
   size_t changed = chunk_;
@@ -840,9 +837,9 @@ Status Volume::commit_meta() {
   // program them in another order); the crash rules of volume.h do.
   const VolumeLayout& L = hdr_.layout;
   for (uint32_t p = owner_dirty_.next(0); p != DirtyPages::kNone; p = owner_dirty_.next(p + 1)) {
-    encode_owner_page(p, scratch_);
-    PDL_TRY(write_meta_page(L.owner_first() + p, scratch_));
-    owner_dirty_.clear(p);
+    OwnerCache::Page* pg = owners_.find(p);  // (dirty pages are resident: volume_owners.cc)
+    assert(pg != nullptr && pg->dirty);
+    PDL_TRY(write_owner_page(*pg));
   }
   for (uint32_t p = dir_dirty_.next(0); p != DirtyPages::kNone; p = dir_dirty_.next(p + 1)) {
     encode_dir_page(p, scratch_);
@@ -874,9 +871,14 @@ Status Volume::commit_meta() {
   Status trim = Status::ok();
   for (; done < pending_free_.size(); done++) {
     const uint32_t l = pending_free_[done];
-    if (owners_[l - L.data_first].id != 0) {
-      uncleared_.emplace_back(l, owners_[l - L.data_first]);
-      set_owner(l, Owner{});
+    // (A cache miss reads the owner page, and may write another back: failing, the lpn waits
+    // in pending_free_ for the next commit, as a trim without room does.)
+    Owner o;
+    trim = get_owner(l, &o);
+    if (!trim.is_ok()) break;
+    if (o.id != 0) {
+      uncleared_.emplace_back(l, o);
+      set_resident_owner(l, Owner{});
     }
     trim = store_->trim(l);
     if (!trim.is_ok()) break;
@@ -951,6 +953,8 @@ VolumeStats Volume::stats() {
   std::lock_guard<std::mutex> g(mu_);
   VolumeStats s = stats_;
   s.free_lpns = pool_.free_count();
+  s.owner_cached = uint32_t(owners_.size());
+  s.owner_cache_pages = owners_.capacity();
   s.changes_tracked = opts_.track_changes;
   return s;
 }
@@ -959,13 +963,6 @@ void Volume::reset_stats() {
   std::lock_guard<std::mutex> g(mu_);
   stats_ = VolumeStats{};
   store_->reset_counters();
-}
-
-Owner Volume::owner_of(uint32_t lpn) {
-  std::lock_guard<std::mutex> g(mu_);
-  if (lpn < hdr_.layout.data_first || lpn - hdr_.layout.data_first >= owners_.size())
-    return Owner{};
-  return owners_[lpn - hdr_.layout.data_first];
 }
 
 Status Volume::chunk_lpns(std::string_view name, std::vector<uint32_t>* lpns) {

@@ -27,6 +27,10 @@
 //     come in 4..28-byte pieces); dirty chunks are written at sync, at eviction, or at close.
 //   * modification times are kept lazily (like Linux `lazytime`): persisted with other slot
 //     changes (size, name) and at close; after a crash a file's mtime may be older.
+//   * the owner map in RAM is a bounded cache of its pages (owner_cache.h): a changed page
+//     may be written back before the sync to make room. That keeps the rules above, which
+//     are stated per entry at the moment it is set in RAM (the store may make a sync
+//     interval's writes durable in any order anyway); volume_owners.cc says why.
 //
 // On a store with atomic groups (PageStore::atomic(), what images use) sync() is one atomic
 // commit: after a crash the Volume is exactly its state at the last sync — every file's bytes,
@@ -57,8 +61,10 @@
 
 #include "flash/store/page_store.h"
 #include "flash/store/table_stream.h"
-#include "flash/volume/lpn_pool.h"
 #include "flash/volume/dirty_pages.h"
+#include "flash/volume/lpn_kinds.h"
+#include "flash/volume/lpn_pool.h"
+#include "flash/volume/owner_cache.h"
 #include "flash/volume/volume_format.h"
 
 namespace pdl {
@@ -85,6 +91,10 @@ struct KindStats {
 struct VolumeStats {
   KindStats kind[kFileKinds];
   uint64_t syncs = 0, cache_hits = 0, cache_evictions = 0, trims = 0;
+  // The owner-map cache (owner_cache.h): pages read from the store on a miss, dirty pages
+  // written back to make room (besides those written at a commit), and its size now.
+  uint64_t owner_loads = 0, owner_writebacks = 0;
+  uint32_t owner_cached = 0, owner_cache_pages = 0;  // pages resident; capacity
   uint32_t free_lpns = 0;  // data lpns free now (a snapshot, not a counter)
   bool changes_tracked = false;  // VolumeOptions::track_changes: bytes_changed is measured
 };
@@ -102,10 +112,16 @@ struct FileInfo {
 // whose store halted on a full host file system gets a fresh one (page_store.h).
 using StoreOpener = std::function<Status(CommitMode mode, std::unique_ptr<PageStore>* out)>;
 
+inline constexpr uint32_t kDefaultOwnerCachePages = 64;
+
 struct VolumeOptions {
   bool read_only = false;     // no writes; mount does no clean-up
   std::string read_only_why;  // said by writes refused on a read-only volume
   uint32_t cache_chunks = 16; // write-back cache capacity, chunks
+  // Owner-map pages kept in RAM (owner_cache.h; at least 1): the RAM of the owner map,
+  // whatever the chip's size. A miss reads the page from the store; a dirty page leaving the
+  // cache is written back first. The default holds a TPC-C run's whole working set.
+  uint32_t owner_cache_pages = kDefaultOwnerCachePages;
   // Measure bytes_changed: the store does not know a chunk's previous contents (PDL encodes
   // against the base page, not the last version), so this costs one uncounted read
   // (PageStore::peek) per chunk written: host time on the write path, hence off unless asked.
@@ -213,8 +229,9 @@ class Volume {
   // The store, for stats and inspection. REQUIRES: hold lock() while using it.
   PageStore& store() { return *store_; }
   std::unique_lock<std::mutex> lock() { return std::unique_lock<std::mutex>(mu_); }
-  // Owner of data lpn `lpn` (id 0 = free) and the lpns of a file's chunks (kNoLpn = hole).
-  Owner owner_of(uint32_t lpn);
+  // Owner of data lpn `lpn` (id 0 = free; through the owner-map cache, so it may read an
+  // owner page) and the lpns of a file's chunks (kNoLpn = hole).
+  Status owner_of(uint32_t lpn, Owner* out);
   Status chunk_lpns(std::string_view name, std::vector<uint32_t>* lpns);
   // fsck: the store's check(), then directory and owner-map consistency, then every mapped
   // chunk read back (every page's CRC). kCorrupt names the first problem found.
@@ -284,8 +301,18 @@ class Volume {
   Status unclaim_released(File& f, uint64_t new_size);
   Status write_meta_page(uint32_t lpn, std::span<const uint8_t> page);
   void encode_dir_page(uint32_t page, std::span<uint8_t> out) const;
-  void encode_owner_page(uint32_t page, std::span<uint8_t> out) const;
-  void set_owner(uint32_t lpn, Owner o);
+  // The owner map through its cache (volume_owners.cc). owner_page makes page `p` resident
+  // (writing back the least recently used dirty page if the cache is full, then reading `p`
+  // from the store); on an error nothing changed. The others address entries by data lpn.
+  Status owner_page(uint32_t p, OwnerCache::Page** out);
+  Status get_owner(uint32_t lpn, Owner* out);
+  Status set_owner(uint32_t lpn, Owner o);
+  // Set an entry whose page owner_page made resident with no cache call since. Infallible.
+  void set_resident_owner(uint32_t lpn, Owner o);
+  Status write_owner_page(OwnerCache::Page& pg);  // write back (a commit, an eviction)
+  uint32_t owner_page_of(uint32_t lpn) const {
+    return (lpn - hdr_.layout.data_first) / hdr_.layout.owners_per_page();
+  }
   uint64_t chunk_count(uint64_t size) const { return (size + chunk_ - 1) / chunk_; }
   // kTooLarge unless [off, off + len) lies within max_file_size() (len 0: a size of `off`).
   Status within_capacity(uint64_t off, uint64_t len) const;
@@ -309,8 +336,13 @@ class Volume {
   std::vector<FileId> slot_ids_;        // slot -> file id (0: empty, kStaleSlot: see rename)
   std::map<uint32_t, Slot> stale_slots_;  // slot -> bytes it keeps during a rename (rename)
   static constexpr FileId kStaleSlot = 0xFFFFFFFFu;
-  std::vector<Owner> owners_;           // data lpn - data_first -> owner
-  std::vector<uint8_t> lpn_kind_;       // lpn -> FileKind (the store's cost classifier)
+  OwnerCache owners_;                   // owner-map pages in RAM (the rest on flash only)
+  LpnKinds lpn_kind_;                   // lpn -> FileKind (the store's cost classifier)
+  std::vector<uint8_t> owner_io_;       // an owner page being read or written
+  // Owner page -> the largest generation among its entries (0: none), as on flash for a page
+  // not in the cache, at least that for a resident one (exact again when written back): what
+  // the next version is derived from without reading the owner map (volume_tables.cc).
+  std::vector<uint64_t> page_gen_;
   DirtyPages dir_dirty_, owner_dirty_;
   LpnPool pool_;
   std::vector<uint32_t> pending_free_;  // released lpns waiting for a durable sync

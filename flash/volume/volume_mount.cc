@@ -112,21 +112,23 @@ Status Volume::load_directory(FileId* max_id, std::vector<bool>* drop_slot) {
   return Status::ok();
 }
 
-// In: the files. Out: owners_ as on flash; each file's chunk table from its live entries (the
-// newest claim of a chunk wins); lpn_kind_ of owned lpns; free unmapped lpns in the pool;
+// In: the files. Out: each file's chunk table from the live entries of the owner map on flash
+// (the newest claim of a chunk wins); lpn_kind_ of owned lpns; free unmapped lpns in the pool;
 // *dead lists every other lpn of the data area that is owned or mapped (in lpn order, a
 // superseded claim when the newer one is found); *max_id and next_version_ raised.
+// Every owner page is read, through the owner cache (so the owner map is never all in RAM):
+// a page at a time, except when a chunk is claimed twice (after a crash) and the older claim's
+// page is read again to compare generations.
 Status Volume::load_owner_map(FileId* max_id, std::vector<uint32_t>* dead) {
   const VolumeLayout& L = hdr_.layout;
   const uint32_t per_owner_page = L.owners_per_page();
   for (uint32_t p = 0; p < L.owner_pages; p++) {
-    PDL_TRY(read_meta(*store_, L.owner_first() + p, scratch_));
     for (uint32_t i = 0; i < per_owner_page; i++) {
       const size_t idx = size_t(p) * per_owner_page + i;
-      if (idx >= owners_.size()) break;
-      const Owner o = decode_owner(scratch_.data() + i * kOwnerBytes);
-      owners_[idx] = o;
+      if (idx >= L.data_lpns) break;
       const uint32_t lpn = L.data_first + uint32_t(idx);
+      Owner o;
+      PDL_TRY(get_owner(lpn, &o));
       if (o.id == 0) {
         if (store_->is_mapped(lpn)) dead->push_back(lpn);  // written, allocation never synced
         else pool_.put(lpn);
@@ -138,12 +140,14 @@ Status Volume::load_owner_map(FileId* max_id, std::vector<uint32_t>* dead) {
       if (it != files_.end() && o.chunk < chunk_count(it->second.meta.size)) {
         File& f = it->second;
         if (f.chunks.size() <= o.chunk) f.chunks.resize(size_t(o.chunk) + 1, kNoLpn);
+        Owner held_by;
+        if (f.chunks[o.chunk] != kNoLpn) PDL_TRY(get_owner(f.chunks[o.chunk], &held_by));
         uint32_t& held = f.chunks[o.chunk];
-        if (held == kNoLpn || owners_[held - L.data_first].gen < o.gen) {
+        if (held == kNoLpn || held_by.gen < o.gen) {
           // The newer claim wins: an allocation's bytes are on flash before its entry.
           if (held != kNoLpn) dead->push_back(held);
           held = lpn;
-          lpn_kind_[lpn] = uint8_t(f.kind);
+          lpn_kind_.set(lpn, uint8_t(f.kind));
           continue;
         }
       }
@@ -156,10 +160,11 @@ Status Volume::load_owner_map(FileId* max_id, std::vector<uint32_t>* dead) {
 // In: the dead lpns. Out: those the owner map on flash names in pending_free_; the others (if
 // writable) trimmed (trimmed_) or pooled. Trims are the only store operations.
 Status Volume::release_dead(const std::vector<uint32_t>& dead) {
-  const VolumeLayout& L = hdr_.layout;
   const bool cleanup = !opts_.read_only;
   for (uint32_t lpn : dead) {
-    if (owners_[lpn - L.data_first].id != 0) {
+    Owner o;
+    PDL_TRY(get_owner(lpn, &o));
+    if (o.id != 0) {
       // The owner map on flash still names this lpn: released like any other (commit_meta
       // clears the entry and trims it, and reuses it once both are durable). Read-only: the
       // list only tells check() that the entry is a leftover, not corruption.
@@ -241,7 +246,9 @@ Status Volume::check_locked() {
         return corrupt(where + ": lpn " + std::to_string(l) + " outside the data area");
       const uint32_t i = l - L.data_first;
       if (seen[i]++) return corrupt(where + ": lpn " + std::to_string(l) + " used twice");
-      if (owners_[i].id != id || owners_[i].chunk != c)
+      Owner o;
+      PDL_TRY(get_owner(l, &o));
+      if (o.id != id || o.chunk != c)
         return corrupt(where + ": owner map disagrees for lpn " + std::to_string(l));
       if (pool_.is_free(l)) return corrupt(where + ": lpn " + std::to_string(l) + " is free");
       Status st = store_->read(l, scratch_);
@@ -252,11 +259,14 @@ Status Volume::check_locked() {
         return corrupt(where + ": " + std::string(st.message()));
     }
   }
-  for (uint32_t i = 0; i < L.data_lpns; i++)
-    if (!seen[i] && owners_[i].id != 0 &&
-        std::find(pending_free_.begin(), pending_free_.end(), L.data_first + i) ==
-            pending_free_.end())
+  for (uint32_t i = 0; i < L.data_lpns; i++) {
+    if (seen[i]) continue;
+    Owner o;
+    PDL_TRY(get_owner(L.data_first + i, &o));
+    if (o.id != 0 && std::find(pending_free_.begin(), pending_free_.end(), L.data_first + i) ==
+                         pending_free_.end())
       return corrupt("lpn " + std::to_string(L.data_first + i) + " owned by a missing file");
+  }
   for (uint32_t l = 0; l < L.data_first; l++) {
     Status st = store_->read(l, scratch_);
     if (!st.is_ok() && !st.is(Errc::kNotFound))

@@ -4,19 +4,25 @@
 //
 // What is saved is what a reading open (volume_mount.cc, load) would build from the metadata
 // pages, not the session's RAM as it happens to be: each file's slot (id, size, version,
-// mtime, name) and its chunk table cut after the last mapped chunk, with each mapped chunk's
-// owner-entry generation. The rest is derived at restore as load() derives it — the owner map
-// (every owned lpn from the chunk tables, every other entry empty), the lpn classes, the free
-// pool (every unowned data lpn: a bitmap, lowest first, so its order is the set's), next file
-// id (max id + 1) and next version (max version or generation + 1, at least 1) — and the two
-// derived counters are also in the section as a consistency check.
+// mtime, name) and its chunk table cut after the last mapped chunk. The owner map is NOT in
+// the section (version 2): at a clean close the owner pages on flash are current (nothing
+// dirty), so the restored Volume reads them on demand through its owner cache, like any other
+// (owner_cache.h) — a mount from a checkpoint reads no owner page. What a reading open derives
+// from the owner pages is derived from the chunk tables or saved: the lpn classes, the free
+// pool (every unowned data lpn: a bitmap, lowest first, so its order is the set's), the next
+// file id (max id + 1, derived and checked against the saved one) and the next version (1 +
+// the largest slot version or owner generation: saved, since the generations are on flash;
+// checked to exceed every slot's version). Version 1 sections (owner generations per chunk)
+// are refused: the open then reads the pages.
 // Invariants save_tables checks, so that restored == read (else it refuses, naming the cause):
 //   * nothing unsynced, no lazy mtime, no stale slot, no vacated name: the directory and the
-//     owner map on flash are exactly the RAM tables;
+//     owner map on flash are exactly the RAM tables (no owner page dirty in the cache);
 //   * no release, trim or owner clearing waiting for a commit: every non-empty owner entry is
-//     live (its file's chunk names the lpn), so a reading open finds nothing dead;
-//   * every unowned data lpn is in the pool and unmapped in the store (a reading open would
-//     trim a mapped one), every owned one out of the pool.
+//     live (its file's chunk names the lpn), so a reading open finds nothing dead — checked
+//     for the owner pages in the cache (RAM only: the rest are not read to save);
+//   * every lpn of a chunk table is out of the pool and mapped in the store, no lpn in two
+//     chunks; every other data lpn in the pool and unmapped (a reading open would trim a
+//     mapped one).
 // repair_tails is not run at restore: it zeroes bytes past a file's size that only a cut
 // between a chunk and its size can leave; every mount repairs them, and no write of a session
 // leaves any (zero_tail), so at the clean unmount that saved the tables there are none.
@@ -38,7 +44,7 @@
 namespace pdl {
 
 namespace {
-constexpr uint32_t kTablesVersion = 1;
+constexpr uint32_t kTablesVersion = 2;
 }  // namespace
 
 uint32_t Volume::meta_locations_crc() const {
@@ -83,30 +89,50 @@ Status Volume::save_tables(TableWriter& w) {
   if (!vacated_.empty()) return refuse("a rename waits for a commit");
 
   const VolumeLayout& L = hdr_.layout;
-  // Every owner entry live, every chunk owned, the pool exactly the unowned unmapped lpns.
+  // Every chunk's lpn owned once, out of the pool and mapped; every other data lpn free.
+  std::vector<uint64_t> owned_bits((size_t(L.data_lpns) + 63) / 64, 0);  // (RAM: 1 bit per lpn)
   uint32_t owned = 0, mapped = 0;
   FileId max_id = 0;
+  // As a reading open derives it: 1 + the largest slot version or owner generation on flash.
   uint64_t next_version = 1;
+  for (uint64_t g : page_gen_) next_version = std::max(next_version, g + 1);
+  for (const auto& [id, f] : files_)
+    for (uint32_t c = 0; c < f.chunks.size(); c++) {
+      const uint32_t lpn = f.chunks[c];
+      if (lpn == kNoLpn) continue;
+      const uint32_t i = lpn - L.data_first;
+      if (i >= L.data_lpns || (owned_bits[i / 64] >> (i % 64) & 1) || pool_.is_free(lpn) ||
+          !store_->is_mapped(lpn))
+        return refuse("lpn " + std::to_string(lpn) + " of file " + f.meta.name +
+                      " is outside the data area, in two chunks, free, or unmapped");
+      owned_bits[i / 64] |= uint64_t(1) << (i % 64);
+      owned++;
+    }
   for (uint32_t i = 0; i < L.data_lpns; i++) {
     const uint32_t lpn = L.data_first + i;
-    const Owner& o = owners_[i];
     const bool is_mapped = store_->is_mapped(lpn);
     mapped += is_mapped;
-    if (o.id == 0) {
-      if (!pool_.is_free(lpn) || is_mapped)
-        return refuse("lpn " + std::to_string(lpn) + " is unowned but " +
-                      (is_mapped ? "mapped in the store" : "not in the free pool"));
-      continue;
-    }
-    auto it = files_.find(o.id);
-    if (it == files_.end() || o.chunk >= it->second.chunks.size() ||
-        it->second.chunks[o.chunk] != lpn || pool_.is_free(lpn))
-      return refuse("the owner entry of lpn " + std::to_string(lpn) +
-                    " is not live (a reading mount would release it)");
-    owned++;
-    max_id = std::max(max_id, o.id);
-    next_version = std::max(next_version, o.gen + 1);
+    if (owned_bits[i / 64] >> (i % 64) & 1) continue;
+    if (!pool_.is_free(lpn) || is_mapped)
+      return refuse("lpn " + std::to_string(lpn) + " is in no chunk but " +
+                    (is_mapped ? "mapped in the store" : "not in the free pool"));
   }
+  // The owner pages in RAM against the chunk tables (the others are on flash, as committed).
+  for (const OwnerCache::Page& pg : owners_.pages())
+    for (uint32_t k = 0; k < pg.entries.size(); k++) {
+      const Owner& o = pg.entries[k];
+      const uint64_t i = uint64_t(pg.page) * L.owners_per_page() + k;
+      if (i >= L.data_lpns) break;
+      const uint32_t lpn = L.data_first + uint32_t(i);
+      const bool is_owned = owned_bits[i / 64] >> (i % 64) & 1;
+      auto it = files_.find(o.id);
+      const bool live = o.id != 0 && it != files_.end() && o.chunk < it->second.chunks.size() &&
+                        it->second.chunks[o.chunk] == lpn;
+      if (o.id != 0 ? !live : is_owned)
+        return refuse("the owner entry of lpn " + std::to_string(lpn) +
+                      " is not live (a reading mount would release it)");
+      next_version = std::max(next_version, o.gen + 1);
+    }
   std::vector<const File*> by_slot;
   for (const auto& [id, f] : files_) {
     by_slot.push_back(&f);
@@ -132,6 +158,7 @@ Status Volume::save_tables(TableWriter& w) {
   w.u32(mapped);
   w.u32(max_id == 0xFFFFFFFFu ? max_id : max_id + 1);
   w.u64(next_version);
+  for (uint64_t g : page_gen_) w.u64(g);
   w.u32(uint32_t(by_slot.size()));
   uint32_t chunks_owned = 0;
   for (const File* f : by_slot) {
@@ -157,12 +184,10 @@ Status Volume::save_tables(TableWriter& w) {
         continue;
       }
       w.u32(l);
-      w.u64(owners_[l - L.data_first].gen);
       chunks_owned++;
       c++;
     }
   }
-  // (Each owned lpn was matched to one chunk above, and each mapped chunk has one owner entry.)
   if (chunks_owned != owned)
     return refuse(std::to_string(chunks_owned) + " mapped chunks but " + std::to_string(owned) +
                   " owned lpns");
@@ -202,13 +227,23 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
   const uint64_t next_version_saved = r.u64();
   if (r.status().is_ok() && locations != meta_locations_crc())
     r.fail("volume tables: the directory or owner map moved in the store since they were saved");
+  r.check_count(L.owner_pages, 8, "volume tables: owner page generations");
+  PDL_TRY(r.status());
+  uint64_t gens_above = 1;  // 1 + the largest owner generation
+  for (uint32_t p = 0; p < L.owner_pages; p++) {
+    page_gen_[p] = r.u64();
+    if (page_gen_[p] == UINT64_MAX) r.fail("volume tables: owner page generation out of range");
+    gens_above = std::max(gens_above, page_gen_[p] + 1);
+  }
   const uint32_t nfiles = r.u32();
   r.check(nfiles, uint64_t(slot_ids_.size()) + 1, "volume tables: file count");
   r.check_count(nfiles, 4 + 4 + 8 + 8 + 8 + 1 + 4, "volume tables: files");
   PDL_TRY(r.status());
 
   FileId max_id = 0;
-  next_version_ = 1;
+  uint64_t versions_above = 1;  // 1 + the largest slot version
+  // The owned lpns (1 bit each, freed at return): an lpn in two chunks is refused.
+  std::vector<uint64_t> owned((size_t(L.data_lpns) + 63) / 64, 0);
   for (uint32_t k = 0; k < nfiles; k++) {
     File f;
     f.slot = r.u32();
@@ -245,16 +280,14 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
         c += run;
         continue;
       }
-      const uint64_t gen = r.u64();
       // (An lpn below the data area wraps to a huge offset: out of range too.)
       if (!r.check(uint64_t(l) - L.data_first, L.data_lpns, "volume tables: lpn")) break;
-      Owner& o = owners_[l - L.data_first];
-      if (o.id != 0) r.fail(what + ": lpn " + std::to_string(l) + " owned twice");
-      if (gen == 0 || gen == UINT64_MAX) r.fail(what + ": owner generation out of range");
-      o = Owner{f.meta.id, uint32_t(c), gen};
+      const uint32_t i = l - L.data_first;
+      if (owned[i / 64] >> (i % 64) & 1)
+        r.fail(what + ": lpn " + std::to_string(l) + " owned twice");
+      owned[i / 64] |= uint64_t(1) << (i % 64);
       mapped.emplace_back(uint32_t(c), l);
-      lpn_kind_[l] = uint8_t(f.kind);
-      next_version_ = std::max(next_version_, gen + 1);
+      lpn_kind_.set(l, uint8_t(f.kind));
       c++;
     }
     PDL_TRY(r.status());
@@ -263,7 +296,7 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
     PDL_TRY(r.status());
     max_id = std::max(max_id, f.meta.id);
     if (f.meta.version == UINT64_MAX) return Status::error(Errc::kCorrupt, what + ": version");
-    next_version_ = std::max(next_version_, f.meta.version + 1);
+    versions_above = std::max(versions_above, f.meta.version + 1);
     slot_ids_[f.slot] = f.meta.id;
     names_.emplace(f.meta.name, f.meta.id);
     files_.emplace(f.meta.id, std::move(f));
@@ -274,6 +307,7 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
   auto corrupt = [](const std::string& m) {
     return Status::error(Errc::kCorrupt, "volume tables: " + m);
   };
+  next_version_ = std::max(versions_above, gens_above);
   if (next_id_ != next_id_saved || next_version_ != next_version_saved)
     return corrupt("the next file id or version disagrees with the files");
   // The store against the owner map: every unowned lpn unmapped (then pooled), and as many
@@ -283,7 +317,7 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
     const uint32_t lpn = L.data_first + i;
     const bool is_mapped = store_->is_mapped(lpn);
     mapped += is_mapped;
-    if (owners_[i].id != 0) continue;
+    if (owned[i / 64] >> (i % 64) & 1) continue;
     if (is_mapped)
       return corrupt("lpn " + std::to_string(lpn) +
                      " is free in the tables but mapped in the "
@@ -340,8 +374,9 @@ uint64_t Volume::table_bytes() {
   for (const auto& [slot, meta] : stale_slots_)
     n += sizeof(slot) + sizeof(meta) + 2 * kNode + meta.name.capacity();
   for (const auto& name : vacated_) n += sizeof(name) + 2 * kNode + name.size();
-  n += slot_ids_.capacity() * sizeof(FileId) + owners_.capacity() * sizeof(Owner) +
-       lpn_kind_.capacity() + dir_dirty_.table_bytes() + owner_dirty_.table_bytes() +
+  n += slot_ids_.capacity() * sizeof(FileId) + owners_.table_bytes() + owner_io_.capacity() +
+       page_gen_.capacity() * sizeof(uint64_t) +
+       lpn_kind_.table_bytes() + dir_dirty_.table_bytes() + owner_dirty_.table_bytes() +
        pool_.table_bytes() + (pending_free_.capacity() + trimmed_.capacity()) * sizeof(uint32_t) +
        uncleared_.capacity() * sizeof(uncleared_[0]) + scratch_.capacity() + old_.capacity() +
        hdr_.main_name.capacity();

@@ -63,6 +63,7 @@
 #include "flash/device/emulated_nand.h"
 #include "flash/store/page_store.h"
 #include "flash/volume/volume.h"
+#include "tests/support/volume_options.h"
 
 using namespace pdl;
 using Bytes = std::vector<uint8_t>;
@@ -217,7 +218,7 @@ static bool format_rig(const Cfg& c, CommitMode mode, Rig* r) {
     if (g_verbose) fprintf(stderr, "format_store: %s\n", st.to_string().c_str());
     return false;
   }
-  VolumeOptions o;
+  VolumeOptions o = test::volume_options();  // (OWNER_CACHE=n: a small owner cache)
   o.cache_chunks = c.cache;
   o.logical_clock = true;
   st = Volume::format(std::move(store), c.max_files, "", o, &r->vol);
@@ -235,7 +236,7 @@ static Status mount(Rig& r, const Cfg& c) {
   std::unique_ptr<PageStore> store;
   PDL_TRY(mount_store(*r.nand, &store));
   store->set_wear_level(c.wear_level);
-  VolumeOptions o;
+  VolumeOptions o = test::volume_options();  // (OWNER_CACHE=n: a small owner cache)
   o.cache_chunks = c.cache;
   o.logical_clock = true;
   return Volume::open(std::move(store), o, &r.vol);
@@ -726,7 +727,7 @@ static Status mount_atomic(Rig& r, const Cfg& c) {
   PDL_TRY(mount_store(*r.nand, &store, nullptr, CommitMode::kGroup));
   store->set_wear_level(c.wear_level);
   if (!store->atomic()) return Status::error(Errc::kInvalidArgument, "mount(kGroup): not atomic");
-  VolumeOptions o;
+  VolumeOptions o = test::volume_options();  // (OWNER_CACHE=n: a small owner cache)
   o.cache_chunks = c.cache;
   o.logical_clock = true;
   PDL_TRY(Volume::open(std::move(store), o, &r.vol));

@@ -124,6 +124,14 @@ try:
           is not None, "info: this open mounted from the checkpoint")
     check(re.search(r"ram          tables \d+ bytes .*MiB per GiB of chip", text) is not None,
           "info shows the tables' RAM per GiB")
+    # A mount from the checkpoint reads no owner-map page (the Volume's section has none).
+    check("volume owner-map cache: 0 of 64 pages held" in text,
+          "info shows the owner-map cache, empty after a checkpoint mount")
+    rc, out, err = pdl("info", img, "--owner-cache", "2")
+    check(rc == 0 and "owner-map cache: 0 of 2 pages held" in out.decode(),
+          "info --owner-cache 2 sets the cache: " + err)
+    rc, out, err = pdl("fsck", img, "--owner-cache", "1")
+    check(rc == 0, "fsck --owner-cache 1: clean through a one-page owner cache: " + err)
 
     rc, out, err = pdl("info", "--json", img)
     check(rc == 0, "info --json exits 0: " + err)
@@ -148,7 +156,8 @@ try:
               ck.get("superblock_format") == 7 and ck.get("log", {}).get("entry") == "checkpoint",
               "info --json: checkpoint member (%s)" % ck)
         check(ram.get("table_bytes", 0) > 0 and ram.get("chip_bytes") == 8 << 20 and
-              abs(ram["ram_bytes_per_gib"] - ram["table_bytes"] * 128) < 1,
+              abs(ram["ram_bytes_per_gib"] - ram["table_bytes"] * 128) < 1 and
+              ram.get("owner_cache_pages") == 64 and ram.get("owner_pages_cached") == 0,
               "info --json: ram member (%s)" % ram)
         db_size = j["files"][0]["size"]
 
@@ -523,7 +532,8 @@ try:
                  ["format", os.path.join(tmp, "n.pdl"), "--method", "magic"],
                  ["format", os.path.join(tmp, "n.pdl"), "--db", "a/b"],
                  ["format", os.path.join(tmp, "n.pdl"), "--json"],
-                 ["info", "--json=yes", img], ["format", img, "--size", "8M", "--size", "16M"]):
+                 ["info", "--json=yes", img], ["format", img, "--size", "8M", "--size", "16M"],
+                 ["info", img, "--owner-cache", "0"], ["fsck", img, "--owner-cache", "many"]):
         rc, _, err = pdl(*args)
         check(rc == 2 and err.startswith("pdl: "), "usage error %s: exit 2 (%s)" %
               (args, err.strip()))

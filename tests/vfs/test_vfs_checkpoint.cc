@@ -129,6 +129,9 @@ TEST_CASE("a clean close leaves a checkpoint the next open mounts from; a crash 
         CHECK(json_number(j, "checkpoint.checkpoint_gen") >= 1);
         CHECK(json_number(j, "checkpoint.checkpoint_pages") >= 1);
         CHECK(json_number(j, "mount.pages_scanned") == 0);
+        // The Volume's section carries no owner map: its pages stay on flash, unread.
+        CHECK(json_number(j, "volume.owner_loads") == 0);
+        CHECK(json_number(j, "ram.owner_pages_cached") == 0);
       } else {
         CHECK(json_string(j, "checkpoint.mount") == "scan");
         CHECK(json_string(j, "checkpoint.scan_reason") == "no checkpoint");
@@ -266,4 +269,25 @@ TEST_CASE("a read-only open writes nothing: no checkpoint, no stale entry", "[vf
       }
     }
   }
+}
+
+TEST_CASE("owner_cache= bounds the Volume's owner-map pages in RAM; the database stays whole",
+          "[vfs][checkpoint]") {
+  use_pdl_vfs();
+  seed_sqlite_prng();
+  const Config c = configs().front();
+  INFO("method " << c.method << ", commit=" << c.commit);
+  const ScopedTempPath scratch("oc.db");
+  const std::string& path = scratch.str();
+  const std::string before = create(c, path, 12);
+  Conn db(uri(c, path) + "&owner_cache=1");
+  check_intact(db);  // (pdl_check reads every owner page, through the one-page cache)
+  REQUIRE(content(db) == before);
+  for (int i = 13; i <= 20; i++) txn(db, i);
+  check_intact(db);
+  const Json j = stats(db);
+  CHECK(json_number(j, "ram.owner_cache_pages") == 1);
+  CHECK(json_number(j, "ram.owner_pages_cached") <= 1);
+  CHECK(json_number(j, "volume.owner_cache_pages") == 1);
+  CHECK(json_number(j, "volume.owner_loads") >= 1);
 }

@@ -96,6 +96,8 @@ TEST_CASE("a bad URI parameter fails the open, names the parameter and creates n
       {"size=8M&nop=1&obsolete=spare", "obsolete"},     // spare marks need NOP >= 2
       {"size=8M&max_files=0", "max_files"},
       {"size=8M&cache_chunks=0", "cache_chunks"},
+      {"size=8M&owner_cache=0", "owner_cache"},
+      {"size=8M&owner_cache=lots", "owner_cache"},
       {"size=8M&clock=monotonic", "clock"},
       {"size=8M&track_changes=maybe", "track_changes"},
       {"size=8M&method=ipu&log_region=18K", "log_region"},       // ipu has none

@@ -17,6 +17,7 @@
 #include "flash/volume/volume.h"
 #include "tests/support/store_matrix.h"
 #include "tests/support/test_util.h"
+#include "tests/support/volume_options.h"
 
 using namespace pdl;
 
@@ -29,7 +30,7 @@ struct Rig {
   std::unique_ptr<Volume> vol;
 };
 
-Rig make_volume(const test::StoreConfig& cfg, VolumeOptions opts = {}) {
+Rig make_volume(const test::StoreConfig& cfg, VolumeOptions opts = test::volume_options()) {
   Rig r;
   r.nand = test::make_ram_nand(cfg.geo);
   std::unique_ptr<PageStore> store;
@@ -40,7 +41,7 @@ Rig make_volume(const test::StoreConfig& cfg, VolumeOptions opts = {}) {
   return r;
 }
 
-Status remount(Rig& r, VolumeOptions opts = {}) {
+Status remount(Rig& r, VolumeOptions opts = test::volume_options()) {
   r.vol.reset();
   std::unique_ptr<PageStore> store;
   PDL_TRY(mount_store(*r.nand, &store));
@@ -165,7 +166,7 @@ TEST_CASE("files read back what the model wrote, across syncs and remounts", "[v
   const auto cfg = GENERATE(from_range(test::store_matrix()));
   const uint32_t cache = GENERATE(1u, 16u);
   INFO(cfg.name << " cache=" << cache);
-  VolumeOptions opts;
+  VolumeOptions opts = test::volume_options();
   opts.cache_chunks = cache;
   Rig r = make_volume(cfg, opts);
   Workload w(test::test_seed() ^ 0x701, cfg.geo.page_data);
@@ -394,7 +395,7 @@ TEST_CASE("a commit whose trims find no room succeeds, and their pages are reuse
   auto owned = std::make_unique<TrimRefusingStore>(std::move(real));
   TrimRefusingStore* store = owned.get();
   std::unique_ptr<Volume> vol;
-  REQUIRE(Volume::format(std::move(owned), 32, "", {}, &vol).is_ok());
+  REQUIRE(Volume::format(std::move(owned), 32, "", test::volume_options(), &vol).is_ok());
   const size_t chunk = cfg.geo.page_data;
   Volume::FileId a, b, c;
   REQUIRE(vol->create("a", &a).is_ok());
@@ -425,7 +426,7 @@ TEST_CASE("a commit whose trims find no room succeeds, and their pages are reuse
   vol.reset();
   std::unique_ptr<PageStore> again;
   REQUIRE(mount_store(*nand, &again).is_ok());
-  REQUIRE(Volume::open(std::move(again), {}, &vol).is_ok());
+  REQUIRE(Volume::open(std::move(again), test::volume_options(), &vol).is_ok());
   REQUIRE(read_all(*vol, "c") == Bytes(6 * chunk, 0x33));
   REQUIRE(read_all(*vol, "b") == want_b);
   REQUIRE(vol->check().is_ok());
@@ -501,7 +502,7 @@ TEST_CASE("names are checked and a read-only volume refuses changes", "[volume]"
   Bytes d(100, 1);
   REQUIRE(r.vol->write(id, 0, d).is_ok());
   REQUIRE(r.vol->close().is_ok());
-  VolumeOptions ro;
+  VolumeOptions ro = test::volume_options();
   ro.read_only = true;
   REQUIRE(remount(r, ro).is_ok());
   REQUIRE(r.vol->lookup(std::string(kMaxNameBytes, 'n'), &id).is_ok());
@@ -539,7 +540,7 @@ TEST_CASE("bytes_changed is measured only when asked, and only then costs a read
   const bool track = GENERATE(false, true);
   INFO("track_changes " << track);
   const auto cfg = test::store_matrix()[0];
-  VolumeOptions opts;
+  VolumeOptions opts = test::volume_options();
   opts.track_changes = track;
   Rig r = make_volume(cfg, opts);
   const uint32_t c = cfg.geo.page_data;
@@ -564,7 +565,7 @@ TEST_CASE("bytes_changed is measured only when asked, and only then costs a read
 
 TEST_CASE("flash work is attributed to the file kind that caused it", "[volume][stats]") {
   const auto cfg = test::store_matrix()[0];
-  VolumeOptions tracked;
+  VolumeOptions tracked = test::volume_options();
   tracked.track_changes = true;
   Rig r = make_volume(cfg, tracked);
   const uint32_t c = cfg.geo.page_data;
@@ -595,7 +596,7 @@ TEST_CASE("flash work is attributed to the file kind that caused it", "[volume][
 
 TEST_CASE("a logical clock makes mtimes, and so the flash figures, repeat exactly", "[volume]") {
   const auto cfg = test::store_matrix()[0];
-  VolumeOptions opts;
+  VolumeOptions opts = test::volume_options();
   opts.logical_clock = true;
   constexpr uint64_t kEpoch = 1767225600ull * 1000000000ull;  // 2026-01-01
   auto run = [&](Rig& r) {

@@ -17,6 +17,7 @@
 #include "flash/volume/volume.h"
 #include "tests/support/store_matrix.h"
 #include "tests/support/test_util.h"
+#include "tests/support/volume_options.h"
 
 using namespace pdl;
 
@@ -51,7 +52,11 @@ Snapshot snapshot(Volume& v, bool live = false) {
   }
   const VolumeLayout& L = v.layout();
   for (uint32_t l = L.data_first; l < L.data_first + L.data_lpns; l++)
-    s.owners.push_back(v.owner_of(l));
+  {
+    Owner o;
+    REQUIRE(v.owner_of(l, &o).is_ok());
+    s.owners.push_back(o);
+  }
   s.free_lpns = v.stats().free_lpns;
   s.main_name = v.main_name();
   return s;
@@ -123,7 +128,7 @@ void random_work(Volume& v, std::mt19937& rng, int ops) {
 
 // Modification times from the logical clock: two chips given the same work hold the same bytes.
 VolumeOptions options() {
-  VolumeOptions o;
+  VolumeOptions o = test::volume_options();
   o.logical_clock = true;
   return o;
 }
@@ -272,7 +277,9 @@ TEST_CASE("damaged, hostile and stale volume tables are refused and the pages ar
       refused(bad, "a bit flipped");
     }
     // Hostile: mutated and re-sealed with a valid CRC. Never a crash; accepted only if
-    // consistent, and then the volume checks clean; refused ones read the right contents.
+    // consistent, and then the volume checks clean — or, the owner map being on flash only
+    // (section version 2), check() (fsck) finds the chunk tables disagreeing with the owner
+    // pages, which the open does not read; refused ones read the right contents.
     std::mt19937 frng(uint32_t(9 + i));
     for (int k = 0; k < 60; k++) {
       std::vector<uint8_t> bad(tables.begin(), tables.end() - 4);
@@ -297,7 +304,10 @@ TEST_CASE("damaged, hostile and stale volume tables are refused and the pages ar
       bad.insert(bad.end(), c, c + 4);
       REQUIRE(open_volume(*nand, mode, bad, &vol).is_ok());
       if (vol->from_tables()) {
-        CHECK(vol->check().is_ok());
+        const Status st = vol->check();
+        INFO(st.to_string());
+        CHECK((st.is_ok() || (st.is(Errc::kCorrupt) &&
+                              st.message().find("owner map disagrees") != std::string::npos)));
       } else {
         require_equal(want, snapshot(*vol), "comparison 6");
       }

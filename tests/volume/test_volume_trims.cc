@@ -10,6 +10,7 @@
 #include "flash/volume/volume.h"
 #include "tests/support/store_matrix.h"
 #include "tests/support/test_util.h"
+#include "tests/support/volume_options.h"
 
 using namespace pdl;
 
@@ -25,7 +26,7 @@ TEST_CASE("a removed file's lpns are unmapped in the store after remove and sync
     std::unique_ptr<PageStore> store;
     REQUIRE(format_store(*nand, cfg.params, &store, mode).is_ok());
     std::unique_ptr<Volume> vol;
-    REQUIRE(Volume::format(std::move(store), 32, "", {}, &vol).is_ok());
+    REQUIRE(Volume::format(std::move(store), 32, "", test::volume_options(), &vol).is_ok());
     const size_t chunk = cfg.geo.page_data;
     Volume::FileId a, b;
     REQUIRE(vol->create("a", &a).is_ok());
