@@ -111,7 +111,8 @@ struct Variant {
 };
 
 // Fill: half the logical pages written, a quarter of those updated, a sync (a commit: the store
-// runs atomic groups, as images do) every kSyncEvery writes and at the end. *expect gets every page's value.
+// runs atomic groups, as images do) every kSyncEvery writes and at the end. *expect gets every
+// page's value.
 Status fill(PageStore& store, const Options& o, std::mt19937_64& rng, MountExpect* expect,
             uint64_t* updates) {
   const uint32_t written = store.logical_pages() / 2;
@@ -178,7 +179,9 @@ Status updates_until_cut(PageStore& store, EmulatedNand& nand, const Options& o,
       return st;
     }
   }
-  return Status::error(Errc::kIoError, "the power cut armed after 1..64 flash operations never happened in a million writes");
+  return Status::error(Errc::kIoError,
+                       "the power cut armed after 1..64 flash operations never happened in a "
+                       "million writes");
 }
 
 void put_probe(JsonObj& j, const ProbeResult& r) {
@@ -220,7 +223,9 @@ Status probe_row(const Variant& v, const ChipFiles& f, const char* state, const 
   Row row;
   row.chip = size_name(v.bytes);
   row.variant = std::string(v.checkpoint ? "yes" : "no") +
-                (v.mode == ObsoleteMode::kSpare ? "" : std::string(", obsolete ") + obsolete_name(v.mode));
+                (v.mode == ObsoleteMode::kSpare
+                     ? ""
+                     : std::string(", obsolete ") + obsolete_name(v.mode));
   row.state = state;
   row.gib = double(v.bytes) / kGiB;
   row.pages_read = std::strtoull(r.at("pages_read").c_str(), nullptr, 10);
@@ -235,7 +240,8 @@ Status probe_row(const Variant& v, const ChipFiles& f, const char* state, const 
   base.s("state", state);
   put_probe(base, r);
   base.n("sim_s", row.sim_s)
-      .n("rss_mib_per_gib", double(row.hwm - std::min(row.hwm, row.start)) / double(1 << 20) / row.gib)
+      .n("rss_mib_per_gib",
+         double(row.hwm - std::min(row.hwm, row.start)) / double(1 << 20) / row.gib)
       .n("table_mib_per_gib", double(row.table) / double(1 << 20) / row.gib);
   json->push_back(base.str());
   return Status::ok();
@@ -324,7 +330,8 @@ void print_table(const std::vector<Row>& rows) {
       "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n",
       double(rows[0].start) / double(1 << 20));
   for (const Row& r : rows)
-    std::printf("| %s | %s | %s | %" PRIu64 " | %.3f s | %.3f s | %.1f MiB | %.2f MiB | %.2f MiB | %s |\n",
+    std::printf("| %s | %s | %s | %" PRIu64
+                " | %.3f s | %.3f s | %.1f MiB | %.2f MiB | %.2f MiB | %s |\n",
                 r.chip.c_str(), r.variant.c_str(), r.state.c_str(), r.pages_read, r.sim_s,
                 r.wall_s, double(r.hwm) / double(1 << 20),
                 double(r.hwm - std::min(r.hwm, r.start)) / double(1 << 20) / r.gib,
@@ -335,6 +342,11 @@ void print_table(const std::vector<Row>& rows) {
 }  // namespace
 
 Status run_mount(const Options& o, std::vector<std::string>* json) {
+  // The images are read and written with pread/pwrite (file_media.h), here as in the probes: an
+  // image larger than the host's page cache, mapped, makes every random read of a page a fault
+  // that reads the device's whole read-around window (8 MiB on this machine's disk): the 64 GiB
+  // chip's updates read hundreds of GB.
+  setenv("PDL_IMAGE_IO", "pread", 1);
   WorkDir dir;
   PDL_TRY(dir.make(o.work_dir));
   const std::vector<uint64_t> sizes = o.mount_chip_sizes();
