@@ -190,6 +190,10 @@ int parse_args(int argc, char** argv, Options* o) {
           },
           ""))
       ->default_str("4G; --quick and --exp all every size")->group(kMount);
+  app.add_option("--mount-fill", o->mount_fill_pct,
+                 "% of the logical pages written before the mounts; 0: an empty chip\n"
+                 "(format, checkpoint, mount: no power-cut run)")
+      ->type_name("PCT")->check(cli::number(0, 100))->capture_default_str()->group(kMount);
   app.add_option("--work-dir", o->work_dir,
                  "directory for the sparse image files (each removed once measured)")
       ->type_name("DIR")->check(CLI::ExistingDirectory)

@@ -42,6 +42,7 @@ struct Options {
   // value changed before every probe: each mount must then be refused).
   std::vector<uint64_t> mount_sizes;
   uint64_t mount_scan_max = 0;
+  double mount_fill_pct = 50;  // --mount-fill: % of the logical pages written (0: an empty chip)
   std::string work_dir;
   bool mount_tamper = false;
   std::vector<MethodPreset> methods;  // --methods; empty = per experiment default

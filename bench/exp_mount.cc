@@ -11,6 +11,7 @@
 //              sync every kSyncEvery writes, then the emulator's power cut after a random
 //              number of flash operations, the process writing on until a write or sync
 //              fails; no checkpoint is written — what the chip holds is what a cut leaves.
+// --mount-fill 0: an empty chip, formatted, checkpointed and mounted (no power-cut run).
 // Chips up to --mount-scan-max are measured again formatted without a checkpoint area (the
 // before-state: every mount scans every page's spare area, [PDL] Fig. 7).
 // Every mount is checked page by page against the acknowledged values (mount_expect.h); a
@@ -110,12 +111,13 @@ struct Variant {
   ObsoleteMode mode;
 };
 
-// Fill: half the logical pages written, a quarter of those updated, a sync (a commit: the store
+// Fill: --mount-fill % (half) of the logical pages written, a quarter as many updates, a sync (a commit: the store
 // runs atomic groups, as images do) every kSyncEvery writes and at the end. *expect gets every
 // page's value.
 Status fill(PageStore& store, const Options& o, std::mt19937_64& rng, MountExpect* expect,
             uint64_t* updates) {
-  const uint32_t written = store.logical_pages() / 2;
+  const uint32_t written =
+      uint32_t(double(store.logical_pages()) * o.mount_fill_pct / 100.0);
   expect->logical_pages = store.logical_pages();
   expect->acked.assign(written, 0);
   std::vector<uint8_t> page(store.page_size());
@@ -125,9 +127,10 @@ Status fill(PageStore& store, const Options& o, std::mt19937_64& rng, MountExpec
     PDL_TRY(store.write(l, page));
     if ((l + 1) % kSyncEvery == 0) PDL_TRY(store.sync());
   }
+  *updates = written / 4;
+  if (written == 0) return store.sync();
   PageChanger changer(page.size(), o.changed, o.change_run);
   std::uniform_int_distribution<uint32_t> pick(0, written - 1);
-  *updates = written / 4;
   for (uint64_t i = 0; i < *updates; i++) {
     const Lpn l = pick(rng);
     PDL_TRY(store.read(l, page));
@@ -221,7 +224,7 @@ Status probe_row(const Variant& v, const ChipFiles& f, const char* state, const 
   ProbeResult r;
   PDL_TRY(run_mount_probe(f.image, f.expect, f.probe_out, &r));
   Row row;
-  row.chip = size_name(v.bytes);
+  row.chip = size_name(v.bytes) + (expect.acked.empty() ? " (empty)" : "");
   row.variant = std::string(v.checkpoint ? "yes" : "no") +
                 (v.mode == ObsoleteMode::kSpare
                      ? ""
@@ -272,7 +275,8 @@ Status run_variant(const Variant& v, const Options& o, const std::string& dir,
     PDL_TRY(format_store(*nand, p, &store, CommitMode::kGroup));
     std::fprintf(stderr, "mount %s checkpoint=%s: fill %u of %u logical pages ...\n",
                  size_name(v.bytes).c_str(), v.checkpoint ? "on" : "off",
-                 store->logical_pages() / 2, store->logical_pages());
+                 uint32_t(double(store->logical_pages()) * o.mount_fill_pct / 100.0),
+                 store->logical_pages());
     const auto t0 = Clock::now();
     PDL_TRY(fill(*store, o, rng, &expect, &fill_updates));
     if (v.checkpoint) PDL_TRY(store->write_checkpoint({}));
@@ -291,6 +295,7 @@ Status run_variant(const Variant& v, const Options& o, const std::string& dir,
                        " hardware threads");
   }
   PDL_TRY(probe_row(v, f, "clean", o, expect, base, json, rows));
+  if (expect.acked.empty()) return Status::ok();  // an empty chip: nothing to update
 
   // Power cut: reopen, update, cut.
   uint64_t n = 0, cut_writes = 0;
