@@ -168,8 +168,8 @@ int parse_args(int argc, char** argv, Options* o) {
   std::string mount_sizes, scan_max;
   const char* const kMount = "mount (--exp mount)";
   app.add_option("--mount-sizes", mount_sizes,
-                 "chip sizes, each half filled and mounted after a clean unmount and\n"
-                 "after a power cut, each mount in a fresh process")
+                 "chip sizes, each filled (--mount-fill) and mounted after a clean\n"
+                 "unmount and after a power cut, each mount in a fresh process")
       ->type_name("LIST")
       ->check(CLI::Validator(
           [](std::string& s) -> std::string {
@@ -196,7 +196,7 @@ int parse_args(int argc, char** argv, Options* o) {
       ->type_name("PCT")->check(cli::number(0, 100))->capture_default_str()->group(kMount);
   app.add_option("--work-dir", o->work_dir,
                  "directory for the sparse image files (each removed once measured)")
-      ->type_name("DIR")->check(CLI::ExistingDirectory)
+      ->check(CLI::ExistingDirectory)->type_name("DIR")
       ->default_str("a scratch directory in $TMPDIR, removed after")->group(kMount);
   app.add_flag("--mount-tamper", o->mount_tamper)->group("");  // test hook (tests/bench)
 
