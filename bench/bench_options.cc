@@ -196,7 +196,7 @@ int parse_args(int argc, char** argv, Options* o) {
       ->type_name("PCT")->check(cli::number(0, 100))->capture_default_str()->group(kMount);
   app.add_option("--work-dir", o->work_dir,
                  "directory for the sparse image files (each removed once measured)")
-      ->check(CLI::ExistingDirectory)->type_name("DIR")
+      ->type_name("DIR")->check(CLI::Validator(CLI::ExistingDirectory).description(""))
       ->default_str("a scratch directory in $TMPDIR, removed after")->group(kMount);
   app.add_flag("--mount-tamper", o->mount_tamper)->group("");  // test hook (tests/bench)
 
