@@ -6,6 +6,7 @@
 
 #include "cli/app.h"
 #include "flash/common/output_file.h"
+#include "flash/image/image_params.h"
 
 namespace pdl::bench {
 
@@ -39,6 +40,26 @@ bool parse_modes(const std::string& m, std::vector<ObsoleteMode>* out) {
     *out = {mode};
   else
     return false;
+  return true;
+}
+
+// "256M,1G": chip sizes, each whole 128 KiB blocks of the Table 1 chip, 2 MiB .. 256 GiB.
+bool parse_sizes(const std::string& list, std::vector<uint64_t>* out, std::string* err) {
+  out->clear();
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t comma = list.find(',', pos);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string e = list.substr(pos, comma - pos);
+    pos = comma + 1;
+    uint64_t b = 0;
+    if (!parse_size(e, &b) || b < (2u << 20) || b > kMaxChipBytes || b % (128u << 10)) {
+      *err = "expected chip sizes of whole 128 KiB blocks from 2M to 256G (\"256M,1G\"), got '" +
+             e + "'";
+      return false;
+    }
+    out->push_back(b);
+  }
   return true;
 }
 
@@ -124,7 +145,7 @@ int parse_args(int argc, char** argv, Options* o) {
                "every experiment on the paper's 2 GiB chip (16384 blocks)")
       ->excludes(quick)->group(kScale);
   app.add_option("--blocks", o->blocks,
-                 "chip blocks for exp 1 and mount (and exp 2-6 unless --sweep-blocks)")
+                 "chip blocks for exp 1 (and exp 2-6 unless --sweep-blocks)")
       ->type_name("N")->check(cli::integer(16, 65536))
       ->default_str("2048; --quick 256; --paper-scale 16384")->group(kScale);
   app.add_option("--sweep-blocks", o->sweep_blocks, "chip blocks for exp 2-6")
@@ -143,6 +164,41 @@ int parse_args(int argc, char** argv, Options* o) {
   app.add_option("--measure-ops", o->measure_ops,
                  "measure exactly N operations per point (overrides --measure-rounds)")
       ->type_name("N")->check(cli::integer(1, uint64_t(1) << 40))->group(kScale);
+
+  std::string mount_sizes, scan_max;
+  const char* const kMount = "mount (--exp mount)";
+  app.add_option("--mount-sizes", mount_sizes,
+                 "chip sizes, each filled (--mount-fill) and mounted after a clean\n"
+                 "unmount and after a power cut, each mount in a fresh process")
+      ->type_name("LIST")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            std::vector<uint64_t> v;
+            std::string err;
+            return parse_sizes(s, &v, &err) ? "" : err;
+          },
+          ""))
+      ->default_str("256M,1G,4G,16G,64G; --quick and --exp all 256M,1G")->group(kMount);
+  app.add_option("--mount-scan-max", scan_max,
+                 "also measure chips up to this size without a checkpoint area\n"
+                 "(the full scan of every spare area)")
+      ->type_name("SIZE")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            uint64_t b = 0;
+            return parse_size(s, &b) ? "" : "expected a size (4G), got '" + s + "'";
+          },
+          ""))
+      ->default_str("4G; --quick and --exp all every size")->group(kMount);
+  app.add_option("--mount-fill", o->mount_fill_pct,
+                 "% of the logical pages written before the mounts; 0: an empty chip\n"
+                 "(format, checkpoint, mount: no power-cut run)")
+      ->type_name("PCT")->check(cli::number(0, 100))->capture_default_str()->group(kMount);
+  app.add_option("--work-dir", o->work_dir,
+                 "directory for the sparse image files (each removed once measured)")
+      ->type_name("DIR")->check(CLI::Validator(CLI::ExistingDirectory).description(""))
+      ->default_str("a scratch directory in $TMPDIR, removed after")->group(kMount);
+  app.add_flag("--mount-tamper", o->mount_tamper)->group("");  // test hook (tests/bench)
 
   const char* const kWorkload = "workload";
   app.add_option("--seed", o->seed, "workload seed (every run uses it)")
@@ -209,6 +265,8 @@ int parse_args(int argc, char** argv, Options* o) {
     o->mount_modes = o->sweep_modes = o->exp1_modes;
   }
   if (!sweep_obsolete.empty()) (void)parse_modes(sweep_obsolete, &o->sweep_modes);
+  if (!mount_sizes.empty()) (void)parse_sizes(mount_sizes, &o->mount_sizes, &err);
+  if (!scan_max.empty()) (void)parse_size(scan_max, &o->mount_scan_max);
   if (victim == "oldest") o->gc_victim = GcVictim::kOldest;
   o->placement_set = !placement.empty();
   if (placement == "run")
@@ -235,6 +293,17 @@ Geometry chip(uint32_t blocks, uint32_t t_read, uint32_t t_program, uint32_t t_e
 uint32_t Options::exp1_chip_blocks() const {
   if (blocks) return blocks;
   return paper ? 16384 : quick ? 256 : 2048;
+}
+
+std::vector<uint64_t> Options::mount_chip_sizes() const {
+  if (!mount_sizes.empty()) return mount_sizes;
+  if (quick || all) return {256ull << 20, 1ull << 30};
+  return {256ull << 20, 1ull << 30, 4ull << 30, 16ull << 30, 64ull << 30};
+}
+
+uint64_t Options::mount_scan_max_bytes() const {
+  if (mount_scan_max) return mount_scan_max;
+  return quick || all ? kMaxChipBytes : 4ull << 30;
 }
 
 uint32_t Options::sweep_chip_blocks() const {

@@ -36,10 +36,19 @@ struct Options {
   std::vector<ObsoleteMode> exp1_modes{ObsoleteMode::kSpare, ObsoleteMode::kMemory};
   std::vector<ObsoleteMode> sweep_modes{ObsoleteMode::kSpare, ObsoleteMode::kMemory};
   std::vector<ObsoleteMode> mount_modes{ObsoleteMode::kSpare};  // --obsolete only
+  // --exp mount (exp_mount.cc): chip sizes (bytes; empty = by scale: mount_chip_sizes()), the
+  // largest chip also measured without a checkpoint area (0 = by scale), where the images go
+  // ("" = a scratch directory removed after), and the test hook --mount-tamper (one expected
+  // value changed before every probe: each mount must then be refused).
+  std::vector<uint64_t> mount_sizes;
+  uint64_t mount_scan_max = 0;
+  double mount_fill_pct = 50;  // --mount-fill: % of the logical pages written (0: an empty chip)
+  std::string work_dir;
+  bool mount_tamper = false;
   std::vector<MethodPreset> methods;  // --methods; empty = per experiment default
   uint64_t seed = 1;
   GcVictim gc_victim = GcVictim::kGreedy;  // --gc-victim (PDL, OPU)
-  uint32_t blocks = 0;        // Exp. 1 (and mount) chip; 0 = by scale
+  uint32_t blocks = 0;        // Exp. 1 chip; 0 = by scale
   uint32_t sweep_blocks = 0;  // Exp. 2-6 chip; 0 = by scale (or --blocks if given)
   // Exp. 1's point (Table 2: %ChangedByOneU_Op = 2, N_updates_till_write = 1, all updates).
   double changed = 2;
@@ -63,6 +72,10 @@ struct Options {
     return iplsweep || exp2_8k;
   }
   uint32_t exp1_chip_blocks() const;
+  // --mount-sizes, else 256M,1G,4G,16G,64G; --quick and --exp all: 256M,1G.
+  std::vector<uint64_t> mount_chip_sizes() const;
+  // --mount-scan-max, else 4G (--quick, --exp all: every size).
+  uint64_t mount_scan_max_bytes() const;
   uint32_t sweep_chip_blocks() const;
   // Workload settings shared by every run (warm-up, window, seed, change runs).
   WorkloadConfig base_workload() const;

@@ -5,7 +5,9 @@
 //                scale of bench_options.h. The runs all experiments need are collected in one
 //                RunPlan, deduplicated and run on --jobs threads (run_plan.h).
 //   --exp codec  diff_encode / diff_apply throughput (codec_bench.h).
-//   --exp mount  cost of mounting (recovery scan, [PDL] Fig. 7) a chip half full of data.
+//   --exp mount  mount time and RAM by chip size, after a clean unmount and after a power cut,
+//                with and without a checkpoint area (exp_mount.cc); each mount runs in a child
+//                pdl-bench started in the hidden mode --mount-probe (mount_probe.h).
 //   --exp all    all of them.
 // Times of store experiments are simulated flash microseconds (PDL paper Table 1), not host time;
 // host (wall) seconds are reported beside them. Progress goes to stderr, readable tables to
@@ -25,12 +27,15 @@
 #include "bench/wall_clock.h"
 #include "bench/codec_bench.h"
 #include "bench/experiments.h"
+#include "bench/mount_probe.h"
 #include "bench/run_plan.h"
 
 namespace pdl::bench {
 namespace {
 
 int main_impl(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--mount-probe") == 0)
+    return mount_probe_main(argc - 2, argv + 2);
   Options o;
   if (const int rc = parse_args(argc, argv, &o); rc >= 0) return rc;
   const auto t0 = Clock::now();
