@@ -186,11 +186,14 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
     std::printf("  %11s  %-40s %u block%s\n", range.c_str(), std::string(bar, '#').c_str(),
                 b.blocks, b.blocks == 1 ? "" : "s");
   }
-  std::printf("mount        %llu pages scanned, %llu torn; %llu live lpns, %llu valid "
-              "differential pages, next seq %llu\n",
-              (unsigned long long)m.pages_scanned, (unsigned long long)m.torn_pages,
-              (unsigned long long)m.live_lpns, (unsigned long long)m.valid_diff_pages,
-              (unsigned long long)m.next_seq);
+  if (m.from_checkpoint && m.pages_scanned == 0)  // (the scan's counts were not taken)
+    std::printf("mount        0 pages scanned: the tables came from the checkpoint\n");
+  else
+    std::printf("mount        %llu pages scanned, %llu torn; %llu live lpns, %llu valid "
+                "differential pages, next seq %llu\n",
+                (unsigned long long)m.pages_scanned, (unsigned long long)m.torn_pages,
+                (unsigned long long)m.live_lpns, (unsigned long long)m.valid_diff_pages,
+                (unsigned long long)m.next_seq);
   std::printf("             simulated %.1f ms (wall %.1f ms)\n", double(m.sim_us) / 1000.0,
               m.wall_s * 1000.0);
   // The checkpoint area (docs/design.md §17), its log's newest entry, where this mount's

@@ -11,7 +11,6 @@ namespace pdl {
 
 Status mount_store_tables(Nand& nand, const StoreParams& params, CommitMode mode,
                           TableReader& r, std::unique_ptr<PageStore>* out) {
-  (void)nand, (void)mode, (void)r, (void)out;
   switch (params.method) {
     case Method::kPdl:
     case Method::kOpu:
