@@ -23,6 +23,7 @@
 #include "flash/store/checkpoint_view.h"
 #include "flash/store/checkpointed_store.h"
 #include "flash/store/superblock.h"
+#include "tests/support/same_tables.h"
 #include "tests/support/test_util.h"
 
 using namespace pdl;
@@ -644,24 +645,6 @@ CommitMode mode_of(const StoreParams& p) {
   return has_atomic_commit(p.method) ? CommitMode::kGroup : CommitMode::kPerPage;
 }
 
-void require_same_tables(const PageStore& a, const PageStore& b, uint32_t blocks) {
-  REQUIRE(a.logical_pages() == b.logical_pages());
-  for (Lpn l = 0; l < a.logical_pages(); l++) {
-    INFO("lpn " << l);
-    REQUIRE(a.is_mapped(l) == b.is_mapped(l));
-    const LpnLocation x = a.locate(l), y = b.locate(l);
-    REQUIRE(x.base == y.base);
-    REQUIRE(x.diff == y.diff);
-    REQUIRE(x.diff_in_buffer == y.diff_in_buffer);
-    REQUIRE(x.base_in_buffer == y.base_in_buffer);
-  }
-  for (uint32_t blk = 0; blk < blocks; blk++) {
-    INFO("block " << blk);
-    const BlockInfo x = a.block_info(blk), y = b.block_info(blk);
-    REQUIRE(int(x.state) == int(y.state));
-    REQUIRE(x.valid_pages == y.valid_pages);
-  }
-}
 
 void require_reads(PageStore& s, const Model& model) {
   Page got(s.page_size());
@@ -751,7 +734,7 @@ TEST_CASE("a clean unmount's checkpoint is what the next mount reads instead of 
     MountReport rs;
     REQUIRE(mount_store(*copy, &scanned, &rs, mode).is_ok());
     REQUIRE_FALSE(rs.from_checkpoint);
-    require_same_tables(*m, *scanned, kBlocks - kAreaBlocks);
+    pdl::test::require_same_tables(*m, *scanned, kBlocks - kAreaBlocks);
   }
   // Nothing changed: closing again writes nothing.
   const NandCounters c2 = chip->counters();

@@ -14,6 +14,7 @@
 #include "flash/store/spare.h"
 #include "flash/store/checkpointed_store.h"
 #include "flash/store/superblock.h"
+#include "tests/support/same_tables.h"
 #include "tests/support/test_util.h"
 
 using namespace pdl;
@@ -67,22 +68,6 @@ bool reads_as(PageStore& s, const Model& model) {
   return true;
 }
 
-void require_same_tables(const PageStore& a, const PageStore& b) {
-  REQUIRE(a.logical_pages() == b.logical_pages());
-  for (Lpn l = 0; l < a.logical_pages(); l++) {
-    INFO("lpn " << l);
-    REQUIRE(a.is_mapped(l) == b.is_mapped(l));
-    const LpnLocation x = a.locate(l), y = b.locate(l);
-    REQUIRE(x.base == y.base);
-    REQUIRE(x.diff == y.diff);
-  }
-  for (uint32_t blk = 0; blk < kBlocks - kAreaBlocks; blk++) {
-    INFO("block " << blk);
-    const BlockInfo x = a.block_info(blk), y = b.block_info(blk);
-    REQUIRE(int(x.state) == int(y.state));
-    REQUIRE(x.valid_pages == y.valid_pages);
-  }
-}
 
 // A chip with a checkpoint of some contents (`model`), written by a clean close.
 std::unique_ptr<EmulatedNand> checkpointed_chip(const Config& c, Model* model,
@@ -203,7 +188,7 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
                     << " seq " << hy.seq << "; ckpt-declared " << r.replayed_blocks);
         break;
       }
-      require_same_tables(*t, *scanned);
+      pdl::test::require_same_tables(*t, *scanned, kBlocks - kAreaBlocks);
     }
     // Contents: the last acknowledged sync's (or, atomic, the one the cut interrupted if its
     // commit record was durable; per page, any page of the interrupted step may be either).

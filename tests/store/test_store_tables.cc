@@ -19,6 +19,7 @@
 #include "flash/image/open_store.h"
 #include "flash/store/page_store.h"
 #include "tests/support/store_matrix.h"
+#include "tests/support/same_tables.h"
 #include "tests/support/test_util.h"
 
 using namespace pdl;
@@ -96,31 +97,6 @@ void check_reads(PageStore& store, const Model& model) {
   }
 }
 
-void require_same_location(const LpnLocation& a, const LpnLocation& b) {
-  REQUIRE(a.base == b.base);
-  REQUIRE(a.base_in_buffer == b.base_in_buffer);
-  REQUIRE(a.uncommitted == b.uncommitted);
-  REQUIRE(a.diff == b.diff);
-  REQUIRE(a.diff_in_buffer == b.diff_in_buffer);
-  REQUIRE(a.trim_pending == b.trim_pending);
-  REQUIRE(a.diff_bytes == b.diff_bytes);
-}
-
-void require_same_tables(const PageStore& a, const PageStore& b, uint32_t blocks) {
-  REQUIRE(a.logical_pages() == b.logical_pages());
-  for (Lpn l = 0; l < a.logical_pages(); l++) {
-    INFO("lpn " << l);
-    REQUIRE(a.is_mapped(l) == b.is_mapped(l));
-    require_same_location(a.locate(l), b.locate(l));
-  }
-  for (uint32_t blk = 0; blk < blocks; blk++) {
-    INFO("block " << blk);
-    const BlockInfo x = a.block_info(blk), y = b.block_info(blk);
-    REQUIRE(int(x.state) == int(y.state));
-    REQUIRE(x.valid_pages == y.valid_pages);
-    REQUIRE(x.erase_count == y.erase_count);
-  }
-}
 
 }  // namespace
 
@@ -158,7 +134,7 @@ TEST_CASE("a store mounted from its saved tables is the store that saved them",
   Status consistent = restored->check();
   INFO("check: " << consistent.to_string());
   REQUIRE(consistent.is_ok());
-  require_same_tables(*store, *restored, cfg.geo.blocks);
+  pdl::test::require_same_tables(*store, *restored, cfg.geo.blocks);
   REQUIRE(restored->dirty() == false);
 
   // Saving the restored store gives the same bytes: nothing was left out of the stream.

@@ -18,6 +18,7 @@
 #include "flash/volume/volume.h"
 #include "tests/support/store_matrix.h"
 #include "tests/support/test_util.h"
+#include "tests/support/volume_options.h"
 
 using namespace pdl;
 
@@ -87,10 +88,8 @@ TEST_CASE("the owner map holds no more pages than its cache, and what it wrote b
     INFO(cfg.name << (mode == CommitMode::kGroup ? ", atomic" : ", per page") << ", cache "
                   << cache);
     auto nand = test::make_ram_nand(cfg.geo);
-    std::unique_ptr<PageStore> store;
-    REQUIRE(format_store(*nand, cfg.params, &store, mode).is_ok());
-    std::unique_ptr<Volume> vol;
-    REQUIRE(Volume::format(std::move(store), 16, "db", with_cache(cache), &vol).is_ok());
+    std::unique_ptr<Volume> vol =
+        test::fresh_volume(*nand, cfg.params, mode, 16, "db", with_cache(cache));
     const VolumeLayout L = vol->layout();
     // Enough chunks to cover more owner pages than the cache holds (within half the chip).
     const uint32_t per = L.owners_per_page();
@@ -127,10 +126,8 @@ TEST_CASE("a mount from a clean close's volume tables reads no owner page",
     const test::StoreConfig& cfg = matrix[i];
     INFO(cfg.name << (mode == CommitMode::kGroup ? ", atomic" : ", per page"));
     auto nand = test::make_ram_nand(cfg.geo);
-    std::unique_ptr<PageStore> store;
-    REQUIRE(format_store(*nand, cfg.params, &store, mode).is_ok());
-    std::unique_ptr<Volume> vol;
-    REQUIRE(Volume::format(std::move(store), 16, "db", with_cache(2), &vol).is_ok());
+    std::unique_ptr<Volume> vol =
+        test::fresh_volume(*nand, cfg.params, mode, 16, "db", with_cache(2));
     const VolumeLayout L = vol->layout();
     const int chunks = int(std::min<uint32_t>(L.data_lpns / 12, (4 * L.owners_per_page()) / 6));
     const auto want = spread_files(*vol, 6, chunks);
@@ -167,10 +164,8 @@ TEST_CASE("a version 1 volume section is refused and the owner pages are read in
   const test::StoreConfig& cfg = matrix[0];
   INFO(cfg.name);
   auto nand = test::make_ram_nand(cfg.geo);
-  std::unique_ptr<PageStore> store;
-  REQUIRE(format_store(*nand, cfg.params, &store, CommitMode::kGroup).is_ok());
-  std::unique_ptr<Volume> vol;
-  REQUIRE(Volume::format(std::move(store), 16, "db", with_cache(4), &vol).is_ok());
+  std::unique_ptr<Volume> vol =
+      test::fresh_volume(*nand, cfg.params, CommitMode::kGroup, 16, "db", with_cache(4));
   const auto want = spread_files(*vol, 3, 20);
   REQUIRE(vol->close().is_ok());
   TableWriter w;

@@ -160,10 +160,8 @@ TEST_CASE("a volume opened from its saved tables equals one that read its metada
     const test::StoreConfig& cfg = matrix[i];
     INFO(cfg.name << (mode == CommitMode::kGroup ? ", atomic" : ", per page"));
     auto nand = test::make_ram_nand(cfg.geo);
-    std::unique_ptr<PageStore> store;
-    REQUIRE(format_store(*nand, cfg.params, &store, mode).is_ok());
-    std::unique_ptr<Volume> vol;
-    REQUIRE(Volume::format(std::move(store), 16, "db", options(), &vol).is_ok());
+    std::unique_ptr<Volume> vol =
+        test::fresh_volume(*nand, cfg.params, mode, 16, "db", options());
     std::mt19937 rng(uint32_t(1000 + i));
     random_work(*vol, rng, 120);
     const std::vector<uint8_t> tables = saved_tables(*vol);
@@ -222,8 +220,7 @@ TEST_CASE("a volume opened from its saved tables equals one that read its metada
 
     // A second chip that took the same history, but opened by reading, does the same work.
     auto nand2 = test::make_ram_nand(cfg.geo);
-    REQUIRE(format_store(*nand2, cfg.params, &store, mode).is_ok());
-    REQUIRE(Volume::format(std::move(store), 16, "db", options(), &vol).is_ok());
+    vol = test::fresh_volume(*nand2, cfg.params, mode, 16, "db", options());
     std::mt19937 rng1(uint32_t(1000 + i));
     random_work(*vol, rng1, 120);
     REQUIRE(vol->close().is_ok());
@@ -247,10 +244,8 @@ TEST_CASE("damaged, hostile and stale volume tables are refused and the pages ar
     const test::StoreConfig& cfg = matrix[i];
     INFO(cfg.name << (mode == CommitMode::kGroup ? ", atomic" : ", per page"));
     auto nand = test::make_ram_nand(cfg.geo);
-    std::unique_ptr<PageStore> store;
-    REQUIRE(format_store(*nand, cfg.params, &store, mode).is_ok());
-    std::unique_ptr<Volume> vol;
-    REQUIRE(Volume::format(std::move(store), 16, "db", options(), &vol).is_ok());
+    std::unique_ptr<Volume> vol =
+        test::fresh_volume(*nand, cfg.params, mode, 16, "db", options());
     std::mt19937 rng(uint32_t(500 + i));
     random_work(*vol, rng, 80);
     const std::vector<uint8_t> tables = saved_tables(*vol);
@@ -348,10 +343,8 @@ TEST_CASE("a volume with work pending refuses to save its tables, naming it",
           "[volume][checkpoint]") {
   const auto cfg = test::store_matrix().front();
   auto nand = test::make_ram_nand(cfg.geo);
-  std::unique_ptr<PageStore> store;
-  REQUIRE(format_store(*nand, cfg.params, &store, CommitMode::kPerPage).is_ok());
-  std::unique_ptr<Volume> vol;
-  REQUIRE(Volume::format(std::move(store), 16, "db", options(), &vol).is_ok());
+  std::unique_ptr<Volume> vol =
+      test::fresh_volume(*nand, cfg.params, CommitMode::kPerPage, 16, "db", options());
   Volume::FileId id;
   REQUIRE(vol->create("db", &id).is_ok());
   REQUIRE(vol->write(id, 0, std::vector<uint8_t>(100, 1)).is_ok());

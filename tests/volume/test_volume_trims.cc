@@ -23,10 +23,8 @@ TEST_CASE("a removed file's lpns are unmapped in the store after remove and sync
     const test::StoreConfig& cfg = matrix[i];
     INFO(cfg.name << (mode == CommitMode::kGroup ? ", atomic" : ", per page"));
     auto nand = test::make_ram_nand(cfg.geo);
-    std::unique_ptr<PageStore> store;
-    REQUIRE(format_store(*nand, cfg.params, &store, mode).is_ok());
-    std::unique_ptr<Volume> vol;
-    REQUIRE(Volume::format(std::move(store), 32, "", test::volume_options(), &vol).is_ok());
+    std::unique_ptr<Volume> vol =
+        test::fresh_volume(*nand, cfg.params, mode, 32, "", test::volume_options());
     const size_t chunk = cfg.geo.page_data;
     Volume::FileId a, b;
     REQUIRE(vol->create("a", &a).is_ok());
@@ -51,6 +49,7 @@ TEST_CASE("a removed file's lpns are unmapped in the store after remove and sync
     // The next sync makes the trims durable: a remounted store reads them unmapped.
     REQUIRE(vol->sync().is_ok());
     vol.reset();
+    std::unique_ptr<PageStore> store;
     REQUIRE(mount_store(*nand, &store).is_ok());
     std::vector<uint8_t> page(store->page_size());
     for (uint32_t l : released) {

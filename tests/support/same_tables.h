@@ -1,0 +1,45 @@
+// same_tables.h — two stores' tables compared entry by entry (header-only, tests only): the
+// checkpoint, replay and table round-trip tests require a store mounted one way to equal the
+// store mounted another way (or the one that saved the tables).
+//
+// require_same_tables: the same logical capacity; per lpn mapped alike and the same location
+// (base, differential, in-buffer and uncommitted flags, pending trim, differential size); per
+// block of the first `blocks` the same state, valid pages and erase count. REQUIRE, naming
+// the lpn or block.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+
+#include "flash/store/page_store.h"
+
+namespace pdl::test {
+
+inline void require_same_location(const LpnLocation& a, const LpnLocation& b) {
+  REQUIRE(a.base == b.base);
+  REQUIRE(a.base_in_buffer == b.base_in_buffer);
+  REQUIRE(a.uncommitted == b.uncommitted);
+  REQUIRE(a.diff == b.diff);
+  REQUIRE(a.diff_in_buffer == b.diff_in_buffer);
+  REQUIRE(a.trim_pending == b.trim_pending);
+  REQUIRE(a.diff_bytes == b.diff_bytes);
+}
+
+inline void require_same_tables(const PageStore& a, const PageStore& b, uint32_t blocks) {
+  REQUIRE(a.logical_pages() == b.logical_pages());
+  for (Lpn l = 0; l < a.logical_pages(); l++) {
+    INFO("lpn " << l);
+    REQUIRE(a.is_mapped(l) == b.is_mapped(l));
+    require_same_location(a.locate(l), b.locate(l));
+  }
+  for (uint32_t blk = 0; blk < blocks; blk++) {
+    INFO("block " << blk);
+    const BlockInfo x = a.block_info(blk), y = b.block_info(blk);
+    REQUIRE(int(x.state) == int(y.state));
+    REQUIRE(x.valid_pages == y.valid_pages);
+    REQUIRE(x.erase_count == y.erase_count);
+  }
+}
+
+}  // namespace pdl::test
