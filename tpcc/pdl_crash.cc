@@ -391,16 +391,16 @@ static int run(int argc, char** argv) {
     return 1;
   }
   sql::set_open_detail(vfs::last_error);
+  const std::vector<Config> configs = configurations(o);
+  if (configs.empty()) {  // (before the scratch directory: a usage error leaves nothing behind)
+    return cli::usage_error("pdl-crash", "journal modes memory and off: each promises nothing "
+                                         "across a crash with commit=journal (add --commit atomic)");
+  }
   std::string root;
   Status st = make_scratch_dir(o.dir, "pdl-crash", &root);
   if (!st.is_ok()) {
     std::fprintf(stderr, "pdl-crash: %s\n", st.to_string().c_str());
     return 1;
-  }
-  const std::vector<Config> configs = configurations(o);
-  if (configs.empty()) {
-    return cli::usage_error("pdl-crash", "journal modes memory and off: each promises nothing "
-                                         "across a crash with commit=journal (add --commit atomic)");
   }
   const uint64_t per = std::max<uint64_t>(1, (o.cuts + configs.size() - 1) / configs.size());
   std::printf("pdl-crash: %llu cuts (%llu per configuration), %llu TPC-C transactions "

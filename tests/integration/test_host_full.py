@@ -90,7 +90,7 @@ def fuse_part(d):
         return
     image = os.path.join(d, "f.img")
     mnt = tempfile.mkdtemp(prefix="pdl-hostfull-mnt-")
-    log = open(os.path.join(tempfile.gettempdir(), "pdl-hostfull-fuse.log"), "w+b")
+    log = tempfile.TemporaryFile()  # pdl-fuse's output (not on d: the test fills d up)
     proc = subprocess.Popen([FUSE, image, mnt, "-f", "-o", "size=16M"], stdout=log, stderr=log)
     deadline = time.monotonic() + 30
     while not os.path.ismount(mnt):
