@@ -22,12 +22,21 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from sanitizer_env import sqlite_env  # noqa: E402
+
 COMMON = ["--scale", "0.002", "--transactions", "40", "--warmup", "20", "--journal-mode",
           "delete", "--quiet"]
 
 
 def run(cmd, **kw):
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def sql(sqlite3, ext, uri, text):
+    """The stock sqlite3 with the extension loaded (sanitizer runtimes preloaded if need be)."""
+    return run([sqlite3, "-bail", "-cmd", ".load " + ext, "-cmd", ".open " + uri], input=text,
+               env=sqlite_env())
 
 
 def digest(path):
@@ -50,9 +59,8 @@ def main():
         if p.returncode != 0:
             print(f"pdl format: {p.stderr}")
             return 1
-        p = run([sqlite3, "-bail", "-cmd", ".load " + ext, "-cmd",
-                 f".open file:{img}?vfs=pdl&db=other.db"],
-                input="CREATE TABLE o(x); INSERT INTO o VALUES('kept');\n")
+        p = sql(sqlite3, ext, f"file:{img}?vfs=pdl&db=other.db",
+                "CREATE TABLE o(x); INSERT INTO o VALUES('kept');\n")
         if p.returncode != 0:
             print(f"sqlite3 other.db: {p.stderr}")
             return 1
@@ -85,14 +93,10 @@ def main():
         for name in ("other.db", "pdl.db"):
             if name not in p.stdout:
                 errors.append(f"pdl ls: {name} missing after the run:\n{p.stdout}")
-        p = run([sqlite3, "-cmd", ".load " + ext, "-cmd",
-                 f".open file:{img}?vfs=pdl&db=other.db&mode=ro"],
-                input="SELECT x FROM o;\n")
+        p = sql(sqlite3, ext, f"file:{img}?vfs=pdl&db=other.db&mode=ro", "SELECT x FROM o;\n")
         if p.stdout.strip() != "kept":
             errors.append(f"other.db lost its row: {p.stdout!r} {p.stderr!r}")
-        p = run([sqlite3, "-cmd", ".load " + ext, "-cmd",
-                 f".open file:{img}?vfs=pdl&db=pdl.db&mode=ro"],
-                input="PRAGMA integrity_check;\n")
+        p = sql(sqlite3, ext, f"file:{img}?vfs=pdl&db=pdl.db&mode=ro", "PRAGMA integrity_check;\n")
         if p.stdout.strip() != "ok":
             errors.append(f"pdl.db in the store: integrity_check {p.stdout!r} {p.stderr!r}")
 
