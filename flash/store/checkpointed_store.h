@@ -67,6 +67,7 @@ class CheckpointedStore final : public PageStore {
     engine_->note_update(lpn, offset, len);
   }
   Status save_tables(TableWriter& w) const override { return engine_->save_tables(w); }
+  void tables_saved(bool durable) override { engine_->tables_saved(durable); }
   uint64_t table_bytes() const override { return engine_->table_bytes(); }
   bool is_mapped(Lpn lpn) const override { return engine_->is_mapped(lpn); }
   uint32_t page_size() const override { return engine_->page_size(); }

@@ -250,6 +250,11 @@ class PageStore {
     (void)w;
     return Status::error(Errc::kUnsupported, "this method has no checkpoint: it mounts by scan");
   }
+  // The checkpoint that save_tables wrote into (through w.pager(): an engine's paged tables,
+  // flash/store/paged_table.h, programmed their dirty pages there) is durable (true: those
+  // pages are now clean, their new homes in effect) or abandoned (false: nothing changes).
+  // REQUIRES: nothing changed since that save_tables.
+  virtual void tables_saved(bool durable) { (void)durable; }
   // Bytes of RAM the store's tables take now (mapping, reverse map, per-block tables, buffers,
   // the open group's bookkeeping): what `pdl info` and PRAGMA pdl_stats report per GiB of chip.
   virtual uint64_t table_bytes() const { return 0; }

@@ -22,8 +22,14 @@
 
 namespace pdl {
 
+class TablePager;  // paged_table.h
+
 class TableWriter {
  public:
+  // The pager a paged table saves its dirty pages through (paged_table.h); none: paged tables
+  // write their entries into the stream itself.
+  void set_pager(TablePager* p) { pager_ = p; }
+  TablePager* pager() const { return pager_; }
   void u8(uint8_t v) { bytes_.push_back(v); }
   void u16(uint16_t v) { put(v, 2); }
   void u32(uint32_t v) { put(v, 4); }
@@ -41,11 +47,15 @@ class TableWriter {
     for (int i = 0; i < n; i++) bytes_.push_back(uint8_t(v >> (8 * i)));
   }
   std::vector<uint8_t> bytes_;
+  TablePager* pager_ = nullptr;
 };
 
 class TableReader {
  public:
-  explicit TableReader(std::span<const uint8_t> bytes) : b_(bytes) {}
+  explicit TableReader(std::span<const uint8_t> bytes, TablePager* pager = nullptr)
+      : b_(bytes), pager_(pager) {}
+  // The pager a paged table's directory refers to (paged_table.h).
+  TablePager* pager() const { return pager_; }
 
   uint8_t u8() { return uint8_t(get(1)); }
   uint16_t u16() { return uint16_t(get(2)); }
@@ -108,6 +118,7 @@ class TableReader {
     return v;
   }
   std::span<const uint8_t> b_;
+  TablePager* pager_ = nullptr;
   size_t pos_ = 0;
   Status st_ = Status::ok();
 };

@@ -1,0 +1,238 @@
+// paged_table.h — a table of fixed-size entries kept in TABLE PAGES that are loaded from flash
+// on demand and cached in RAM: the demand-loaded mapping of [DFTL] (its translation pages and
+// cached mapping table), used for a store's per-page tables (docs/design.md §18).
+//
+// A PagedTable<Codec> has size() entries of Codec::Value, each Codec::kBytes on flash
+// (little-endian, Codec::put / Codec::get); per_page() = page_bytes / kBytes entries share a
+// table page. Every table page is, on flash:
+//   * FILL  — never saved: every entry is the table's fill value (nothing on flash), or
+//   * HOMED — its bytes are a page the TablePager wrote at an earlier checkpoint (its *home*),
+// and, in RAM, absent, RESIDENT CLEAN (equal to its home / fill) or RESIDENT DIRTY (changed
+// since). The home directory (one u32 per table page: [DFTL]'s global translation directory)
+// is always in RAM; it is what a checkpoint's stream holds instead of the entries.
+//
+// Invariants:
+//   * a dirty page is resident and is never evicted: only a durable checkpoint (save, then
+//     saved(true)) makes it clean — so a reference from ref() stays valid until then;
+//   * with a pager, at most `capacity` clean pages stay resident (least recently used first
+//     out); without one (a store with no checkpoint area, or not checkpointed yet) nothing is
+//     ever evicted: pages become resident on first use and stay;
+//   * a load reads exactly one flash page (the pager's); get() of an absent FILL page loads
+//     nothing and reads nothing.
+// Errors: a load that fails (the pager's read, or its check of the page) is remembered in
+// status() (the first one sticks) and get() returns the fill value; the owner checks status()
+// after its operation and halts — the table never hands out bytes that did not verify.
+//
+// Thread-safety: none (the store's).
+#pragma once
+
+#include <cstdint>
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "flash/common/status.h"
+#include "flash/store/table_stream.h"
+
+namespace pdl {
+
+inline constexpr uint32_t kNoHome = 0xFFFFFFFFu;
+
+// Where table pages live between checkpoints: implemented by the checkpoint layer over its
+// area (and by tests over RAM). Homes are opaque u32 addresses other than kNoHome.
+class TablePager {
+ public:
+  virtual ~TablePager() = default;
+  // Bytes of a table page (at most the chip's page data).
+  virtual uint32_t page_bytes() const = 0;
+  // Read the page at `home` into `out` (page_bytes()), checking that it is page `index` of
+  // table `table` (kCorrupt naming it otherwise; the device's error if the read fails).
+  virtual Status load(uint32_t home, uint32_t table, uint32_t index,
+                      std::span<uint8_t> out) = 0;
+  // During a checkpoint's save: program `data` (page_bytes()) as page `index` of table
+  // `table` at a free place; *home its address. kFull if no place is left.
+  virtual Status store(uint32_t table, uint32_t index, std::span<const uint8_t> data,
+                       uint32_t* home) = 0;
+  // This save must rewrite every homed page, not only the dirty ones (the pager is moving
+  // the checkpoint to fresh space; docs/design.md §18).
+  virtual bool relocate_all() const = 0;
+};
+
+// Counters a store reports (PRAGMA pdl_stats, pdl info).
+struct PagedTableStats {
+  uint64_t loads = 0;          // table pages read from flash
+  uint64_t evictions = 0;      // clean pages dropped from RAM
+  uint64_t saved_pages = 0;    // table pages programmed by saves (durable or not)
+  uint64_t resident = 0;       // pages in RAM now
+  uint64_t dirty = 0;          // of which dirty
+  uint64_t homed = 0;          // pages with a home on flash
+};
+
+// The non-template part: the directory, the cache's bookkeeping and the stream layout.
+class PagedTableBase {
+ public:
+  // `table`: the id written into every page's check (unique within the store); `size`
+  // entries of `entry_bytes`; `page_bytes` per table page; `capacity` clean pages at most.
+  PagedTableBase(uint32_t table, uint64_t size, uint32_t entry_bytes, uint32_t page_bytes,
+                 uint32_t capacity);
+  virtual ~PagedTableBase() = default;
+  PagedTableBase(const PagedTableBase&) = delete;
+  PagedTableBase& operator=(const PagedTableBase&) = delete;
+
+  uint64_t size() const { return size_; }
+  uint32_t per_page() const { return per_page_; }
+  uint32_t pages() const { return uint32_t(home_.size()); }
+  uint32_t table_id() const { return table_; }
+  const Status& status() const { return st_; }
+  TablePager* pager() const { return pager_; }
+  // Clean pages kept at most (with a pager); 0 means 1.
+  void set_capacity(uint32_t pages);
+  uint32_t capacity() const { return capacity_; }
+  PagedTableStats stats() const;
+  // RAM held: resident pages' entries plus the directory.
+  uint64_t ram_bytes() const;
+
+  // Write this table into a checkpoint stream. With w.pager(): every dirty page (every homed
+  // page too if the pager relocates) is programmed through it, and the stream gets the
+  // directory of the new homes — which take effect only at saved(true). Without a pager, the
+  // entries themselves go into the stream (small stores, tests).
+  Status save(TableWriter& w) const;
+  // After the checkpoint that save() wrote into is durable (true) or abandoned (false).
+  // REQUIRES: no entry changed since that save().
+  void saved(bool durable);
+  // The inverse of save, on a table fresh from its constructor (same id, size, entry and
+  // page bytes): a directory stream needs r.pager() (kCorrupt if none), which the table then
+  // keeps for its loads; an inline one makes every saved page resident and dirty.
+  Status load(TableReader& r);
+  // A pager for a table that has none yet (it was built by a scan or a format): from now on
+  // clean pages may be evicted. Its pages keep their state (all dirty or fill).
+  void attach(TablePager* pager) { pager_ = pager; }
+
+ protected:
+  // A resident page: its entries encoded as the derived table keeps them.
+  struct Slot {
+    uint32_t page = 0;
+    bool dirty = false;
+    int32_t prev = -1, next = -1;  // clean LRU list (most recent at head_)
+  };
+  // Make page `p` resident (loading it if homed); returns its slot, or -1 after a load error
+  // (status() set).
+  int32_t fetch(uint32_t p) const;
+  void touch(int32_t s) const;       // most recently used
+  void make_dirty(int32_t s);
+  // Derived: slot storage.
+  virtual void alloc_slot(int32_t s) const = 0;        // storage for slot s exists
+  virtual void release_slot(int32_t s) const = 0;      // its storage freed (evicted)
+  virtual void fill_slot(int32_t s) const = 0;         // every entry = fill
+  virtual void decode_slot(int32_t s, const uint8_t* bytes) const = 0;
+  virtual void encode_slot(int32_t s, uint8_t* bytes) const = 0;
+
+  uint32_t table_;
+  uint64_t size_;
+  uint32_t entry_bytes_, page_bytes_, per_page_;
+  uint32_t capacity_;
+  TablePager* pager_ = nullptr;
+  std::vector<uint32_t> home_;               // per table page: kNoHome = fill
+  mutable std::vector<int32_t> slot_of_;     // per table page: resident slot or -1
+  mutable std::vector<Slot> slots_;
+  mutable std::vector<int32_t> free_slots_;
+  mutable int32_t head_ = -1, tail_ = -1;    // clean LRU list
+  mutable uint32_t clean_ = 0, dirty_ = 0;
+  mutable Status st_ = Status::ok();
+  mutable uint64_t loads_ = 0, evictions_ = 0, saved_pages_ = 0;
+  mutable std::vector<uint32_t> pending_home_;  // save()'s new directory until saved()
+  mutable TablePager* pending_pager_ = nullptr;  // the pager save() wrote through
+  mutable std::vector<uint8_t> scratch_;
+
+ private:
+  void unlink(int32_t s) const;
+  void link_head(int32_t s) const;
+  void evict_clean() const;  // down to capacity_
+  int32_t new_slot(uint32_t p) const;
+};
+
+// Codec: struct { using Value = ...; static constexpr uint32_t kBytes;
+//                 static void put(uint8_t* out, const Value&); static Value get(const uint8_t*); }
+template <class Codec>
+class PagedTable final : public PagedTableBase {
+ public:
+  using Value = typename Codec::Value;
+
+  PagedTable(uint32_t table, uint64_t size, Value fill, uint32_t page_bytes, uint32_t capacity)
+      : PagedTableBase(table, size, Codec::kBytes, page_bytes, capacity), fill_(fill) {}
+
+  // Entry i (the fill value after a load error: check status()). REQUIRES: i < size().
+  Value get(uint64_t i) const {
+    const uint32_t p = uint32_t(i / per_page_);
+    int32_t s = slot_of_[p];
+    if (s < 0) {
+      if (home_[p] == kNoHome) return fill_;
+      s = fetch(p);
+      if (s < 0) return fill_;
+    } else if (!slots_[size_t(s)].dirty) {
+      touch(s);
+    }
+    return data_[size_t(s)][i % per_page_];
+  }
+  // A writable reference to entry i; its page becomes dirty (and stays resident until a
+  // durable save), so the reference is valid until then. After a load error: a scratch
+  // entry (status() set) whose changes go nowhere.
+  Value& ref(uint64_t i) {
+    const uint32_t p = uint32_t(i / per_page_);
+    int32_t s = slot_of_[p];
+    if (s < 0) s = fetch(p);
+    if (s < 0) {
+      junk_ = fill_;
+      return junk_;
+    }
+    make_dirty(s);
+    return data_[size_t(s)][i % per_page_];
+  }
+  void set(uint64_t i, const Value& v) { ref(i) = v; }
+  const Value& fill() const { return fill_; }
+
+ private:
+  void alloc_slot(int32_t s) const override {
+    if (data_.size() <= size_t(s)) data_.resize(size_t(s) + 1);
+    data_[size_t(s)].resize(per_page_);
+  }
+  void release_slot(int32_t s) const override { std::vector<Value>().swap(data_[size_t(s)]); }
+  void fill_slot(int32_t s) const override {
+    std::fill(data_[size_t(s)].begin(), data_[size_t(s)].end(), fill_);
+  }
+  void decode_slot(int32_t s, const uint8_t* bytes) const override {
+    auto& d = data_[size_t(s)];
+    for (uint32_t k = 0; k < per_page_; k++) d[k] = Codec::get(bytes + size_t(k) * Codec::kBytes);
+  }
+  void encode_slot(int32_t s, uint8_t* bytes) const override {
+    const auto& d = data_[size_t(s)];
+    for (uint32_t k = 0; k < per_page_; k++) Codec::put(bytes + size_t(k) * Codec::kBytes, d[k]);
+  }
+
+  Value fill_;
+  Value junk_{};
+  mutable std::vector<std::vector<Value>> data_;  // per slot
+};
+
+// Codecs for plain little-endian integers.
+struct U16Codec {
+  using Value = uint16_t;
+  static constexpr uint32_t kBytes = 2;
+  static void put(uint8_t* o, Value v) { o[0] = uint8_t(v); o[1] = uint8_t(v >> 8); }
+  static Value get(const uint8_t* b) { return Value(b[0] | (b[1] << 8)); }
+};
+struct U32Codec {
+  using Value = uint32_t;
+  static constexpr uint32_t kBytes = 4;
+  static void put(uint8_t* o, Value v) {
+    for (int k = 0; k < 4; k++) o[k] = uint8_t(v >> (8 * k));
+  }
+  static Value get(const uint8_t* b) {
+    return Value(b[0]) | Value(b[1]) << 8 | Value(b[2]) << 16 | Value(b[3]) << 24;
+  }
+};
+
+}  // namespace pdl

@@ -1,0 +1,214 @@
+// test_paged_table.cc — PagedTable: demand loading, the clean-page bound, dirty pages held
+// until a durable save, the directory and inline stream layouts, and hostile streams.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <vector>
+
+#include "flash/store/paged_table.h"
+#include "tests/support/ram_pager.h"
+
+namespace pdl {
+namespace {
+
+using Table = PagedTable<U32Codec>;
+constexpr uint32_t kPage = 64;  // 16 entries per table page
+constexpr uint32_t kFill = 0xFFFFFFFFu;
+
+// Save `t` through `pager` (or inline if null) and make the save durable.
+std::vector<uint8_t> save_durable(Table& t, TablePager* pager) {
+  TableWriter w;
+  w.set_pager(pager);
+  REQUIRE(t.save(w).is_ok());
+  t.saved(true);
+  return w.data();
+}
+
+TEST_CASE("a paged table reads its fill value without loading or holding pages") {
+  test::RamPager pager(kPage);
+  Table t(7, 1000, kFill, kPage, 4);
+  CHECK(t.per_page() == 16);
+  CHECK(t.pages() == 63);
+  for (uint64_t i = 0; i < t.size(); i++) CHECK(t.get(i) == kFill);
+  CHECK(t.stats().resident == 0);
+  CHECK(pager.loads == 0);
+}
+
+TEST_CASE("dirty pages stay resident until a durable save, then only capacity clean pages do") {
+  test::RamPager pager(kPage);
+  Table t(7, 1000, kFill, kPage, 4);
+  for (uint64_t i = 0; i < t.size(); i++) t.set(i, uint32_t(i * 3));
+  CHECK(t.stats().dirty == 63);
+  save_durable(t, &pager);
+  CHECK(pager.stores == 63);
+  CHECK(t.stats().dirty == 0);
+  CHECK(t.stats().resident == 4);
+  CHECK(t.stats().homed == 63);
+  // Every entry reads back through loads; never more than 4 clean pages resident.
+  for (uint64_t i = 0; i < t.size(); i++) {
+    REQUIRE(t.get(i) == uint32_t(i * 3));
+    REQUIRE(t.stats().resident <= 4);
+  }
+  CHECK(pager.loads >= 59);
+  REQUIRE(t.status().is_ok());
+}
+
+TEST_CASE("an abandoned save keeps the pages dirty and the old homes") {
+  test::RamPager pager(kPage);
+  Table t(7, 100, kFill, kPage, 2);
+  for (uint64_t i = 0; i < 100; i++) t.set(i, uint32_t(i));
+  save_durable(t, &pager);
+  t.set(5, 555);
+  TableWriter w;
+  w.set_pager(&pager);
+  REQUIRE(t.save(w).is_ok());
+  t.saved(false);
+  CHECK(t.stats().dirty == 1);
+  // Evictions cannot drop the dirty page: its change survives heavy use of the others.
+  for (int round = 0; round < 3; round++)
+    for (uint64_t i = 0; i < 100; i++) t.get(i);
+  CHECK(t.get(5) == 555);
+  CHECK(t.get(6) == 6);
+}
+
+TEST_CASE("a failing pager store leaves the table as it was") {
+  test::RamPager pager(kPage);
+  Table t(7, 100, kFill, kPage, 2);
+  for (uint64_t i = 0; i < 100; i++) t.set(i, uint32_t(i));
+  pager.fail_after = 3;
+  TableWriter w;
+  w.set_pager(&pager);
+  CHECK(t.save(w).code() == Errc::kFull);
+  t.saved(false);
+  CHECK(t.stats().dirty == 7);
+  for (uint64_t i = 0; i < 100; i++) CHECK(t.get(i) == uint32_t(i));
+}
+
+TEST_CASE("a directory stream mounts a table that loads its pages on demand") {
+  test::RamPager pager(kPage);
+  Table t(3, 5000, 0, kPage, 8);
+  std::mt19937 rng(11);
+  std::vector<uint32_t> want(5000, 0);
+  for (int k = 0; k < 3000; k++) {
+    const uint64_t i = rng() % 5000;
+    want[i] = rng();
+    t.set(i, want[i]);
+  }
+  save_durable(t, &pager);
+  // A second, incremental save writes only the pages changed since.
+  const uint64_t before = pager.stores;
+  t.set(17, 1);
+  want[17] = 1;
+  t.set(4999, 2);
+  want[4999] = 2;
+  auto stream = save_durable(t, &pager);
+  CHECK(pager.stores - before == 2);
+
+  TableReader r(stream, &pager);
+  Table m(3, 5000, 0, kPage, 8);
+  REQUIRE(m.load(r).is_ok());
+  REQUIRE(r.finish().is_ok());
+  CHECK(m.stats().resident == 0);
+  for (int k = 0; k < 20000; k++) {
+    const uint64_t i = rng() % 5000;
+    REQUIRE(m.get(i) == want[i]);
+  }
+  CHECK(m.stats().resident <= 8);
+}
+
+TEST_CASE("relocate_all rewrites every homed page and the directory becomes one run") {
+  test::RamPager pager(kPage);
+  Table t(3, 320, 0, kPage, 2);
+  for (uint64_t i = 0; i < 320; i += 16) t.set(i, uint32_t(i + 1));
+  save_durable(t, &pager);
+  t.set(33, 9);  // page 2 dirty: the next incremental save breaks the run
+  pager.relocate = true;
+  const uint64_t before = pager.stores;
+  auto stream = save_durable(t, &pager);
+  CHECK(pager.stores - before == 20);
+  TableReader r(stream, &pager);
+  r.tag("TPAG");
+  r.u32();
+  r.u64();
+  r.u32();
+  r.u32();
+  CHECK(r.u8() == 1);
+  CHECK(r.u32() == 1);  // one run of 20 consecutive homes
+}
+
+TEST_CASE("an inline stream round-trips without a pager") {
+  Table t(3, 100, 7, kPage, 2);
+  t.set(0, 1);
+  t.set(99, 2);
+  auto stream = save_durable(t, nullptr);
+  TableReader r(stream);
+  Table m(3, 100, 7, kPage, 2);
+  REQUIRE(m.load(r).is_ok());
+  REQUIRE(r.finish().is_ok());
+  CHECK(m.get(0) == 1);
+  CHECK(m.get(50) == 7);
+  CHECK(m.get(99) == 2);
+  CHECK(t.stats().dirty == 2);  // an inline save gives no home: the pages stay dirty
+}
+
+TEST_CASE("a page that fails its check is an error, never its bytes") {
+  test::RamPager pager(kPage);
+  Table t(3, 100, 0, kPage, 1);
+  for (uint64_t i = 0; i < 100; i++) t.set(i, uint32_t(i + 100));
+  auto stream = save_durable(t, &pager);
+  pager.pages[2].bad = true;
+  TableReader r(stream, &pager);
+  Table m(3, 100, 0, kPage, 1);
+  REQUIRE(m.load(r).is_ok());
+  CHECK(m.get(1) == 101);
+  CHECK(m.get(2 * 16) == 0);  // the fill value, with the error
+  CHECK(m.status().code() == Errc::kCorrupt);
+  uint32_t& junk = m.ref(2 * 16 + 1);
+  junk = 5;
+  CHECK(m.get(2 * 16 + 1) == 0);
+}
+
+TEST_CASE("hostile table streams are refused naming the table") {
+  test::RamPager pager(kPage);
+  Table t(3, 100, 0, kPage, 1);
+  for (uint64_t i = 0; i < 100; i++) t.set(i, uint32_t(i));
+  auto stream = save_durable(t, &pager);
+  SECTION("another table's section") {
+    TableReader r(stream, &pager);
+    Table m(4, 100, 0, kPage, 1);
+    CHECK(m.load(r).code() == Errc::kCorrupt);
+  }
+  SECTION("no pager for a directory") {
+    TableReader r(stream);
+    Table m(3, 100, 0, kPage, 1);
+    CHECK(m.load(r).code() == Errc::kCorrupt);
+  }
+  SECTION("every truncation") {
+    for (size_t n = 0; n < stream.size(); n++) {
+      std::vector<uint8_t> cut(stream.begin(), stream.begin() + long(n));
+      TableReader r(cut, &pager);
+      Table m(3, 100, 0, kPage, 1);
+      Status st = m.load(r);
+      if (st.is_ok()) st = r.finish();
+      REQUIRE(st.code() == Errc::kCorrupt);
+    }
+  }
+  SECTION("every byte flipped: an error or a table whose pages all verify or fail cleanly") {
+    for (size_t n = 0; n < stream.size(); n++) {
+      auto bad = stream;
+      bad[n] ^= 0x5A;
+      TableReader r(bad, &pager);
+      Table m(3, 100, 0, kPage, 1);
+      Status st = m.load(r);
+      if (st.is_ok()) st = r.finish();
+      if (!st.is_ok()) continue;
+      for (uint64_t i = 0; i < 100; i++) {
+        const uint32_t v = m.get(i);
+        if (m.status().is_ok()) REQUIRE((v == uint32_t(i) || v == 0));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pdl
