@@ -194,6 +194,12 @@ int parse_args(int argc, char** argv, Options* o) {
                  "% of the logical pages written before the mounts; 0: an empty chip\n"
                  "(format, checkpoint, mount: no power-cut run)")
       ->type_name("PCT")->check(cli::number(0, 100))->capture_default_str()->group(kMount);
+  app.add_option("--mount-verify", o->mount_verify,
+                 "after each mount read only this many written pages, drawn at random\n"
+                 "(plus those written after the last sync); 0: every page. For chips\n"
+                 "larger than the host's page cache")
+      ->type_name("N")->check(cli::integer(0, uint64_t(1) << 32))->capture_default_str()
+      ->group(kMount);
   app.add_option("--work-dir", o->work_dir,
                  "directory for the sparse image files (each removed once measured)")
       ->type_name("DIR")->check(CLI::Validator(CLI::ExistingDirectory).description(""))

@@ -43,6 +43,7 @@ struct Options {
   std::vector<uint64_t> mount_sizes;
   uint64_t mount_scan_max = 0;
   double mount_fill_pct = 50;  // --mount-fill: % of the logical pages written (0: an empty chip)
+  uint64_t mount_verify = 0;   // --mount-verify: written pages read after each mount (0: all)
   std::string work_dir;
   bool mount_tamper = false;
   std::vector<MethodPreset> methods;  // --methods; empty = per experiment default

@@ -190,7 +190,7 @@ Status updates_until_cut(PageStore& store, EmulatedNand& nand, const Options& o,
 void put_probe(JsonObj& j, const ProbeResult& r) {
   for (const char* k : {"pages_read", "page_reads", "spare_reads", "programs", "erases",
                         "pages_scanned", "checkpoint_pages", "torn_pages", "live_lpns",
-                        "table_bytes", "vmhwm_bytes", "vmrss_bytes", "rss_anon_bytes",
+                        "table_bytes", "verify_sample", "vmhwm_bytes", "vmrss_bytes", "rss_anon_bytes",
                         "rss_file_bytes", "rss_before_bytes", "sim_us", "chip_sim_us",
                         "verified_pages"})
     j.u(k, std::strtoull(r.at(k).c_str(), nullptr, 10));
@@ -222,7 +222,7 @@ Status probe_row(const Variant& v, const ChipFiles& f, const char* state, const 
   }
   std::fprintf(stderr, "mount %s %s: probe ...\n", size_name(v.bytes).c_str(), state);
   ProbeResult r;
-  PDL_TRY(run_mount_probe(f.image, f.expect, f.probe_out, &r));
+  PDL_TRY(run_mount_probe(f.image, f.expect, f.probe_out, o.mount_verify, &r));
   Row row;
   row.chip = size_name(v.bytes) + (expect.acked.empty() ? " (empty)" : "");
   row.variant = std::string(v.checkpoint ? "yes" : "no") +
@@ -379,7 +379,13 @@ Status run_mount(const Options& o, std::vector<std::string>* json) {
           st = run_variant({bytes, cp, mode}, o, dir.path(), json, &rows);
   print_table(rows);
   if (!st.is_ok()) return st;
-  std::printf("all mounts verified: every written logical page read back as acknowledged\n");
+  if (o.mount_verify == 0)
+    std::printf("all mounts verified: every written logical page read back as acknowledged\n");
+  else
+    std::printf("all mounts verified: %llu random written pages (--mount-verify) and every page "
+                "written after the last sync read back as acknowledged, every unwritten page "
+                "unmapped\n",
+                (unsigned long long)o.mount_verify);
   return Status::ok();
 }
 

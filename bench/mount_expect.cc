@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <random>
 
 #include "flash/common/crc32c.h"
 
@@ -64,7 +65,8 @@ Status MountExpect::load(const std::string& path) {
   return Status::ok();
 }
 
-Status verify_mount(PageStore& store, const MountExpect& expect, uint64_t* pages) {
+Status verify_mount(PageStore& store, const MountExpect& expect, uint64_t sample, uint64_t seed,
+                    uint64_t* pages) {
   *pages = 0;
   if (store.logical_pages() != expect.logical_pages)
     return Status::error(Errc::kCorrupt, "the mounted store has " +
@@ -79,8 +81,17 @@ Status verify_mount(PageStore& store, const MountExpect& expect, uint64_t* pages
   auto wrong = [&](uint32_t l, const std::string& why) {
     if (bad++ == 0) first = "lpn " + std::to_string(l) + " " + why;
   };
+  const uint64_t written = expect.acked.size();
+  std::vector<uint8_t> pick;  // with a sample: the written lpns to read
+  if (sample > 0 && sample < written) {
+    pick.assign(written, 0);
+    std::mt19937_64 rng(seed);
+    for (uint64_t k = 0; k < sample; k++) pick[rng() % written] = 1;
+    for (const auto& [l, c] : maybe) pick[l] = 1;
+  }
   for (uint32_t l = 0; l < expect.logical_pages; l++) {
-    if (l >= expect.acked.size()) {
+    if (l < written && !pick.empty() && !pick[l]) continue;
+    if (l >= written) {
       if (store.is_mapped(l)) wrong(l, "is mapped but was never written");
       continue;
     }

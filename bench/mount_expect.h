@@ -40,7 +40,12 @@ struct MountExpect {
 
 // Reads every logical page of `store`: an lpn below expect.acked.size() must be mapped and read
 // as acked[lpn] or one of its alternatives, every other one unmapped. kCorrupt naming how many
-// pages differ (and the first) if any does; *pages the pages read.
-Status verify_mount(PageStore& store, const MountExpect& expect, uint64_t* pages);
+// pages differ (and the first) if any does; *pages the pages read. `sample` > 0 (and below the
+// written pages): only that many written lpns, drawn at random with `seed`, plus every lpn
+// written after the last sync, are read (a chip larger than the host's page cache, where
+// reading every page is a random read of the host's disk each); unwritten lpns are all
+// checked unmapped either way (no flash read).
+Status verify_mount(PageStore& store, const MountExpect& expect, uint64_t sample, uint64_t seed,
+                    uint64_t* pages);
 
 }  // namespace pdl::bench

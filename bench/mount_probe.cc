@@ -40,7 +40,8 @@ std::map<std::string, uint64_t> proc_status() {
   return m;
 }
 
-Status probe(const std::string& image, const std::string& expect_path, std::ostream& out) {
+Status probe(const std::string& image, const std::string& expect_path, uint64_t sample,
+             std::ostream& out) {
   const auto before = proc_status();
   std::unique_ptr<EmulatedNand> nand;
   PDL_TRY(EmulatedNand::open_file(image, &nand));
@@ -79,8 +80,9 @@ Status probe(const std::string& image, const std::string& expect_path, std::ostr
   PDL_TRY(expect.load(expect_path));
   uint64_t pages = 0;
   const auto t1 = Clock::now();
-  PDL_TRY(verify_mount(*store, expect, &pages));
+  PDL_TRY(verify_mount(*store, expect, sample, 0x5eed, &pages));
   out << "verified_pages " << pages << "\n"
+      << "verify_sample " << sample << "\n"
       << "verify_wall_s " << seconds_since(t1) << "\n";
   return Status::ok();
 }
@@ -88,12 +90,19 @@ Status probe(const std::string& image, const std::string& expect_path, std::ostr
 }  // namespace
 
 int mount_probe_main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "pdl-bench: usage: pdl-bench --mount-probe IMAGE EXPECT OUT\n");
+  uint64_t sample = 0;
+  if (argc == 4) {
+    char* end = nullptr;
+    sample = std::strtoull(argv[3], &end, 10);
+    if (end == argv[3] || *end != '\0') argc = 0;  // not a count: the usage below
+  }
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr,
+                 "pdl-bench: usage: pdl-bench --mount-probe IMAGE EXPECT OUT [SAMPLE]\n");
     return 2;
   }
   std::ostringstream out;
-  const Status st = probe(argv[0], argv[1], out);
+  const Status st = probe(argv[0], argv[1], sample, out);
   if (!st.is_ok()) out << "error " << st.to_string() << "\n";
   std::ofstream f(argv[2]);
   f << out.str();
@@ -106,8 +115,9 @@ int mount_probe_main(int argc, char** argv) {
 }
 
 Status run_mount_probe(const std::string& image, const std::string& expect,
-                       const std::string& scratch, ProbeResult* out) {
-  std::vector<std::string> args = {"pdl-bench", "--mount-probe", image, expect, scratch};
+                       const std::string& scratch, uint64_t sample, ProbeResult* out) {
+  std::vector<std::string> args = {"pdl-bench", "--mount-probe", image, expect, scratch,
+                                   std::to_string(sample)};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -18,7 +18,7 @@
 
 namespace pdl::bench {
 
-// The probe's main: argv = {IMG, EXPECT, OUT}. Exit status 0 ok, 1 failed (OUT says why), 2 usage.
+// The probe's main: argv = {IMG, EXPECT, OUT[, SAMPLE]} (verify_mount's sample; 0: every page). Exit status 0 ok, 1 failed (OUT says why), 2 usage.
 int mount_probe_main(int argc, char** argv);
 
 // What a probe measured ("key" -> "value" as written in OUT).
@@ -28,6 +28,6 @@ using ProbeResult = std::map<std::string, std::string>;
 // (`scratch`, removed after). Fails with the probe's own error message if it reported one
 // (a mount that loses data is an error, not a figure), or with how the child ended.
 Status run_mount_probe(const std::string& image, const std::string& expect,
-                       const std::string& scratch, ProbeResult* out);
+                       const std::string& scratch, uint64_t sample, ProbeResult* out);
 
 }  // namespace pdl::bench
