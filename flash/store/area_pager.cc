@@ -79,6 +79,7 @@ uint64_t AreaPager::pages_left() {
 void AreaPager::begin(uint64_t gen, uint32_t half, bool full) {
   writing_ = true;
   full_ = full;
+  last_full_ = full;
   gen_ = gen;
   target_ = half;
   saved_ = cursor_;

@@ -61,6 +61,8 @@ class AreaPager final : public TablePager {
   // A checkpoint write of generation `gen` into `half` (full: from the half's first block).
   void begin(uint64_t gen, uint32_t half, bool full);
   bool full() const { return full_; }
+  // The last write begun was full (kept after finish: tests, stats).
+  bool last_full() const { return last_full_; }
   // The root stream, at the cursor after the table pages; fills e's half, root_page, pages,
   // stream_bytes and stream_crc (and area_first).
   Status write_root(std::span<const uint8_t> stream, LogEntry* e);
@@ -90,6 +92,7 @@ class AreaPager final : public TablePager {
   // During a write:
   bool writing_ = false;
   bool full_ = false;
+  bool last_full_ = false;
   uint64_t gen_ = 0;
   uint32_t target_ = 0;
   SummaryCursor saved_;  // the current half's cursor before a full write
