@@ -54,6 +54,7 @@ class CheckpointedStore final : public PageStore {
   uint64_t full_checkpoints() const { return full_; }
   uint64_t incremental_checkpoints() const { return incremental_; }
   AreaPager& pager() { return *pager_; }
+  const AreaPager& pager() const { return *pager_; }
   uint32_t area_blocks() const { return view_->area_blocks(); }
   const Superblock& superblock() const { return sb_; }
   const CheckpointLog& log() const { return *log_; }

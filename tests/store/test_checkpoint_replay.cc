@@ -24,7 +24,7 @@ namespace {
 using Page = std::vector<uint8_t>;
 using Model = std::vector<std::optional<Page>>;
 
-constexpr uint32_t kBlocks = 96, kAreaBlocks = 12;
+constexpr uint32_t kBlocks = 96, kAreaBlocks = 24;  // halves of 12: appended checkpoints fit
 
 struct Config {
   const char* name;
