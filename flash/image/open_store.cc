@@ -172,6 +172,7 @@ Status mount_from_checkpoint(Nand& nand, const Superblock& sb, CheckpointLog& lo
                                    &cr->declared, &cr->cursor, &cr->pages, &cr->summaries);
   if (!st.is_ok()) return Status::error(st.code(), "summary: " + std::string(st.message()));
   const uint64_t loads0 = pager.loads();
+  pager.limit_gen(e.gen);
   TableReader r(engine, &pager);
   if (!cr->declared.empty()) {
     PDL_TRY(replay_engine(view, sb.params, mode, r, cr->declared, out, &cr->replay));

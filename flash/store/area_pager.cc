@@ -34,7 +34,10 @@ Status AreaPager::load(uint32_t home, uint32_t table, uint32_t index, std::span<
   bool passed = false;
   const Status st = read_with_retries(
       chip_, ppa, data, spare_,
-      [&] { return table_page_whole(data, spare_, &gen, &t, &i) && t == table && i == index; },
+      [&] {
+        return table_page_whole(data, spare_, &gen, &t, &i) && t == table && i == index &&
+               gen <= root_gen_;
+      },
       &passed);
   loads_++;
   if (!st.is_ok() && !st.is(Errc::kCorrupt) && !st.is(Errc::kIoError)) return fail(st);
@@ -166,6 +169,7 @@ void AreaPager::finish(bool durable) {
   if (durable) {
     placed_ = true;
     half_ = target_;
+    root_gen_ = gen_;
     cursor_.index = 0;
     cursor_.later = false;
   } else if (full_) {

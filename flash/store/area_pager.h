@@ -49,6 +49,10 @@ class AreaPager final : public TablePager {
                uint32_t* home) override;
   bool relocate_all() const override { return writing_ && full_; }
 
+  // Loads accept only pages written by checkpoints up to `gen` (the root that names them):
+  // a page of a later, unfinished checkpoint at a home is refused, even with the right table
+  // and index. Set before a mount's tables load; a durable write raises it to its gen.
+  void limit_gen(uint64_t gen) { root_gen_ = gen; }
   // Placement (a mount from a checkpoint in `half`, the cursor after its summaries).
   void place(uint32_t half, const SummaryCursor& cursor);
   bool placed() const { return placed_; }
@@ -99,6 +103,7 @@ class AreaPager final : public TablePager {
   std::vector<uint32_t> erased_;  // blocks this write erased
   uint64_t written_ = 0;
   std::function<void()> on_load_error_;
+  uint64_t root_gen_ = ~uint64_t(0);
   uint64_t loads_ = 0, stores_ = 0;
   std::vector<uint8_t> spare_;
 };

@@ -163,6 +163,7 @@ Status open_paged(Nand& chip, std::unique_ptr<PageStore>* out, bool* from,
       if (!st.is_ok()) st = Status::error(st.code(), "summary: " + std::string(st.message()));
     }
     if (st.is_ok()) {
+      pager->limit_gen(e.gen);
       TableReader r(engine, pager.get());
       st = eng->load(r);
     }
@@ -347,6 +348,10 @@ TEST_CASE("a table page that does not verify is an error naming it, never its by
     CHECK(st.code() == Errc::kCorrupt);
     CHECK(std::string(st.message()).find("table page 5/1 at area page 2") != std::string::npos);
     CHECK(hooked == 2);
+  }
+  SECTION("a page of a later checkpoint than the root naming it") {
+    pager.limit_gen(0);
+    CHECK(pager.load(2, 5, 2, out).code() == Errc::kCorrupt);
   }
   SECTION("an erased page and a home outside the area") {
     CHECK(pager.load(7, 5, 0, out).code() == Errc::kCorrupt);
