@@ -28,7 +28,8 @@ Status AreaPager::load(uint32_t home, uint32_t table, uint32_t index, std::span<
   if (uint64_t(home) >= uint64_t(blocks_) * g.pages_per_block)
     return fail(Status::error(Errc::kCorrupt, "checkpoint: " + what + " lies outside the area"));
   const Ppa ppa = Ppa(uint64_t(first_) * g.pages_per_block + home);
-  std::vector<uint8_t> data(g.page_data);
+  std::vector<uint8_t>& data = page_;
+  data.resize(g.page_data);
   uint64_t gen = 0;
   uint32_t t = 0, i = 0;
   bool passed = false;

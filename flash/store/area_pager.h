@@ -106,6 +106,7 @@ class AreaPager final : public TablePager {
   uint64_t root_gen_ = ~uint64_t(0);
   uint64_t loads_ = 0, stores_ = 0;
   std::vector<uint8_t> spare_;
+  std::vector<uint8_t> page_;  // a load's data until it verifies
 };
 
 }  // namespace pdl
