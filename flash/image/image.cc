@@ -286,9 +286,9 @@ Status image_store_params(const ImageParams& params, const Geometry& g, StorePar
       PDL_TRY(st);  // asked for: a chip it does not fit is an error
     } else if (!st.is_ok()) {
       why = std::string(st.message());
-    } else if (area > g.blocks / 4) {  // (two halves, each at most 1/8)
+    } else if (area > g.blocks / 8) {
       why = "the chip is too small for a checkpoint area: it needs " + std::to_string(area) +
-            " of its " + std::to_string(g.blocks) + " blocks (more than 1/4)";
+            " of its " + std::to_string(g.blocks) + " blocks (more than 1/8)";
     }
     if (!why.empty()) sp.checkpoint = false;
   }

@@ -383,8 +383,8 @@ uint32_t checkpoint_half_blocks(const Geometry& g, uint64_t logical_pages) {
   const uint64_t root = div_up(32 * uint64_t(g.blocks) + 65536 + 16 * logical_pages + 65536,
                                g.page_data);
   const uint64_t reserve = 2 * 16;
-  uint64_t blocks = div_up(paged + root + reserve, g.pages_per_block) + 1;
-  blocks += div_up(blocks * 2, 100);
+  uint64_t blocks = div_up(paged + root + reserve, g.pages_per_block);
+  blocks += div_up(blocks * 2, 100);  // bad blocks: 2 %, at least one
   return uint32_t(std::min<uint64_t>(blocks, g.blocks));
 }
 

@@ -128,7 +128,7 @@ uint32_t replay_budget(uint32_t asked, const Geometry& chip, uint32_t stream_pag
 // tables at their table-page size (ppmt 12 B per lpn, reverse map 4 B and differential counts
 // 2 B per physical page, each rounded to whole table pages), a bound of the root (engine 32 B
 // per block + 64 KiB, client 16 B per lpn + 64 KiB), a summary reserve of 2 x 16 pages, plus
-// 1 block and 2 % for bad blocks. An engine whose tables all go into the root (IPL, hybrid
+// 2 % for bad blocks (at least one block). An engine whose tables all go into the root (IPL, hybrid
 // FTLs, StableBuffer, a PDL store without paged tables) fits too: its tables are smaller than
 // the paged tables' bound plus the root bound.
 uint32_t checkpoint_half_blocks(const Geometry& g, uint64_t logical_pages);
