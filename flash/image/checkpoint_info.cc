@@ -40,6 +40,9 @@ Status checkpoint_info(Image& image, CheckpointInfo* out) {
       c.has_entry = log.has_entry();
       c.entry_is_checkpoint = c.has_entry && log.newest().kind == LogKind::kCheckpoint;
       c.entry_gen = c.has_entry ? log.newest().gen : 0;
+      c.entry_half = c.has_entry ? log.newest().half : 0;
+      c.entry_root_page = c.has_entry ? log.newest().root_page : 0;
+      c.table_page_loads = cs->pager().loads();
       c.log_doubt = log.doubt();
     } else {  // a format without a checkpoint area: its superblock says which
       nand.set_counting(false);  // ours, not the image's work
@@ -81,12 +84,15 @@ JsonObj checkpoint_json(const CheckpointInfo& c) {
                                 : c.entry_is_checkpoint ? "checkpoint"
                                                         : "stale")
                     .u("gen", c.entry_gen)
+                    .u("half", c.entry_half)
+                    .u("root_page", c.entry_root_page)
                     .b("doubt", c.log_doubt))
       .s("mount", c.from_checkpoint ? "checkpoint" : "scan")
       .u("checkpoint_gen", c.checkpoint_gen)
       .u("checkpoint_pages", c.checkpoint_pages)
       .u("summary_pages", c.summary_pages)
       .u("replayed_blocks", c.replayed_blocks)
+      .u("table_page_loads", c.table_page_loads)
       .s("scan_reason", c.scan_reason);
 }
 

@@ -28,6 +28,12 @@ struct CheckpointInfo {
   bool has_entry = false;
   bool entry_is_checkpoint = false;  // else "stale": the chip changed since checkpoint `gen`
   uint64_t entry_gen = 0;
+  // Format 8: the area half the newest entry names and its root's first page (area pages from
+  // the area's first page; docs/format.md §14).
+  uint32_t entry_half = 0;
+  uint32_t entry_root_page = 0;
+  // Table pages the store loaded from the area since the mount (demand-loaded tables).
+  uint64_t table_page_loads = 0;
   bool log_doubt = false;  // a page that fails to decode may hide a newer entry
   // This open's mount: from the checkpoint (gen, pages read) or by scan (why).
   bool from_checkpoint = false;

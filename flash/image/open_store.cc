@@ -20,6 +20,7 @@
 #include "flash/pdl/pdl_page_inspector.h"
 #include "flash/pdl/pdl_store.h"
 #include "flash/image/mount_tables.h"
+#include "flash/store/area_pager.h"
 #include "flash/store/checkpoint_area.h"
 #include "flash/store/checkpoint_log.h"
 #include "flash/store/checkpoint_view.h"
@@ -150,13 +151,14 @@ Status replay_engine(Nand& view, const StoreParams& params, CommitMode mode, Tab
                                                method_name(params.method) + " cannot replay");
 }
 
-// The engine of `sb` from the checkpoint the log's newest entry names: the area read and
-// checked, the engine's tables mounted on `view` and checked; the client's section into
-// `client`. Format 7: the summary pages after it read too, and if they declare blocks, the
-// engine replays them (the client's section is then out of date: not returned). Any error:
-// the caller scans.
+// The engine of `sb` from the checkpoint the log's newest entry names: its root read and
+// checked in its half of the area, the engine's tables mounted on `view` (their table pages
+// loaded through `pager`) and checked; the client's section into `client`. The summary pages
+// after the root read too, and if they declare blocks, the engine replays them (the client's
+// section is then out of date: not returned). On success the pager is placed on the root's
+// half, its cursor after the summaries. Any error: the caller scans.
 Status mount_from_checkpoint(Nand& nand, const Superblock& sb, CheckpointLog& log,
-                             CheckpointView& view, CommitMode mode,
+                             CheckpointView& view, AreaPager& pager, CommitMode mode,
                              std::unique_ptr<PageStore>* out, std::vector<uint8_t>* client,
                              CheckpointRead* cr) {
   PDL_TRY(refuse_legacy_group(sb, mode));
@@ -166,12 +168,12 @@ Status mount_from_checkpoint(Nand& nand, const Superblock& sb, CheckpointLog& lo
   std::span<const uint8_t> engine, client_section;
   PDL_TRY(decode_stream(stream, stream_header_for(sb, nand.geometry(), e.gen), &engine,
                         &client_section));
-  if (sb.summaries) {
-    const Status st = read_summaries(nand, view.area_first(), view.area_blocks(), e,
-                                     &cr->declared, &cr->cursor, &cr->pages, &cr->summaries);
-    if (!st.is_ok()) return Status::error(st.code(), "summary: " + std::string(st.message()));
-  }
-  TableReader r(engine);
+  const Status st = read_summaries(nand, view.area_first(), view.area_blocks(), e,
+                                   &cr->declared, &cr->cursor, &cr->pages, &cr->summaries);
+  if (!st.is_ok()) return Status::error(st.code(), "summary: " + std::string(st.message()));
+  const uint64_t loads0 = pager.loads();
+  pager.limit_gen(e.gen);
+  TableReader r(engine, &pager);
   if (!cr->declared.empty()) {
     PDL_TRY(replay_engine(view, sb.params, mode, r, cr->declared, out, &cr->replay));
     cr->replayed = true;
@@ -180,6 +182,8 @@ Status mount_from_checkpoint(Nand& nand, const Superblock& sb, CheckpointLog& lo
   }
   PDL_TRY((*out)->check());
   if (in_page(sb.params.method)) PDL_TRY((*out)->set_commit_mode(mode));
+  cr->pages += pager.loads() - loads0;
+  pager.place(e.half, cr->cursor);
   if (client && !cr->replayed) client->assign(client_section.begin(), client_section.end());
   return Status::ok();
 }
@@ -196,10 +200,11 @@ Status checkpoint_area_for(const StoreParams& params, const Geometry& g, uint32_
     PDL_TRY(resolve_store_params(&whole, g));
     a = checkpoint_area_blocks(g, whole.logical_pages);
   }
-  if (a > g.blocks / 2 || g.blocks - a <= 2 * kSuperblockBlocks)
+  if (a < 2 || a > g.blocks / 2 || g.blocks - a <= 2 * kSuperblockBlocks)
     return Status::error(Errc::kInvalidArgument,
                          "checkpoint: an area of " + std::to_string(a) + " blocks does not fit a "
-                         "chip of " + std::to_string(g.blocks) + " blocks (at most half of it)");
+                         "chip of " + std::to_string(g.blocks) + " blocks (two halves of at "
+                         "least a block, at most half of the chip)");
   StoreParams rest = params;
   rest.checkpoint = false;
   rest.checkpoint_blocks = 0;
@@ -222,7 +227,8 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
   sb.params.checkpoint_blocks = 0;
   PDL_TRY(resolve_store_params(&sb.params, store_geometry(nand.geometry(), sb.checkpoint_blocks)));
   sb.version = superblock_version_for(sb.params);
-  sb.summaries = sb.checkpoint_blocks != 0;  // format 7
+  sb.summaries = sb.checkpoint_blocks != 0;  // format 8
+  sb.halves = sb.checkpoint_blocks != 0;
   std::random_device rd;
   for (auto& b : sb.uuid) b = uint8_t(rd());
   sb.format_time = uint64_t(std::time(nullptr));
@@ -274,9 +280,31 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
     return Status::ok();
   }
   auto log = std::make_unique<CheckpointLog>(nand, sb);
+  if (!sb.halves) {
+    // Formats 6 and 7: their log entries (format 1) and single-stream area are not this pdl's;
+    // the store scans, and its first change erases the old checkpoint's first page so that
+    // an older pdl scans too (never mounts a checkpoint older than the chip).
+    log->set_empty();
+    auto view = std::make_unique<CheckpointView>(nand, sb.checkpoint_blocks, *log);
+    view->arm_erase_only();
+    std::unique_ptr<PageStore> engine;
+    PDL_TRY(mount_engine(*view, sb, mode, &engine, report));
+    if (report) {
+      report->scan_reason = "superblock format " + std::to_string(sb.summaries ? 7 : 6) +
+                            ": its checkpoint area holds one stream; this pdl reads and writes "
+                            "format 8's halves (the checkpoint is ignored; reformat to get "
+                            "checkpoints)";
+      report->sim_us = nand.counters().sim_us - t0;
+      report->wall_s = wall();
+    }
+    *out = std::make_unique<CheckpointedStore>(sb, std::move(log), std::move(view),
+                                               std::move(engine), false);
+    return Status::ok();
+  }
   PDL_TRY(log->load());
   auto view = std::make_unique<CheckpointView>(nand, sb.checkpoint_blocks, *log);
   view->arm(log->may_be_current());  // before anything could change the chip
+  auto pager = std::make_unique<AreaPager>(nand, view->area_first(), view->area_blocks());
   std::unique_ptr<PageStore> engine;
   std::string reason;
   CheckpointRead cr;
@@ -289,22 +317,23 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
   } else if (log->newest().kind == LogKind::kStale) {
     reason = "changed since the checkpoint";
   } else {
-    const Status st = mount_from_checkpoint(nand, sb, *log, *view, mode, &engine, client, &cr);
+    const Status st =
+        mount_from_checkpoint(nand, sb, *log, *view, *pager, mode, &engine, client, &cr);
     if (st.is(Errc::kPowerCut)) return st;  // the chip is gone: a scan would fail as well
     if (st.is(Errc::kUnsupported)) reason = std::string(st.message());  // (no tables, no replay)
     else if (!st.is_ok()) reason = "checkpoint corrupt: " + std::string(st.message());
     if (!st.is_ok()) {
       engine.reset();
+      // Its tables (and their homes) are gone: the first checkpoint is full.
+      pager = std::make_unique<AreaPager>(nand, view->area_first(), view->area_blocks());
       if (client) client->clear();
     }
   }
   const bool from = engine != nullptr;
   if (!from) PDL_TRY(mount_engine(*view, sb, mode, &engine, report));
-  if (from && sb.summaries && has_replay(sb.params)) {  // declarations go on
-    const LogEntry& e = log->newest();
-    view->start_summaries(e.gen, cr.cursor, cr.declared,
-                          replay_budget(sb.params.replay_blocks, nand.geometry(), e.pages));
-  }
+  // Declarations go on after the root and its summaries (unless a cut checkpoint's pages
+  // follow them: then the stale guard, and the next checkpoint after those pages).
+  const bool declare = from && has_replay(sb.params) && !cr.cursor.later;
   if (report) {
     if (from && cr.replayed) *report = cr.replay;
     report->from_checkpoint = from;
@@ -315,9 +344,16 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
     report->sim_us = nand.counters().sim_us - t0;
     report->wall_s = wall();
   }
-  *out = std::make_unique<CheckpointedStore>(sb, std::move(log), std::move(view),
-                                             std::move(engine), from && !cr.replayed,
-                                             from && !cr.replayed, has_replay(sb.params));
+  const LogEntry newest = log->has_entry() ? log->newest() : LogEntry();
+  auto* v = view.get();
+  auto cs = std::make_unique<CheckpointedStore>(sb, std::move(log), std::move(view),
+                                                std::move(engine), from && !cr.replayed,
+                                                from && !cr.replayed, has_replay(sb.params),
+                                                std::move(pager));
+  if (declare)
+    v->start_summaries(newest.gen, &cs->pager().cursor(), cr.declared,
+                       replay_budget(sb.params.replay_blocks, nand.geometry(), newest.pages));
+  *out = std::move(cs);
   return Status::ok();
 }
 

@@ -15,8 +15,10 @@
 namespace pdl {
 namespace {
 
-constexpr char kLogMagic[8] = {'P', 'D', 'L', 'C', 'K', 'L', 'O', 'G'};
-constexpr size_t kLogCrcAt = 60;
+// Entry format 2 ("PDLCKLG2"); format 1's "PDLCKLOG" entries (superblock formats 6, 7) do not
+// decode.
+constexpr char kLogMagic[8] = {'P', 'D', 'L', 'C', 'K', 'L', 'G', '2'};
+constexpr size_t kLogCrcAt = 64;
 
 // (gen, kind) order: for one gen, stale is newer than the checkpoint it invalidates.
 bool newer(const LogEntry& a, const LogEntry& b) {
@@ -34,10 +36,11 @@ void CheckpointLog::encode(const LogEntry& e, std::span<uint8_t> d) const {
   le::put64(p + 12, e.gen);
   std::memcpy(p + 20, sb_.uuid.data(), 16);
   le::put32(p + 36, e.area_first);
-  le::put32(p + 40, e.area_blocks);
-  le::put32(p + 44, e.pages);
-  le::put64(p + 48, e.stream_bytes);
-  le::put32(p + 56, e.stream_crc);
+  le::put32(p + 40, e.half);
+  le::put32(p + 44, e.root_page);
+  le::put32(p + 48, e.pages);
+  le::put64(p + 52, e.stream_bytes);
+  le::put32(p + 60, e.stream_crc);
   le::put32(p + kLogCrcAt, crc32c(p, kLogCrcAt));
 }
 
@@ -52,10 +55,11 @@ bool CheckpointLog::decode(std::span<const uint8_t> d, LogEntry* e) const {
   e->gen = le::get64(p + 12);
   std::memcpy(e->uuid.data(), p + 20, 16);
   e->area_first = le::get32(p + 36);
-  e->area_blocks = le::get32(p + 40);
-  e->pages = le::get32(p + 44);
-  e->stream_bytes = le::get64(p + 48);
-  e->stream_crc = le::get32(p + 56);
+  e->half = le::get32(p + 40);
+  e->root_page = le::get32(p + 44);
+  e->pages = le::get32(p + 48);
+  e->stream_bytes = le::get64(p + 52);
+  e->stream_crc = le::get32(p + 60);
   return true;
 }
 
@@ -232,6 +236,7 @@ Status CheckpointLog::append_stale() {
   LogEntry e;
   e.kind = LogKind::kStale;
   e.gen = max_gen_;
+  if (has_newest_) e.half = newest_.half;  // the half of the checkpoint it makes stale
   return append(e);
 }
 

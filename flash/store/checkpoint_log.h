@@ -34,19 +34,23 @@ namespace pdl {
 
 enum class LogKind : uint32_t { kCheckpoint = 1, kStale = 2 };
 
+// Entry format 2 (superblock format 8, docs/format.md §14): a checkpoint names the HALF of the
+// area its root lies in and the root's first page; format 1's entries (formats 6 and 7) have
+// another magic and never decode here.
 struct LogEntry {
   LogKind kind = LogKind::kCheckpoint;
   uint64_t gen = 0;
   std::array<uint8_t, 16> uuid{};
   uint32_t area_first = 0;   // first block of the checkpoint area (an echo of the geometry)
-  uint32_t area_blocks = 0;  // area blocks the stream spans, bad ones skipped included
-  uint32_t pages = 0;        // area pages holding the stream
+  uint32_t half = 0;         // the area half holding the root and every table page it names
+  uint32_t root_page = 0;    // the root's first page, counted from the area's first page
+  uint32_t pages = 0;        // area pages holding the root stream (consecutive, bad blocks skipped)
   uint64_t stream_bytes = 0;
-  uint32_t stream_crc = 0;   // CRC-32C of the whole stream
+  uint32_t stream_crc = 0;   // CRC-32C of the whole root stream
 };
 
 // Bytes an entry takes at the start of its page (the rest of the page stays 0xFF).
-inline constexpr size_t kLogEntryBytes = 64;
+inline constexpr size_t kLogEntryBytes = 68;
 
 class CheckpointLog {
  public:

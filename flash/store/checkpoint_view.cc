@@ -20,7 +20,7 @@ Status CheckpointView::in_range(uint64_t block, const char* op) const {
                                             " blocks (the checkpoint area follows)");
 }
 
-void CheckpointView::start_summaries(uint64_t gen, const SummaryCursor& cursor,
+void CheckpointView::start_summaries(uint64_t gen, SummaryCursor* cursor,
                                      const std::vector<uint32_t>& declared, uint32_t budget) {
   arm(true);
   summaries_ = true;
@@ -38,7 +38,7 @@ void CheckpointView::start_summaries(uint64_t gen, const SummaryCursor& cursor,
 bool CheckpointView::due() const {
   if (!summaries_) return false;
   // Room: at least one summary page per block still allowed before the hard cap.
-  return n_declared_ >= budget_ || !cursor_.usable;
+  return n_declared_ >= budget_ || !cursor_->usable;
 }
 
 // Before a change to `block`: declare it (summaries on), else the stale guard.
@@ -48,7 +48,7 @@ Status CheckpointView::guard_block(uint32_t block) {
     if (declared_[block]) return Status::ok();
     if (n_declared_ < 2 * budget_) {
       const uint32_t list[1] = {block};
-      const Status st = write_summary(real_, geo_.blocks, area_blocks(), gen_, list, &cursor_);
+      const Status st = write_summary(real_, gen_, list, cursor_);
       if (st.is_ok()) {
         declared_[block] = 1;
         n_declared_++;
@@ -63,19 +63,27 @@ Status CheckpointView::guard_block(uint32_t block) {
   return guard();
 }
 
+Status CheckpointView::make_stale() { return guard(); }
+
 Status CheckpointView::guard() {
   if (!armed_) return Status::ok();
   summaries_ = false;
-  Status st = log_.append_stale();
+  Status st = erase_only_ ? Status::error(Errc::kUnsupported, "checkpoint: format 6 or 7 area")
+                          : log_.append_stale();
   if (!st.is_ok() && !st.is(Errc::kPowerCut) && !st.is(Errc::kIoError)) {
-    // No room in the log: the checkpoint is made unreadable instead (its first page erased).
-    const uint32_t first = geo_.blocks;
+    // No room in the log: the checkpoint is made unreadable instead (the block holding its
+    // root's first page erased; formats 6 and 7: the area's first good block, where their
+    // stream begins). Table pages in that block are lost with it: an engine loading one
+    // halts, and the next mount scans (docs/design.md §18).
+    uint32_t b = geo_.blocks;
     const uint32_t end = real_.geometry().blocks;
+    if (!erase_only_ && log_.has_entry() && log_.newest().kind == LogKind::kCheckpoint)
+      b += log_.newest().root_page / geo_.pages_per_block;
     Status er = st;
-    for (uint32_t b = first; b < end; b++) {
+    for (; b < end; b++) {
       if (real_.is_bad(b)) continue;
       er = erase_with_retries(real_, b);
-      if (er.is(Errc::kBadBlock)) er = real_.mark_bad(b);  // the reader skips it: no page 0
+      if (er.is(Errc::kBadBlock)) er = real_.mark_bad(b);  // the reader skips it: no root
       break;
     }
     if (er.is_ok()) st = er;

@@ -45,9 +45,20 @@ class CheckpointView final : public Nand {
     n_declared_ = 0;
   }
   // Summaries after checkpoint `gen`: `declared` already (read at mount), the next summary
-  // page at `cursor`; a periodic checkpoint is due at `budget` declared blocks.
-  void start_summaries(uint64_t gen, const SummaryCursor& cursor,
+  // page at `*cursor` (the area pager's: table pages and roots go after the summaries; it must
+  // outlive the view's use of it); a periodic checkpoint is due at `budget` declared blocks.
+  void start_summaries(uint64_t gen, SummaryCursor* cursor,
                        const std::vector<uint32_t>& declared, uint32_t budget);
+  // The checkpoint must not be trusted any more (a table page failed to load): the stale
+  // guard runs now if it is armed (summaries end).
+  Status make_stale();
+  // Superblock formats 6 and 7 (this pdl writes no checkpoint there): before the first change,
+  // the area block holding the old checkpoint's first page is erased, so that an older pdl
+  // can no longer mount from it.
+  void arm_erase_only() {
+    arm(true);
+    erase_only_ = true;
+  }
   bool summaries() const { return summaries_; }
   // Blocks declared since the checkpoint (while summaries are on).
   uint32_t declared_blocks() const { return n_declared_; }
@@ -93,7 +104,8 @@ class CheckpointView final : public Nand {
   bool fired_ = false;
   bool summaries_ = false;
   uint64_t gen_ = 0;
-  SummaryCursor cursor_;
+  SummaryCursor* cursor_ = nullptr;
+  bool erase_only_ = false;
   std::vector<uint8_t> declared_;  // per store block
   uint32_t n_declared_ = 0;
   uint32_t budget_ = 0;

@@ -9,14 +9,19 @@
 //   * current() — the newest log entry is a checkpoint of exactly this store's tables (it was
 //     mounted from it, or wrote it) and the guard has not fired since; write_checkpoint then
 //     writes nothing;
-//   * a checkpoint is written only when the engine is synced (not dirty, not halted); its area
-//     pages are written before its log entry, so a cut anywhere leaves either the old newest
-//     entry (whose stream no longer verifies if its area was overwritten: mount scans) or the
-//     new checkpoint entry complete.
+//   * a checkpoint is written only when the engine is synced (not dirty, not halted); its table
+//     pages and root are written (by the area pager, area_pager.h: appended to the current half,
+//     or the whole of the other half) before its log entry, and never over a page the durable
+//     checkpoint references, so a cut anywhere leaves either the old newest entry with its
+//     root, table pages and summaries intact, or the new checkpoint entry complete;
+//   * the engine's tables_saved(true) only after the log entry is durable; tables_saved(false)
+//     after any failure (the old homes stay valid);
+//   * the pager outlives the engine (its paged tables load through it).
 #pragma once
 
 #include <memory>
 
+#include "flash/store/area_pager.h"
 #include "flash/store/checkpoint_log.h"
 #include "flash/store/checkpoint_view.h"
 #include "flash/store/page_store.h"
@@ -27,9 +32,12 @@ namespace pdl {
 class CheckpointedStore final : public PageStore {
  public:
   // `current`: the engine was mounted from the log's newest checkpoint.
+  // `pager`: the one the engine's tables were mounted through (placed on the checkpoint's
+  // half), or null (a format, a scan mount: a fresh one, unplaced).
   CheckpointedStore(const Superblock& sb, std::unique_ptr<CheckpointLog> log,
                     std::unique_ptr<CheckpointView> view, std::unique_ptr<PageStore> engine,
-                    bool current, bool has_client = false, bool replayable = false);
+                    bool current, bool has_client = false, bool replayable = false,
+                    std::unique_ptr<AreaPager> pager = nullptr);
 
   // The checkpoint write (see page_store.h). Errors: kBusy "not synced" if the engine is
   // dirty; the engine's save_tables error (kUnsupported: its method mounts by scan); the
@@ -42,6 +50,11 @@ class CheckpointedStore final : public PageStore {
   Status write_checkpoint(std::span<const uint8_t> client) override;
   bool current() const { return current_ && !view_->fired(); }
   uint64_t periodic_checkpoints() const { return periodic_; }
+  // Checkpoints written into the other half whole (full), and appended (incremental).
+  uint64_t full_checkpoints() const { return full_; }
+  uint64_t incremental_checkpoints() const { return incremental_; }
+  AreaPager& pager() { return *pager_; }
+  const AreaPager& pager() const { return *pager_; }
   uint32_t area_blocks() const { return view_->area_blocks(); }
   const Superblock& superblock() const { return sb_; }
   const CheckpointLog& log() const { return *log_; }
@@ -95,6 +108,7 @@ class CheckpointedStore final : public PageStore {
   // uses the log), then the log.
   std::unique_ptr<CheckpointLog> log_;
   std::unique_ptr<CheckpointView> view_;
+  std::unique_ptr<AreaPager> pager_;  // (after the engine: its tables load through it)
   std::unique_ptr<PageStore> engine_;
   bool current_ = false;
   bool has_client_ = false;  // the current checkpoint has a client section
@@ -102,6 +116,11 @@ class CheckpointedStore final : public PageStore {
   // checkpoint; else the stale guard (a summary would be of no use to its mount).
   bool replayable_ = false;
   uint64_t periodic_ = 0;
+  uint64_t full_ = 0, incremental_ = 0;
+
+  // One attempt: the tables and the root into `half` (full or appended), then the log entry.
+  Status write_once(std::span<const uint8_t> client, uint64_t gen, bool full, LogEntry* e);
+  uint32_t full_target() const;
 };
 
 }  // namespace pdl

@@ -83,9 +83,11 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
   // Format 6: a base format (1..5) plus a checkpoint area; the base is decoded below as
   // itself, its parameters checked on the blocks the store runs on.
   sb->checkpoint_blocks = 0;
-  sb->summaries = version == kSuperblockSummaries;
+  sb->summaries = version == kSuperblockSummaries || version == kSuperblockHalves;
+  sb->halves = version == kSuperblockHalves;
   Geometry gs = g;  // the store's geometry
-  if (version == kSuperblockCheckpoint || version == kSuperblockSummaries) {
+  if (version == kSuperblockCheckpoint || version == kSuperblockSummaries ||
+      version == kSuperblockHalves) {
     if (le::get32(p + kCkCrcAt) != crc32c(p + kCkAt, kCkCrcAt - kCkAt))
       return Status::error(Errc::kCorrupt,
                            "superblock checkpoint extension (bytes 96..127) checksum mismatch");
@@ -93,11 +95,13 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
       if (p[i] != 0) return bad_field("bytes 104..123", p[i], "must be 0");
     version = le::get32(p + kCkAt);
     if (version < kSuperblockLegacy || version > kSuperblockNvm)
-      return bad_field("base version", version, "format 6 wraps a format of 1 to 5");
+      return bad_field("base version", version, "formats 6 to 8 wrap a format of 1 to 5");
     const uint32_t area = le::get32(p + kCkAt + 4);
     if (area == 0 || area > g.blocks / 2 || g.blocks - area <= kSuperblockBlocks)
       return bad_field("checkpoint_blocks", area,
                        "1 to half the chip's " + std::to_string(g.blocks) + " blocks");
+    if (sb->halves && area < 2)
+      return bad_field("checkpoint_blocks", area, "format 8's area is two halves: at least 2");
     sb->checkpoint_blocks = area;
     gs = store_geometry(g, area);
   }
@@ -119,7 +123,8 @@ Status decode(std::span<const uint8_t> d, const Geometry& g, ParamsResolver reso
                          "superblock format version " + std::to_string(version) +
                              " is unknown to this pdl (it reads 1, 2 for pdl, opu and ipl "
                              "stores, 3 for ipl, 4 for ftl devices and 5 for pdl and ipl with "
-                             "nvm, 6 for any of them with a checkpoint area, 7 for 6 with summaries): the image was made by a "
+                             "nvm, 6 for any of them with a checkpoint area, 7 for 6 with summaries, 8 for 7 "
+                             "with the area in halves): the image was made by a "
                              "newer pdl");
   if (version == kSuperblockNvm && !can_use_nvm(method))
     return bad_field("method", p[12], "superblock format 5 is for pdl (1) and ipl (4) stores only");

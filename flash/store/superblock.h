@@ -20,6 +20,10 @@
 // made by a newer pdl. 7 — 6 whose checkpoints may be followed by summary pages declaring
 // the blocks changed since (docs/design.md §17): a pdl that knows only 6 would mount from the
 // checkpoint and miss those changes, so it must refuse 7 (it does: "made by a newer pdl").
+// 8 — 7 whose area is split into two halves holding table pages and a root (docs/design.md
+// §18; log entries of format 2): a pdl that knows only 7 would misread the log and the area,
+// so it refuses 8 ("made by a newer pdl"). This pdl mounts 6 and 7 by scan (their checkpoint
+// ignored) and writes no checkpoint there.
 #pragma once
 
 #include <array>
@@ -39,6 +43,7 @@ inline constexpr uint32_t kSuperblockFtl = 4;  // FTL devices: the extension in 
 inline constexpr uint32_t kSuperblockNvm = 5;  // PDL/IPL with NVM: nvm_bytes in bytes 80..95
 inline constexpr uint32_t kSuperblockCheckpoint = 6;  // 1..5 + a checkpoint area: bytes 96..127
 inline constexpr uint32_t kSuperblockSummaries = 7;  // 6 + summary pages after a checkpoint
+inline constexpr uint32_t kSuperblockHalves = 8;  // 7 + the area in halves, table pages, a root
 
 // The version a new store of `params` (resolved) gets: 2 for PDL, OPU and IPL; 3 for IPL with
 // log sectors other than kLogSector; 4 for the FTL devices; 1 for IPU, which has no place for a commit record (no log
@@ -55,6 +60,9 @@ struct Superblock {
   // Format 7: a checkpoint may be followed by summary pages (checkpoint_area.h); format 6
   // stores keep the "stale" entry on the first change (written by format_store for new stores).
   bool summaries = false;
+  // Format 8: the area is two halves holding table pages and roots (area_pager.h), log entries
+  // of format 2. Formats 6 and 7 (false) mount by scan here.
+  bool halves = false;
   StoreParams params;
   std::array<uint8_t, 16> uuid{};
   uint64_t format_time = 0;  // seconds since the epoch
@@ -63,6 +71,7 @@ struct Superblock {
 // The on-flash version of `sb`: 6 with a checkpoint area, else sb.version.
 inline uint32_t superblock_stored_version(const Superblock& sb) {
   if (!sb.checkpoint_blocks) return sb.version;
+  if (sb.halves) return kSuperblockHalves;
   return sb.summaries ? kSuperblockSummaries : kSuperblockCheckpoint;
 }
 // The geometry the store of a chip of geometry `g` runs on: its first g.blocks - area blocks.

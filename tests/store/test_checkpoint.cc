@@ -214,7 +214,7 @@ TEST_CASE("a store formatted with a checkpoint area runs on the blocks before it
   // Superblock format 6 on flash, the base format (2) in its extension.
   Page data(512);
   REQUIRE(chip->read(0, data, {}).is_ok());
-  CHECK(le::get32(data.data() + 8) == kSuperblockSummaries);
+  CHECK(le::get32(data.data() + 8) == kSuperblockHalves);
   CHECK(le::get32(data.data() + 96) == kSuperblockAtomic);
   CHECK(le::get32(data.data() + 100) == kArea);
   Superblock sb;
@@ -468,7 +468,7 @@ TEST_CASE("the log switches blocks when one is full, and a cut anywhere in a sta
   Page data(512), spare(32);
   for (uint32_t b = 0; b < kSuperblockBlocks; b++) {
     REQUIRE(base->read(b * 8, data, spare).is_ok());
-    CHECK(le::get32(data.data() + 8) == kSuperblockSummaries);
+    CHECK(le::get32(data.data() + 8) == kSuperblockHalves);
   }
 }
 
@@ -494,7 +494,7 @@ TEST_CASE("damaged log entries and area pages make mount scan, never trust them"
     for (uint32_t i = 0; i < good.newest.pages; i++) {
       INFO("area page " << i);
       auto chip = base->clone();
-      smash(*chip, (64 - kArea) * 8 + i);
+      smash(*chip, (64 - kArea) * 8 + good.newest.root_page + i);
       std::vector<uint8_t> eng, cl;
       CHECK_FALSE(read_checkpoint(*chip, &eng, &cl));
       std::unique_ptr<PageStore> m;

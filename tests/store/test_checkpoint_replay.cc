@@ -24,7 +24,7 @@ namespace {
 using Page = std::vector<uint8_t>;
 using Model = std::vector<std::optional<Page>>;
 
-constexpr uint32_t kBlocks = 96, kAreaBlocks = 12;
+constexpr uint32_t kBlocks = 96, kAreaBlocks = 24;  // halves of 12: appended checkpoints fit
 
 struct Config {
   const char* name;
@@ -94,7 +94,7 @@ std::unique_ptr<EmulatedNand> checkpointed_chip(const Config& c, Model* model,
 
 }  // namespace
 
-TEST_CASE("a new store with a checkpoint area is superblock format 7, which an older pdl refuses",
+TEST_CASE("a new store with a checkpoint area is superblock format 8, which an older pdl refuses",
           "[checkpoint][replay]") {
   auto chip = pdl::test::make_ram_nand(pdl::test::geometry(512, 32, 8, kBlocks));
   std::unique_ptr<PageStore> s;
@@ -105,7 +105,8 @@ TEST_CASE("a new store with a checkpoint area is superblock format 7, which an o
   Superblock sb;
   REQUIRE(read_superblock(*chip, resolve_store_params, &sb).is_ok());
   CHECK(sb.summaries);
-  CHECK(superblock_stored_version(sb) == kSuperblockSummaries);
+  CHECK(sb.halves);
+  CHECK(superblock_stored_version(sb) == kSuperblockHalves);
 }
 
 TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the declared blocks "
@@ -123,7 +124,7 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
   auto base = checkpointed_chip(c, &model, rng);
   StoreParams small_budget;
   small_budget.replay_blocks = 12;  // a periodic checkpoint within the workload
-  uint64_t replays = 0, periodic_seen = 0, cuts = 0, erases = 0;
+  uint64_t replays = 0, periodic_seen = 0, cuts = 0, erases = 0, full_seen = 0, incr_seen = 0;
   for (uint64_t k = 0;; k++) {
     INFO("cut at operation " << k);
     auto chip = base->clone();
@@ -148,6 +149,8 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
       else cut = true;
     }
     const uint64_t periodic = static_cast<CheckpointedStore&>(*t).periodic_checkpoints();
+    const uint64_t fulls = static_cast<CheckpointedStore&>(*t).full_checkpoints();
+    const uint64_t incrs = static_cast<CheckpointedStore&>(*t).incremental_checkpoints();
     t.reset();
     chip->restore_power();
     auto copy = chip->clone();
@@ -198,6 +201,8 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
     if (!cut) {
       CHECK(reads_as(*t, acked));
       periodic_seen = periodic;
+      full_seen = fulls;
+      incr_seen = incrs;
       erases = store_erases() - erases0;
       break;
     }
@@ -206,9 +211,12 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
   }
   WARN(c.name << ": " << cuts << " power cuts, " << replays << " mounts by replay, "
               << periodic_seen << " periodic checkpoints and " << erases
-              << " store block erases in the uncut workload");
+              << " store block erases in the uncut workload (" << incr_seen
+              << " checkpoints appended to their half, " << full_seen << " into the other)");
   CHECK(replays > 0);
   CHECK(periodic_seen > 0);
+  CHECK(incr_seen > 0);  // cuts landed inside both kinds of checkpoint writes
+  CHECK(full_seen > 0);
   CHECK(erases > 0);  // garbage collection ran
 }
 

@@ -219,7 +219,7 @@ TEST_CASE("mount refuses a log sector field a pdl would not write, naming it", "
       Bad{"superblock field method = 4 is invalid", Errc::kCorrupt, put(8, 4)},
       Bad{"extension (bytes 80..95) checksum mismatch", Errc::kCorrupt,
           both(put(8, 5), put(72, 128))},  // format 5 without its extension
-      Bad{"made by a newer pdl", Errc::kUnsupported, both(put(8, 8), put(72, 128))});
+      Bad{"made by a newer pdl", Errc::kUnsupported, both(put(8, 9), put(72, 128))});
   auto nand = pdl::test::make_ram_nand(nop16_geometry());
   StoreParams p;
   p.method = Method::kIpl;

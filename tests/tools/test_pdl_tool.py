@@ -153,7 +153,7 @@ try:
         ck, ram = j.get("checkpoint") or {}, j.get("ram") or {}
         check(ck.get("mount") == "checkpoint" and ck.get("checkpoint_gen", 0) >= 1 and
               ck.get("checkpoint_pages", 0) >= 1 and ck.get("area_blocks", 0) >= 1 and
-              ck.get("superblock_format") == 7 and ck.get("log", {}).get("entry") == "checkpoint",
+              ck.get("superblock_format") == 8 and ck.get("log", {}).get("entry") == "checkpoint",
               "info --json: checkpoint member (%s)" % ck)
         check(ram.get("table_bytes", 0) > 0 and ram.get("chip_bytes") == 8 << 20 and
               abs(ram["ram_bytes_per_gib"] - ram["table_bytes"] * 128) < 1 and
@@ -228,8 +228,8 @@ try:
     shutil.copyfile(img, ck_bad)
     page_data, page_spare, ppb, blocks, pages_off = image_geometry(ck_bad)
     area = j["checkpoint"]["area_blocks"] if j else 0
-    first_area_page = (blocks - area) * ppb
-    flip_byte(ck_bad, pages_off + first_area_page * (page_data + page_spare) + 100)
+    root_page = (blocks - area) * ppb + (j["checkpoint"]["log"]["root_page"] if j else 0)
+    flip_byte(ck_bad, pages_off + root_page * (page_data + page_spare) + 100)
     ck_bad_bytes = read_bytes(ck_bad)
     rc, out, err = pdl("info", ck_bad)
     check(rc == 0 and b"this open mounted by scan: checkpoint corrupt: " in out,
