@@ -20,7 +20,7 @@ namespace pdl {
 LpnLocation PdlStore::locate(Lpn lpn) const {
   LpnLocation loc;
   if (lpn >= ppmt_.size()) return loc;
-  const PpmtEntry& e = ppmt_[lpn];
+  const PpmtEntry e = ppmt_.get(lpn);
   loc.base = e.base == kPendingPpa ? kNoPpa : e.base;
   loc.base_in_buffer = e.base == kPendingPpa;
   loc.uncommitted = committed_of(lpn) != nullptr;

@@ -60,7 +60,7 @@ Status PdlRecovery::diff_page_records(Ppa r) {
 // kept entries (a trimmed lpn's tombstone: its seq, base seq 0 — only its order to the
 // tombstone matters for a differential, and a base page's own test is against the tombstone).
 Status PdlRecovery::seed_seqs(const PdlStore& ck, Lpn l, const std::vector<uint8_t>& rescan) {
-  const PpmtEntry& c = ck.ppmt_[l];
+  const PpmtEntry c = ck.ppmt_.get(l);
   LpnSeqs& q = seqs_[l];
   if (c.base != kNoPpa && !rescan[c.base / ppb_]) {
     std::vector<uint8_t> spare(g_.page_spare);
@@ -120,9 +120,9 @@ Status PdlRecovery::replay(const PdlStore& ck, const std::vector<uint8_t>& resca
     bs.holds_void = ck.void_block_[b] != 0;
     const Ppa first = Ppa(uint64_t(b) * ppb_);
     for (Ppa p = first; p < first + ppb_; p++) {
-      const uint32_t m = ck.p2l_[p];
-      s_.p2l_[p] = m;
-      if (m < lpns_) s_.ppmt_[m].copies = s_.ppmt_[m].copies + 1;
+      const uint32_t m = ck.p2l_.get(p);
+      s_.p2l_.ref(p) = m;
+      if (m < lpns_) s_.ppmt_.ref(m).copies = s_.ppmt_.get(m).copies + 1;
     }
   }
   collect_ = false;
@@ -133,8 +133,8 @@ Status PdlRecovery::replay(const PdlStore& ck, const std::vector<uint8_t>& resca
   std::vector<uint8_t> touched(lpns_, 0);
   for (const Item& it : collected_) touched[it.lpn] = 1;
   for (size_t l = 0; l < lpns_; l++) {
-    const PpmtEntry& c = ck.ppmt_[l];
-    PpmtEntry& e = s_.ppmt_[l];
+    const PpmtEntry c = ck.ppmt_.get(l);
+    PpmtEntry& e = s_.ppmt_.ref(l);
     if (c.base != kNoPpa && !rescan[c.base / ppb_]) e.base = c.base;
     if (c.diff != kNoPpa && !rescan[c.diff / ppb_]) e.diff = c.diff;
     if (touched[l]) {
