@@ -16,20 +16,6 @@
 
 namespace pdl {
 
-namespace {
-// Flash reads made while it lives are not counted (a check is no I/O of the store's).
-class Uncounted {
- public:
-  explicit Uncounted(Nand& n) : n_(n) { n_.set_counting(false); }
-  ~Uncounted() { n_.set_counting(true); }
-  Uncounted(const Uncounted&) = delete;
-  Uncounted& operator=(const Uncounted&) = delete;
-
- private:
-  Nand& n_;
-};
-}  // namespace
-
 Status PdlStore::check_mount() const {
   auto bad = [](const std::string& m) { return Status::error(Errc::kCorrupt, "tables: " + m); };
   PDL_TRY(tables_status());
@@ -54,7 +40,7 @@ Status PdlStore::check_mount() const {
 }
 
 Status PdlStore::check() const {
-  const Uncounted uncounted(nand_);
+  const UncountedReads uncounted(nand_);
   PDL_TRY(tables_status());
   auto bad = [](const std::string& m) { return Status::error(Errc::kCorrupt, "tables: " + m); };
   const uint64_t pages = geo_.total_pages();

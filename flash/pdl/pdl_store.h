@@ -181,6 +181,18 @@ class PdlStore final : public StoreBase {
   FlashCost& bucket_of(Lpn lpn) { return ledger_.bucket_of(lpn); }
 
   // --- paged tables (pdl_tables.cc) ---
+  // Table page loads made while it lives are not counted: an inspection (check, locate) is
+  // no I/O of the store's.
+  class UncountedReads {
+   public:
+    explicit UncountedReads(Nand& n) : n_(n) { n_.set_counting(false); }
+    ~UncountedReads() { n_.set_counting(true); }
+    UncountedReads(const UncountedReads&) = delete;
+    UncountedReads& operator=(const UncountedReads&) = delete;
+
+   private:
+    Nand& n_;
+  };
   // The first failed table page load (PagedTable::status()), or ok.
   Status tables_status() const;
   // `st`, unless a table page failed to load: then the store is poisoned with that error (as
