@@ -15,6 +15,9 @@
 //     items compete with them exactly as in a scan; other lpns need no seq;
 //   * applies the items under the final commit cut-off (the checkpoint's committed seq or a
 //     newer record found in a rescanned block), then resolve() and reopen() as the scan does.
+// The checkpoint's tables are demand-loaded (docs/design.md §18): the walk below reads every
+// table page of the checkpoint (a load that fails fails the replay, and the mount scans), and
+// the replayed store's tables are built in RAM, as a scan's, until its first checkpoint.
 // Differences from a scan (none changes what a read returns): a closed block left partly
 // programmed by an older crash is not a head candidate (the checkpoint keeps no per-page
 // state of closed blocks), and of two copies with one seq (a GC move the cut stopped before
@@ -183,6 +186,7 @@ Status PdlStore::replay(Nand& nand, const StoreParams& params, CommitMode mode, 
   s->blocks_.set_user_keep(s->groups_ ? 2 : 1);
   PdlRecovery recovery(*s, nand, false);
   PDL_TRY(recovery.replay(ck, rescan));
+  PDL_TRY(ck.tables_status());  // (a checkpoint table page that failed to load: never replayed)
   recovery.resolve();
   PDL_TRY(recovery.reopen());
   MountReport rep = recovery.report();
