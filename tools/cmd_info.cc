@@ -222,6 +222,12 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
               c.bytes_per_gib() / double(1 << 20));
   std::printf("             volume owner-map cache: %u of %u pages held (owner_cache=)\n",
               c.owner_pages_cached, c.owner_cache_pages);
+  if (c.table_cache_pages)
+    std::printf("             store table cache: %llu pages resident, %llu clean kept per table "
+                "(table_cache=); %llu loads, %llu evictions\n",
+                (unsigned long long)c.table_pages_resident,
+                (unsigned long long)c.table_cache_pages, (unsigned long long)c.table_loads,
+                (unsigned long long)c.table_evictions);
 }
 
 std::string extras_json(const std::string& path, const Image& img, const InfoData& d) {

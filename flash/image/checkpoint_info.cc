@@ -54,6 +54,11 @@ Status checkpoint_info(Image& image, CheckpointInfo* out) {
     c.area_blocks = sb.checkpoint_blocks;
     c.area_bytes = uint64_t(c.area_blocks) * g.pages_per_block * g.page_data;
     c.store_table_bytes = store.table_bytes();
+    const StoreStats& ss = store.stats();
+    c.table_cache_pages = ss.table_cache_pages;
+    c.table_pages_resident = ss.table_pages_resident;
+    c.table_loads = ss.table_loads;
+    c.table_evictions = ss.table_evictions;
   }
   const MountReport& m = image.mount;
   c.from_checkpoint = m.from_checkpoint;
@@ -103,6 +108,10 @@ JsonObj ram_json(const CheckpointInfo& c) {
       .u("volume_table_bytes", c.volume_table_bytes)
       .u("owner_cache_pages", c.owner_cache_pages)
       .u("owner_pages_cached", c.owner_pages_cached)
+      .u("table_cache_pages", c.table_cache_pages)
+      .u("table_pages_resident", c.table_pages_resident)
+      .u("table_loads", c.table_loads)
+      .u("table_evictions", c.table_evictions)
       .u("chip_bytes", c.chip_bytes)
       .n("ram_bytes_per_gib", c.bytes_per_gib())
       .n("ram_mib_per_gib", c.bytes_per_gib() / double(1 << 20));

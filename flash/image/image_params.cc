@@ -9,7 +9,7 @@ const char* const ImageParams::kKeys[] = {
     "method", "max_diff", "obsolete", "log_region", "log_sector", "ftl", "log_blocks",
     "sb_slots", "sb_recognition", "sb_flush", "nvm", "nvm_path", "page", "pages_per_block",
     "spare", "size", "nop", "erase_limit", "max_files", "cache_chunks", "owner_cache", "clock",
-    "mtd", "commit", "wear_level", "track_changes", "checkpoint", "replay_blocks", nullptr};
+    "mtd", "commit", "wear_level", "track_changes", "checkpoint", "replay_blocks", "table_cache", nullptr};
 
 bool parse_size(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
@@ -128,6 +128,8 @@ Status ImageParams::set(std::string_view key, std::string_view value) {
     else return bad("on or off");
   } else if (key == "replay_blocks") {
     return u32(&replay_blocks, 1, 1000000);
+  } else if (key == "table_cache") {  // clean table pages per paged table (PDL, OPU, page FTL)
+    return u32(&table_cache, 1, 1u << 24);
   } else if (key == "clock") {
     if (value == "wall") logical_clock = false;
     else if (value == "logical") logical_clock = true;
@@ -180,6 +182,7 @@ StoreParams ImageParams::store_params() const {
   const StoreParams rt = run_time();
   p.sb_recognition = rt.sb_recognition;
   p.replay_blocks = rt.replay_blocks;
+  p.table_cache = rt.table_cache;
   p.sb_flush = rt.sb_flush;
   return p;
 }
@@ -190,6 +193,7 @@ StoreParams ImageParams::run_time() const {
   if (sb_flush) p.sb_flush = *sb_flush;
   p.scan_mount = scan_mount;
   if (replay_blocks) p.replay_blocks = *replay_blocks;
+  if (table_cache) p.table_cache = *table_cache;
   return p;
 }
 

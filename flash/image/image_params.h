@@ -68,6 +68,9 @@ struct ImageParams {
   // Blocks a mount after a power cut may have to re-read before a periodic checkpoint is
   // written (StoreParams::replay_blocks; run-time): URI key replay_blocks=N.
   std::optional<uint32_t> replay_blocks;
+  // Clean table pages each paged table of PDL/OPU/page FTL keeps in RAM (StoreParams::
+  // table_cache; run-time): URI key table_cache=PAGES.
+  std::optional<uint32_t> table_cache;
   // Mount by scanning even when a checkpoint is current (StoreParams::scan_mount; a run-time
   // choice for tools, pdl fsck: no URI key).
   bool scan_mount = false;

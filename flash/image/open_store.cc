@@ -65,6 +65,7 @@ void apply_run_time(const StoreParams* run_time, StoreParams* params) {
   params->sb_flush = run_time->sb_flush;
   params->scan_mount = run_time->scan_mount;
   params->replay_blocks = run_time->replay_blocks;
+  params->table_cache = run_time->table_cache;
 }
 
 }  // namespace
@@ -180,7 +181,7 @@ Status mount_from_checkpoint(Nand& nand, const Superblock& sb, CheckpointLog& lo
   } else {
     PDL_TRY(mount_store_tables(view, sb.params, mode, r, out));
   }
-  PDL_TRY((*out)->check());
+  PDL_TRY((*out)->check_mount());  // (the full check() reads every table page: pdl fsck)
   if (in_page(sb.params.method)) PDL_TRY((*out)->set_commit_mode(mode));
   cr->pages += pager.loads() - loads0;
   pager.place(e.half, cr->cursor);

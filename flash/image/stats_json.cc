@@ -61,6 +61,10 @@ JsonObj store_stats_json(const StoreStats& ss) {
       .u("aborts", ss.aborts)
       .u("void_pages", ss.void_pages)
       .u("purged_blocks", ss.purged_blocks)
+      .u("table_loads", ss.table_loads)
+      .u("table_evictions", ss.table_evictions)
+      .u("table_pages_resident", ss.table_pages_resident)
+      .u("table_cache_pages", ss.table_cache_pages)
       .u("wl_runs", ss.wl_runs)
       .u("wl_page_moves", ss.wl_page_moves)
       .u("wl_erases", ss.wl_erases);

@@ -29,14 +29,14 @@ bool PdlStore::dirty() const {
 }
 
 void PdlStore::touch(Lpn lpn) {
-  committed_.try_emplace(lpn, Refs{ppmt_[lpn].base, ppmt_[lpn].diff});
+  committed_.try_emplace(lpn, Refs{ppmt_.get(lpn).base, ppmt_.get(lpn).diff});
 }
 
 bool PdlStore::referenced(Ppa ppa) const {
-  const uint32_t m = p2l_[ppa];
-  if (m == kP2lDifferential) return vdct_[ppa] > 0;
+  const uint32_t m = p2l_.get(ppa);
+  if (m == kP2lDifferential) return vdct_.get(ppa) > 0;
   if (m >= ppmt_.size()) return false;
-  if (ppmt_[m].base == ppa) return true;
+  if (ppmt_.get(m).base == ppa) return true;
   const Refs* c = committed_of(m);
   return c && c->base == ppa;
 }
@@ -49,22 +49,21 @@ Status PdlStore::drop_current_base(Lpn lpn, Ppa old) {
 }
 
 Status PdlStore::set_current_diff(Lpn lpn, Ppa q) {
-  PpmtEntry& e = ppmt_[lpn];
+  PpmtEntry& e = ppmt_.ref(lpn);
   const Ppa old = e.diff;
   if (old == q) return Status::ok();
   e.diff = q;
   const Refs* c = committed_of(lpn);
   // vdct counts an lpn once per page: its current differential, and its committed one if that
   // is another page.
-  if (q != kNoPpa && !(c && c->diff == q) && vdct_[q]++ == 0 && q != commit_ppa_)
+  if (q != kNoPpa && !(c && c->diff == q) && vdct_.ref(q)++ == 0 && q != commit_ppa_)
     blocks_.valid_inc(q);
   if (old != kNoPpa && !(c && c->diff == old)) return decrease_vdct(old);
   return Status::ok();
 }
 
 void PdlStore::note_group_page(Ppa ppa) {
-  if (!groups_ || group_page_[ppa]) return;
-  group_page_[ppa] = 1;
+  if (!groups_ || !group_page_.insert(ppa).second) return;
   group_pages_.push_back(ppa);
 }
 
@@ -96,7 +95,7 @@ uint64_t PdlStore::commit_pages() const {
 
 // The pending base page goes to flash (its lpn's class pays), as the commit page if asked.
 Status PdlStore::program_pending(bool commit) {
-  assert(pending_.held && ppmt_[pending_.lpn].base == kPendingPpa);
+  assert(!tables_status().is_ok() || (pending_.held && ppmt_.get(pending_.lpn).base == kPendingPpa));
   const Lpn lpn = pending_.lpn;
   SpareHeader h;
   h.type = PageType::kBase;
@@ -111,8 +110,8 @@ Status PdlStore::program_pending(bool commit) {
   pending_.held = false;
   stats_.base_pages_written++;
   ledger_.cls(lpn).base_pages++;
-  PpmtEntry& e = ppmt_[lpn];
-  p2l_[q] = lpn;
+  PpmtEntry& e = ppmt_.ref(lpn);
+  p2l_.ref(q) = lpn;
   e.copies = e.copies + 1;
   e.base = q;
   blocks_.valid_inc(q);
@@ -130,14 +129,14 @@ Status PdlStore::program_marker(BlockManager::Head h, uint64_t seq) {
   std::fill(scratch_diff_.begin(), scratch_diff_.end(), 0xFF);
   Ppa q;
   PDL_TRY(program_page(h, scratch_diff_, hdr, &q));
-  p2l_[q] = kP2lDifferential;
+  p2l_.ref(q) = kP2lDifferential;
   stats_.commit_markers++;
   set_commit_page(q);
   return Status::ok();
 }
 
 void PdlStore::end_group() {
-  for (Ppa p : group_pages_) group_page_[p] = 0;
+  group_page_.clear();
   group_pages_.clear();
   committed_.clear();
 }
@@ -170,7 +169,7 @@ Status PdlStore::purge_void_blocks() {
   return Status::ok();
 }
 
-Status PdlStore::sync() {
+Status PdlStore::sync_op() {
   PDL_TRY(changeable());
   CostLedger::Scope cost(ledger_, ledger_.other());  // the flush charges its records' classes
   stats_.syncs++;
@@ -213,7 +212,7 @@ Status PdlStore::sync() {
     // Each lpn's marks are charged to its class, as a write's own marks are.
     ledger_.charge_current();
     for (auto& [l, c] : committed_) {
-      const PpmtEntry& e = ppmt_[l];
+      const PpmtEntry e = ppmt_.get(l);
       Status st;
       if (c.base != kNoPpa && c.base != e.base) {
         const Ppa gone = c.base;
@@ -235,27 +234,27 @@ Status PdlStore::sync() {
   return fail(nand_.flush());
 }
 
-Status PdlStore::abort() {
+Status PdlStore::abort_op() {
   PDL_TRY(changeable());
   if (!groups_)
     return Status::error(Errc::kUnsupported, "no atomic groups: every page counts once written");
   CostLedger::Scope cost(ledger_, ledger_.other());
   stats_.aborts++;
   // What never reached flash is dropped; with NVM the buffer returns to its committed state.
-  dwb_.for_each([&](const RecordView& r) { ppmt_[r.lpn].in_dwb = 0; });
+  dwb_.for_each([&](const RecordView& r) { ppmt_.ref(r.lpn).in_dwb = 0; });
   dwb_.clear();
   if (nvm_) {
     dwb_ = committed_dwb_;
-    dwb_.for_each([&](const RecordView& r) { ppmt_[r.lpn].in_dwb = 1; });
+    dwb_.for_each([&](const RecordView& r) { ppmt_.ref(r.lpn).in_dwb = 1; });
     nvm_changed_.clear();
   }
   pending_.held = false;
   // Every touched lpn gets its committed entry back; the group's references go.
   for (const auto& [l, c] : committed_) {
-    PpmtEntry& e = ppmt_[l];
+    PpmtEntry& e = ppmt_.ref(l);
     if (e.base != kNoPpa && e.base != kPendingPpa && e.base != c.base && e.base != commit_ppa_)
       blocks_.valid_dec(e.base);
-    if (e.diff != kNoPpa && e.diff != c.diff && --vdct_[e.diff] == 0 && e.diff != commit_ppa_)
+    if (e.diff != kNoPpa && e.diff != c.diff && --vdct_.ref(e.diff) == 0 && e.diff != commit_ppa_)
       blocks_.valid_dec(e.diff);
     e.base = c.base;
     e.diff = c.diff;
@@ -264,12 +263,11 @@ Status PdlStore::abort() {
   // last commit record), and they are erased before any later commit record could cover them.
   const uint32_t ppb = geo_.pages_per_block;
   for (Ppa p : group_pages_) {
-    if (!group_page_[p]) continue;  // erased by GC since (or listed twice)
-    group_page_[p] = 0;
-    const uint32_t m = p2l_[p];
+    if (group_page_.erase(p) == 0) continue;  // erased by GC since (or listed twice)
+    const uint32_t m = p2l_.get(p);
     if (m < ppmt_.size()) {  // a base page: it can never be recovered, so it is no copy
-      ppmt_[m].copies = ppmt_[m].copies - 1;
-      p2l_[p] = kP2lNone;
+      ppmt_.ref(m).copies = ppmt_.get(m).copies - 1;
+      p2l_.ref(p) = kP2lNone;
     }
     note_void_block(p / ppb);
     stats_.void_pages++;

@@ -42,18 +42,18 @@ Status PdlStore::gc_flush_compaction() {
   Ppa q;
   PDL_TRY(program_page(BlockManager::Head::kGc, gc_buffer_.page(), h, &q));
   stats_.gc_diff_pages++;
-  p2l_[q] = kP2lDifferential;
+  p2l_.ref(q) = kP2lDifferential;
   if (gc_buffer_group_) note_group_page(q);
   size_t i = 0;
   gc_buffer_.for_each([&](const RecordView& r) {
     const Ppa src = gc_sources_[i++];  // the victim's page the record came from
-    PpmtEntry& e = ppmt_[r.lpn];
+    PpmtEntry& e = ppmt_.ref(r.lpn);
     auto c = committed_.find(r.lpn);
-    assert(vdct_[src] > 0);  // (the victim's own valid count no longer matters)
-    vdct_[src]--;
+    assert(!tables_status().is_ok() || (vdct_.get(src) > 0));  // (the victim's own valid count no longer matters)
+    vdct_.ref(src)--;
     if (e.diff == src) e.diff = q;
     if (c != committed_.end() && c->second.diff == src) c->second.diff = q;
-    if (vdct_[q]++ == 0) blocks_.valid_inc(q);
+    if (vdct_.ref(q)++ == 0) blocks_.valid_inc(q);
   });
   gc_buffer_.clear();
   gc_sources_.clear();
@@ -70,9 +70,9 @@ int64_t PdlStore::merge_victim() {
   blocks_.for_each_full_block([&](uint32_t b) {
     uint32_t pages = 0, records = 0;
     for (Ppa p = b * geo_.pages_per_block; p < (b + 1) * geo_.pages_per_block; p++)
-      if (p2l_[p] == kP2lDifferential && vdct_[p] > 0) {
+      if (p2l_.get(p) == kP2lDifferential && vdct_.get(p) > 0) {
         pages++;
-        records += vdct_[p];
+        records += vdct_.get(p);
       }
     if (pages > best_pages || (pages == best_pages && best >= 0 && records < best_records)) {
       best = b;
@@ -93,7 +93,7 @@ int64_t PdlStore::merge_victim() {
 // base and ignores the differential if both survive a cut. Not done while a newer differential
 // of the page waits in the write buffer: that one was computed against the old base.
 Status PdlStore::gc_merge(const RecordView& r, Ppa dp) {
-  PpmtEntry& e = ppmt_[r.lpn];
+  PpmtEntry& e = ppmt_.ref(r.lpn);
   assert(committed_of(r.lpn) == nullptr);  // only lpns the open group has not touched
   Status st = read_checked(e.base, scratch_base_, nullptr);
   if (st.is_ok()) st = diff_apply(r.runs, scratch_base_);
@@ -106,13 +106,13 @@ Status PdlStore::gc_merge(const RecordView& r, Ppa dp) {
   Ppa q;
   PDL_TRY(program_page(BlockManager::Head::kGc, scratch_base_, h, &q));
   stats_.gc_merges++;
-  p2l_[q] = r.lpn;
+  p2l_.ref(q) = r.lpn;
   e.copies = e.copies + 1;
   blocks_.valid_inc(q);
   const Ppa old_base = e.base;
   e.base = q;
   e.diff = kNoPpa;
-  vdct_[dp]--;
+  vdct_.ref(dp)--;
   return base_becomes_stale(old_base);
 }
 
@@ -138,8 +138,8 @@ Status PdlStore::gc_once(int64_t victim) {
   // fits (below). A victim with nothing valid needs no room at all, so it can always be erased.
   uint64_t bases = 0, dpages = 0;
   for (Ppa ppa = first; ppa < end; ppa++) {
-    const uint32_t m = p2l_[ppa];
-    if (m == kP2lDifferential) dpages += vdct_[ppa] > 0;
+    const uint32_t m = p2l_.get(ppa);
+    if (m == kP2lDifferential) dpages += vdct_.get(ppa) > 0;
     else if (m != kP2lNone && referenced(ppa)) bases++;
   }
   const bool holds_commit = commit_ppa_ >= first && commit_ppa_ < end;
@@ -155,9 +155,9 @@ Status PdlStore::gc_once(int64_t victim) {
   // Pass 1: base pages. Move the current and committed ones; every copy in the victim stops
   // counting.
   for (Ppa ppa = first; ppa < end; ppa++) {
-    const uint32_t m = p2l_[ppa];
+    const uint32_t m = p2l_.get(ppa);
     if (m == kP2lNone || m == kP2lDifferential) continue;
-    PpmtEntry& e = ppmt_[m];
+    PpmtEntry& e = ppmt_.ref(m);
     auto c = committed_.find(m);
     const bool cur = e.base == ppa, com = c != committed_.end() && c->second.base == ppa;
     if (cur || com) {
@@ -170,7 +170,7 @@ Status PdlStore::gc_once(int64_t victim) {
       if (!groups_) h.commit = true;
       Ppa q;
       PDL_TRY(program_page(BlockManager::Head::kGc, scratch_base_, h, &q));  // same seq, flags
-      p2l_[q] = m;
+      p2l_.ref(q) = m;
       e.copies = e.copies + 1;
       if (cur) e.base = q;
       if (com) c->second.base = q;
@@ -180,7 +180,7 @@ Status PdlStore::gc_once(int64_t victim) {
       stats_.gc_base_moves++;
     }
     e.copies = e.copies - 1;
-    p2l_[ppa] = kP2lNone;
+    p2l_.ref(ppa) = kP2lNone;
     if (e.copies == 0 && e.base == kNoPpa) gc_orphans_.push_back(m);
   }
 
@@ -188,9 +188,9 @@ Status PdlStore::gc_once(int64_t victim) {
   // them. Tombstones are always carried over, even those whose last hidden copy this GC is
   // erasing: until that erase has completed, the copy may survive a cut (pass 3 drops them).
   for (Ppa ppa = first; ppa < end; ppa++) {
-    if (p2l_[ppa] != kP2lDifferential) continue;
-    p2l_[ppa] = kP2lNone;
-    if (vdct_[ppa] == 0) continue;
+    if (p2l_.get(ppa) != kP2lDifferential) continue;
+    p2l_.ref(ppa) = kP2lNone;
+    if (vdct_.get(ppa) == 0) continue;
     SpareHeader h;
     Status st = read_checked(ppa, scratch_diff_, &h);
     if (st.is_ok() && (h.type != PageType::kDifferential || h.aux > geo_.page_data))
@@ -200,7 +200,7 @@ Status PdlStore::gc_once(int64_t victim) {
     RecordView r;
     while (rr.next(&r)) {
       if (r.lpn >= ppmt_.size()) continue;
-      PpmtEntry& e = ppmt_[r.lpn];
+      PpmtEntry& e = ppmt_.ref(r.lpn);
       const Refs* c = committed_of(r.lpn);
       if (e.diff != ppa && !(c && c->diff == ppa)) continue;  // superseded record
       // Room for this merge and for compacting what is left (see the bound above).
@@ -231,7 +231,7 @@ Status PdlStore::gc_once(int64_t victim) {
     else PDL_TRY(program_marker(BlockManager::Head::kGc, committed_seq_));
   }
 
-  for (Ppa ppa = first; ppa < end; ppa++) assert(vdct_[ppa] == 0);  // Invariant: victim empty
+  for (Ppa ppa = first; ppa < end; ppa++) assert(!tables_status().is_ok() || (vdct_.get(ppa) == 0));  // Invariant: victim empty
   // A victim a program failed in, or whose erase fails, is retired: marked bad, so that no
   // mount ever scans it again (its stale pages stay).
   const Status st = blocks_.retiring(uint32_t(victim))
@@ -246,7 +246,8 @@ Status PdlStore::gc_once(int64_t victim) {
   gc_victim_ = -1;
   // Nothing of the victim is on flash any more: not the open group's pages, not a discarded
   // group's (the purge's aim).
-  for (Ppa ppa = first; ppa < end; ppa++) group_page_[ppa] = 0;
+  if (!group_page_.empty())
+    for (Ppa ppa = first; ppa < end; ppa++) group_page_.erase(ppa);
   if (void_block_[victim]) {
     void_block_[victim] = 0;
     void_blocks_--;
@@ -258,7 +259,7 @@ Status PdlStore::gc_once(int64_t victim) {
   // stay whole for reads); the first error is returned.
   Status dropped;
   for (Lpn l : gc_orphans_) {
-    PpmtEntry& e = ppmt_[l];
+    PpmtEntry& e = ppmt_.ref(l);
     if (e.copies == 0 && e.base == kNoPpa && e.diff != kNoPpa && !committed_of(l)) {
       const Ppa dp = e.diff;
       e.diff = kNoPpa;

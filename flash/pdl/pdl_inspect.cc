@@ -3,7 +3,8 @@
 //
 // locate(lpn) is the ppmt entry ([PDL] Fig. 3) plus the differential write buffer's view of
 // the lpn; block_info(b) is the block manager's state of b, its valid-page count and the Nand's
-// erase count. Both read RAM only: no flash operation, no stats, no simulated time.
+// erase count. Both read RAM only — but locate may load a table page (docs/design.md §18),
+// uncounted: no counted flash operation, no stats, no simulated time.
 //
 // Block states are derived from the BlockManager's public view (which says free / written):
 //   blocks 0 .. kSuperblockBlocks-1  -> kReserved (the superblock copies)
@@ -20,7 +21,8 @@ namespace pdl {
 LpnLocation PdlStore::locate(Lpn lpn) const {
   LpnLocation loc;
   if (lpn >= ppmt_.size()) return loc;
-  const PpmtEntry& e = ppmt_[lpn];
+  const UncountedReads uncounted(nand_);
+  const PpmtEntry e = ppmt_.get(lpn);
   loc.base = e.base == kPendingPpa ? kNoPpa : e.base;
   loc.base_in_buffer = e.base == kPendingPpa;
   loc.uncommitted = committed_of(lpn) != nullptr;

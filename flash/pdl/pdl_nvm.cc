@@ -30,12 +30,12 @@ Status PdlStore::nvm_commit() {
   // Tombstones hiding nothing any more (their lpn's base pages are gone from flash) leave.
   std::vector<Lpn> spent;
   dwb_.for_each([&](const RecordView& r) {
-    if (r.tombstone && ppmt_[r.lpn].base == kNoPpa && ppmt_[r.lpn].copies == 0)
+    if (r.tombstone && ppmt_.get(r.lpn).base == kNoPpa && ppmt_.get(r.lpn).copies == 0)
       spent.push_back(r.lpn);
   });
   for (Lpn l : spent) {
     dwb_.remove(l);
-    ppmt_[l].in_dwb = 0;
+    ppmt_.ref(l).in_dwb = 0;
   }
   std::vector<RecordView> changed, all;
   uint64_t bytes = 0;
@@ -75,7 +75,7 @@ Status PdlStore::nvm_commit() {
 Status PdlStore::nvm_apply_trims() {
   std::vector<Lpn> trims;
   dwb_.for_each([&](const RecordView& r) {
-    if (r.tombstone && ppmt_[r.lpn].base != kNoPpa) trims.push_back(r.lpn);
+    if (r.tombstone && ppmt_.get(r.lpn).base != kNoPpa) trims.push_back(r.lpn);
   });
   Status first;
   for (Lpn l : trims) {
@@ -103,8 +103,8 @@ Status PdlStore::nvm_merge_oldest(bool* merged) {
   });
   if (first || r.tombstone || r.size() <= geo_.page_data / 8) return Status::ok();
   const Lpn lpn = r.lpn;
-  const PpmtEntry& e = ppmt_[lpn];
-  assert(e.base != kNoPpa && e.base != kPendingPpa);  // a buffered record's base is on flash
+  const PpmtEntry e = ppmt_.get(lpn);
+  assert(!tables_status().is_ok() || (e.base != kNoPpa && e.base != kPendingPpa));  // a buffered record's base is on flash
   PDL_TRY(read_checked(e.base, scratch_base_, nullptr));
   PDL_TRY(diff_apply(r.runs, scratch_base_));
   ledger_.charge_current();

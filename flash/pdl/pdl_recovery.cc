@@ -217,7 +217,7 @@ Status PdlRecovery::take_differential_page(Ppa r, const SpareHeader& h) {
     rep_.torn_pages++;
     return Status::ok();
   }
-  s_.p2l_[r] = kP2lDifferential;
+  s_.p2l_.ref(r) = kP2lDifferential;
   if (h.commit && !legacy_) note_commit(h.seq, r);  // (its records are all older than h.seq)
   RecordReader rr(std::span<const uint8_t>(data_).first(h.aux));
   RecordView d;
@@ -254,10 +254,10 @@ bool PdlRecovery::better_copy(Ppa cur, Ppa ppa) const {
 }
 
 void PdlRecovery::apply(const Item& it) {
-  PpmtEntry& e = s_.ppmt_[it.lpn];
+  PpmtEntry& e = s_.ppmt_.ref(it.lpn);
   LpnSeqs& q = seqs_[it.lpn];
   if (it.kind == Item::kBase) {  // Case 1: r is a base page
-    s_.p2l_[it.ppa] = it.lpn;
+    s_.p2l_.ref(it.ppa) = it.lpn;
     e.copies = e.copies + 1;
     if (it.seq > q.base_seq || (it.seq == q.base_seq && better_copy(e.base, it.ppa))) {
       e.base = it.ppa;
@@ -314,7 +314,7 @@ Status PdlRecovery::take_nvm_records(const std::vector<std::vector<uint8_t>>& re
     RecordView r;
     if (!rr.next(&r) || r.lpn >= lpns_) continue;
     if (newest[r.lpn] != i) continue;
-    PpmtEntry& e = s_.ppmt_[r.lpn];
+    PpmtEntry& e = s_.ppmt_.ref(r.lpn);
     const LpnSeqs& q = seqs_[r.lpn];
     if (e.base == kNoPpa || r.seq <= q.base_seq || r.seq <= q.diff_seq) continue;
     if (r.size() > s_.dwb_.free_space())
@@ -326,7 +326,7 @@ Status PdlRecovery::take_nvm_records(const std::vector<std::vector<uint8_t>>& re
       if (e.base != s_.commit_ppa_) block_[e.base / ppb_].valid--;  // (the pin stays valid)
       rep_.live_lpns--;
       e.base = kNoPpa;
-      if (e.diff != kNoPpa && --s_.vdct_[e.diff] == 0 && e.diff != s_.commit_ppa_)
+      if (e.diff != kNoPpa && --s_.vdct_.ref(e.diff) == 0 && e.diff != s_.commit_ppa_)
         block_[e.diff / ppb_].valid--;
       e.diff = kNoPpa;
     }
@@ -361,7 +361,7 @@ void PdlRecovery::judge_waiting() {
 // Resolve tombstones and orphans; rebuild vdct and block valid counts.
 void PdlRecovery::resolve_lpns() {
   for (size_t l = 0; l < lpns_; l++) {
-    PpmtEntry& e = s_.ppmt_[l];
+    PpmtEntry& e = s_.ppmt_.ref(l);
     if (e.diff != kNoPpa) {
       if (seqs_[l].tomb != 0) {
         e.base = kNoPpa;                    // trimmed after its last base page
@@ -370,7 +370,7 @@ void PdlRecovery::resolve_lpns() {
         e.diff = kNoPpa;                    // a differential without a base page
       }
     }
-    if (e.diff != kNoPpa && s_.vdct_[e.diff]++ == 0) block_[e.diff / ppb_].valid++;
+    if (e.diff != kNoPpa && s_.vdct_.ref(e.diff)++ == 0) block_[e.diff / ppb_].valid++;
     if (e.base != kNoPpa) {
       block_[e.base / ppb_].valid++;
       rep_.live_lpns++;
@@ -399,7 +399,7 @@ Status PdlRecovery::reopen() {
   for (uint32_t b = kSuperblockBlocks; b < g_.blocks; b++)
     if (block_[b].used) s_.blocks_.add_closed(b, block_[b].valid);
   for (Ppa p = 0; p < g_.total_pages(); p++)
-    if (s_.vdct_[p]) rep_.valid_diff_pages++;
+    if (s_.vdct_.get(p)) rep_.valid_diff_pages++;
 
   s_.next_seq_ = max_seq_ + 1;
   rep_.next_seq = s_.next_seq_;

@@ -15,6 +15,9 @@
 //     items compete with them exactly as in a scan; other lpns need no seq;
 //   * applies the items under the final commit cut-off (the checkpoint's committed seq or a
 //     newer record found in a rescanned block), then resolve() and reopen() as the scan does.
+// The checkpoint's tables are demand-loaded (docs/design.md §18): the walk below reads every
+// table page of the checkpoint (a load that fails fails the replay, and the mount scans), and
+// the replayed store's tables are built in RAM, as a scan's, until its first checkpoint.
 // Differences from a scan (none changes what a read returns): a closed block left partly
 // programmed by an older crash is not a head candidate (the checkpoint keeps no per-page
 // state of closed blocks), and of two copies with one seq (a GC move the cut stopped before
@@ -60,7 +63,7 @@ Status PdlRecovery::diff_page_records(Ppa r) {
 // kept entries (a trimmed lpn's tombstone: its seq, base seq 0 — only its order to the
 // tombstone matters for a differential, and a base page's own test is against the tombstone).
 Status PdlRecovery::seed_seqs(const PdlStore& ck, Lpn l, const std::vector<uint8_t>& rescan) {
-  const PpmtEntry& c = ck.ppmt_[l];
+  const PpmtEntry c = ck.ppmt_.get(l);
   LpnSeqs& q = seqs_[l];
   if (c.base != kNoPpa && !rescan[c.base / ppb_]) {
     std::vector<uint8_t> spare(g_.page_spare);
@@ -120,9 +123,9 @@ Status PdlRecovery::replay(const PdlStore& ck, const std::vector<uint8_t>& resca
     bs.holds_void = ck.void_block_[b] != 0;
     const Ppa first = Ppa(uint64_t(b) * ppb_);
     for (Ppa p = first; p < first + ppb_; p++) {
-      const uint32_t m = ck.p2l_[p];
-      s_.p2l_[p] = m;
-      if (m < lpns_) s_.ppmt_[m].copies = s_.ppmt_[m].copies + 1;
+      const uint32_t m = ck.p2l_.get(p);
+      s_.p2l_.ref(p) = m;
+      if (m < lpns_) s_.ppmt_.ref(m).copies = s_.ppmt_.get(m).copies + 1;
     }
   }
   collect_ = false;
@@ -133,8 +136,8 @@ Status PdlRecovery::replay(const PdlStore& ck, const std::vector<uint8_t>& resca
   std::vector<uint8_t> touched(lpns_, 0);
   for (const Item& it : collected_) touched[it.lpn] = 1;
   for (size_t l = 0; l < lpns_; l++) {
-    const PpmtEntry& c = ck.ppmt_[l];
-    PpmtEntry& e = s_.ppmt_[l];
+    const PpmtEntry c = ck.ppmt_.get(l);
+    PpmtEntry& e = s_.ppmt_.ref(l);
     if (c.base != kNoPpa && !rescan[c.base / ppb_]) e.base = c.base;
     if (c.diff != kNoPpa && !rescan[c.diff / ppb_]) e.diff = c.diff;
     if (touched[l]) {
@@ -183,6 +186,7 @@ Status PdlStore::replay(Nand& nand, const StoreParams& params, CommitMode mode, 
   s->blocks_.set_user_keep(s->groups_ ? 2 : 1);
   PdlRecovery recovery(*s, nand, false);
   PDL_TRY(recovery.replay(ck, rescan));
+  PDL_TRY(ck.tables_status());  // (a checkpoint table page that failed to load: never replayed)
   recovery.resolve();
   PDL_TRY(recovery.reopen());
   MountReport rep = recovery.report();

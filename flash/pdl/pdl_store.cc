@@ -12,11 +12,20 @@
 
 namespace pdl {
 
+namespace {
+uint32_t table_cache_pages(const StoreParams& p) {
+  return p.table_cache != 0 ? p.table_cache : StoreParams::kTableCacheDefault;
+}
+}  // namespace
+
 PdlStore::PdlStore(Nand& nand, const StoreParams& params)
     : StoreBase(nand, params),
-      ppmt_(params.logical_pages),
-      p2l_(size_t(nand.geometry().total_pages()), kP2lNone),
-      vdct_(size_t(nand.geometry().total_pages()), 0),
+      ppmt_(kPpmtTable, params.logical_pages, PpmtEntry{}, nand.geometry().page_data,
+            table_cache_pages(params)),
+      p2l_(kP2lTable, nand.geometry().total_pages(), kP2lNone, nand.geometry().page_data,
+           table_cache_pages(params)),
+      vdct_(kVdctTable, nand.geometry().total_pages(), 0, nand.geometry().page_data,
+            table_cache_pages(params)),
       blocks_(nand.geometry(), kSuperblockBlocks, params.gc_reserve_blocks),
       dwb_(buffer_bytes(params, nand.geometry())),
       gc_buffer_(nand.geometry().page_data),
@@ -24,7 +33,6 @@ PdlStore::PdlStore(Nand& nand, const StoreParams& params)
       scratch_diff_(nand.geometry().page_data),
       scratch_runs_(nand.geometry().page_data),
       scratch_spare_(nand.geometry().page_spare),
-      group_page_(size_t(nand.geometry().total_pages()), 0),
       void_block_(nand.geometry().blocks, 0),
       committed_dwb_(buffer_bytes(params, nand.geometry())),
       stage_(nand.geometry().page_data) {
@@ -62,6 +70,9 @@ void PdlStore::reset_stats() {
   StoreBase::reset_stats();
   retired_at_reset_ = blocks_.retired();
   scrubbed_at_reset_ = blocks_.scrubbed();
+  const PagedTableStats t = paged_stats();
+  table_loads_at_reset_ = t.loads;
+  table_evictions_at_reset_ = t.evictions;
 }
 
 Status PdlStore::read_checked(Ppa ppa, std::span<uint8_t> data, SpareHeader* hdr) {
@@ -139,8 +150,8 @@ Status PdlStore::mark_obsolete(Ppa ppa, bool* marked) {
 
 // decreaseValidDifferentialCount (Fig. 5).
 Status PdlStore::decrease_vdct(Ppa dp) {
-  assert(vdct_[dp] > 0);  // Invariant: vdct counts the lpns pointing at dp
-  if (--vdct_[dp] != 0) return Status::ok();
+  assert(!tables_status().is_ok() || (vdct_.get(dp) > 0));  // Invariant: vdct counts the lpns pointing at dp
+  if (--vdct_.ref(dp) != 0) return Status::ok();
   if (dp != commit_ppa_) blocks_.valid_dec(dp);
   bool marked;  // an unmarked stale differential page is harmless (older than what replaced it)
   if (params_.obsolete == ObsoleteMode::kSpare && !group_page(dp) && dp != commit_ppa_ &&
@@ -156,14 +167,14 @@ Status PdlStore::base_becomes_stale(Ppa bp) {
   if (bp != commit_ppa_) blocks_.valid_dec(bp);
   if (params_.obsolete != ObsoleteMode::kSpare || group_page(bp) || bp == commit_ppa_)
     return Status::ok();
-  assert(p2l_[bp] < ppmt_.size());  // Invariant: a current base page is in the reverse map
-  PpmtEntry& e = ppmt_[p2l_[bp]];
+  assert(!tables_status().is_ok() || (p2l_.get(bp) < ppmt_.size()));  // Invariant: a current base page is in the reverse map
+  PpmtEntry& e = ppmt_.ref(p2l_.get(bp));
   bool marked;
   PDL_TRY(mark_obsolete(bp, &marked));
   if (!marked) return Status::ok();  // still a copy on flash, as with obsolete=none
   // Marked obsolete on flash: it can never be recovered, so it no longer counts as a copy.
   e.copies = e.copies - 1;
-  p2l_[bp] = kP2lNone;
+  p2l_.ref(bp) = kP2lNone;
   return Status::ok();
 }
 
@@ -235,7 +246,7 @@ Status PdlStore::ensure_user_space(uint64_t pages) {
 // programmed when the next base page comes or at the commit; the previous pending page, if
 // any, is programmed now.
 Status PdlStore::write_new_base(Lpn lpn, std::span<const uint8_t> page) {
-  PpmtEntry& e = ppmt_[lpn];
+  PpmtEntry& e = ppmt_.ref(lpn);
   if (!groups_) {  // programmed at once, a commit record of its own (kPerPage)
     SpareHeader h;
     h.type = PageType::kBase;
@@ -246,7 +257,7 @@ Status PdlStore::write_new_base(Lpn lpn, std::span<const uint8_t> page) {
     PDL_TRY(program_page(BlockManager::Head::kUser, page, h, &q));
     stats_.base_pages_written++;
     ledger_.cls(lpn).base_pages++;
-    p2l_[q] = lpn;
+    p2l_.ref(q) = lpn;
     e.copies = e.copies + 1;
     blocks_.valid_inc(q);
     return install_base(lpn, q);
@@ -265,7 +276,7 @@ Status PdlStore::write_new_base(Lpn lpn, std::span<const uint8_t> page) {
 // halts the store, and reads go on): a new base page under the old one's differential would
 // read as neither version. The first error is returned.
 Status PdlStore::install_base(Lpn lpn, Ppa q) {
-  PpmtEntry& e = ppmt_[lpn];
+  PpmtEntry& e = ppmt_.ref(lpn);
   const Ppa old_base = e.base, old_diff = e.diff;
   e.base = q;
   if (e.in_dwb) {
@@ -280,7 +291,7 @@ Status PdlStore::install_base(Lpn lpn, Ppa q) {
 // Apply a trim whose tombstone is (or need not be) on flash: the base page becomes stale.
 // As install_base: both updates are made, the first error is returned.
 Status PdlStore::apply_trim(Lpn lpn) {
-  PpmtEntry& e = ppmt_[lpn];
+  PpmtEntry& e = ppmt_.ref(lpn);
   const Ppa old_base = e.base;
   e.base = kNoPpa;
   const Status st = drop_current_base(lpn, old_base);
@@ -304,12 +315,12 @@ Status PdlStore::flush_write_buffer(bool commit) {
     dwb_.for_each([&](const RecordView& r) {
       // (With NVM a committed tombstone has taken effect already — base kNoPpa — and its
       // mark may have failed: it then goes to flash as a record.)
-      if (r.tombstone && ppmt_[r.lpn].copies == 1 && ppmt_[r.lpn].base != kNoPpa)
+      if (r.tombstone && ppmt_.get(r.lpn).copies == 1 && ppmt_.get(r.lpn).base != kNoPpa)
         direct.push_back(r.lpn);
     });
     for (Lpn l : direct) {
       dwb_.remove(l);
-      ppmt_[l].in_dwb = 0;
+      ppmt_.ref(l).in_dwb = 0;
       const Status st = apply_trim(l);
       ledger_.charge(bucket_of(l));  // the trim's own obsolete mark
       PDL_TRY(st);
@@ -334,11 +345,11 @@ Status PdlStore::flush_write_buffer(bool commit) {
     if (programmed) {
       std::vector<Lpn> gone;
       dwb_.for_each([&](const RecordView& r) {
-        if (!ppmt_[r.lpn].in_dwb) gone.push_back(r.lpn);
+        if (!ppmt_.get(r.lpn).in_dwb) gone.push_back(r.lpn);
       });
       for (Lpn l : gone) dwb_.remove(l);
     } else {
-      stage_.for_each([&](const RecordView& r) { ppmt_[r.lpn].in_dwb = 1; });
+      stage_.for_each([&](const RecordView& r) { ppmt_.ref(r.lpn).in_dwb = 1; });
     }
     stage_.clear();
   }
@@ -376,7 +387,7 @@ Status PdlStore::program_write_buffer(bool commit, WriteBuffer& src) {
   Ppa q;
   PDL_TRY(program_page(BlockManager::Head::kUser, src.page(), h, &q));
   stats_.diff_pages_written++;
-  p2l_[q] = kP2lDifferential;
+  p2l_.ref(q) = kP2lDifferential;
   if (groups_) note_group_page(q);
   if (commit) set_commit_page(q);
   // Every record's lpn now points at the programmed page, even once an obsolete mark failed
@@ -385,7 +396,7 @@ Status PdlStore::program_write_buffer(bool commit, WriteBuffer& src) {
   // first error is returned.
   Status first;
   src.for_each([&](const RecordView& r) {
-    PpmtEntry& e = ppmt_[r.lpn];
+    PpmtEntry& e = ppmt_.ref(r.lpn);
     e.in_dwb = 0;
     if (r.tombstone) {
       const Status st = apply_trim(r.lpn);
@@ -415,13 +426,13 @@ Status PdlStore::put_record(const RecordView& r) {
     stats_.case1++;
   }
   dwb_.put(r);
-  ppmt_[r.lpn].in_dwb = 1;
+  ppmt_.ref(r.lpn).in_dwb = 1;
   if (nvm_) nvm_changed_.insert(r.lpn);
   return Status::ok();
 }
 
 // PDL_Writing (Fig. 4). For OPU every write is a new base page.
-Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
+Status PdlStore::write_op(Lpn lpn, std::span<const uint8_t> page) {
   PDL_TRY(check_lpn(lpn));
   if (!halted_.is_ok()) return halted_;  // (a halted store refuses before the size is looked at)
   PDL_TRY(check_page(lpn, page.size()));
@@ -431,7 +442,7 @@ Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
   // flush; atomic groups: the pending base page and the buffer's page).
   PDL_TRY(ensure_user_space(kWritePages + blocks_.user_keep()));
   if (groups_) touch(lpn);
-  PpmtEntry& e = ppmt_[lpn];
+  PpmtEntry& e = ppmt_.ref(lpn);
   if (e.base == kPendingPpa) {  // its newest version is the page held in RAM: replace it
     pending_.data.assign(page.begin(), page.end());
     return Status::ok();
@@ -489,7 +500,7 @@ Status PdlStore::write(Lpn lpn, std::span<const uint8_t> page) {
 }
 
 Status PdlStore::find_differential(Lpn lpn, RecordView* r) {
-  const Ppa dp = ppmt_[lpn].diff;
+  const Ppa dp = ppmt_.get(lpn).diff;
   SpareHeader h;
   PDL_TRY(read_checked(dp, scratch_diff_, &h));
   if (h.type != PageType::kDifferential || h.aux > geo_.page_data)
@@ -503,8 +514,8 @@ Status PdlStore::find_differential(Lpn lpn, RecordView* r) {
 }
 
 // PDL_Reading (Fig. 6): base page, then its differential from the buffer or from flash.
-Status PdlStore::read_page(Lpn lpn, std::span<uint8_t> page) {
-  const PpmtEntry& e = ppmt_[lpn];
+Status PdlStore::read_op(Lpn lpn, std::span<uint8_t> page) {
+  const PpmtEntry e = ppmt_.get(lpn);
   if (e.base == kNoPpa || trim_pending(lpn)) {
     std::fill(page.begin(), page.end(), 0);
     return Status::error(Errc::kNotFound, "logical page " + std::to_string(lpn) + " unmapped");
@@ -529,17 +540,17 @@ Status PdlStore::read_page(Lpn lpn, std::span<uint8_t> page) {
 
 bool PdlStore::trim_pending(Lpn lpn) const {
   RecordView r;
-  return ppmt_[lpn].in_dwb && dwb_.find(lpn, &r) && r.tombstone;
+  return ppmt_.get(lpn).in_dwb && dwb_.find(lpn, &r) && r.tombstone;
 }
 
 // Trim = a tombstone record through the write buffer; it takes effect when flushed.
-Status PdlStore::trim(Lpn lpn) {
+Status PdlStore::trim_op(Lpn lpn) {
   PDL_TRY(check_lpn(lpn));
   if (!halted_.is_ok()) return halted_;
   CostLedger::Scope cost(ledger_, bucket_of(lpn));
   stats_.trims++;
-  if (ppmt_[lpn].base == kNoPpa || trim_pending(lpn)) return Status::ok();  // unmapped already
-  PpmtEntry& e = ppmt_[lpn];
+  if (ppmt_.get(lpn).base == kNoPpa || trim_pending(lpn)) return Status::ok();  // unmapped already
+  PpmtEntry& e = ppmt_.ref(lpn);
   if (e.base == kPendingPpa && e.copies == 0) {  // nothing of it on flash: just dropped
     if (groups_) touch(lpn);
     pending_.held = false;

@@ -112,14 +112,22 @@ class PdlStore final : public StoreBase {
                        const std::vector<uint32_t>& declared, std::unique_ptr<PageStore>* out,
                        MountReport* report);
   Status save_tables(TableWriter& w) const override;  // pdl_tables.cc
+  void tables_saved(bool durable) override;           // pdl_tables.cc
   uint64_t table_bytes() const override;              // pdl_tables.cc
+  // The paged tables' counters summed (loads, evictions, resident pages...; pdl_tables.cc),
+  // and the clean pages each keeps (StoreParams::table_cache resolved).
+  PagedTableStats paged_stats() const;
+  uint32_t table_cache() const { return ppmt_.capacity(); }
 
-  Status write(Lpn lpn, std::span<const uint8_t> page) override;
-  Status trim(Lpn lpn) override;
-  Status sync() override;  // pdl_commit.cc
+  // Each operation ends in guard(): a table page that failed to load halts the store.
+  Status write(Lpn lpn, std::span<const uint8_t> page) override {
+    return guard(write_op(lpn, page));
+  }
+  Status trim(Lpn lpn) override { return guard(trim_op(lpn)); }
+  Status sync() override { return guard(sync_op()); }  // pdl_commit.cc
 
   Status set_commit_mode(CommitMode mode) override;  // pdl_commit.cc
-  Status abort() override;  // pdl_commit.cc
+  Status abort() override { return guard(abort_op()); }  // pdl_commit.cc
   bool dirty() const override;
   uint64_t uncommitted_pages() const override { return group_pages_.size(); }
   uint64_t damaged_pages() const override { return damaged_pages_; }
@@ -130,19 +138,25 @@ class PdlStore final : public StoreBase {
   Status upgrade_format() override;  // pdl_commit.cc
 
   bool is_mapped(Lpn lpn) const override {
-    return lpn < ppmt_.size() && ppmt_[lpn].base != kNoPpa && !trim_pending(lpn);
+    return lpn < ppmt_.size() && ppmt_.get(lpn).base != kNoPpa && !trim_pending(lpn);
   }
   uint32_t logical_pages() const override { return uint32_t(ppmt_.size()); }
   const StoreStats& stats() const override {
     stats_.bad_blocks = blocks_.bad_blocks();
     stats_.blocks_retired = blocks_.retired() - retired_at_reset_;
     stats_.blocks_scrubbed = blocks_.scrubbed() - scrubbed_at_reset_;
+    const PagedTableStats t = paged_stats();
+    stats_.table_loads = t.loads - table_loads_at_reset_;
+    stats_.table_evictions = t.evictions - table_evictions_at_reset_;
+    stats_.table_pages_resident = t.resident;
+    stats_.table_cache_pages = table_cache();
     return stats_;
   }
   void reset_stats() override;
   uint32_t free_blocks() const override { return blocks_.free_blocks(); }
   size_t mapping_bytes_per_lpn() const override { return sizeof(PpmtEntry); }
-  Status check() const override;  // pdl_check.cc
+  Status check() const override;        // pdl_check.cc
+  Status check_mount() const override;  // pdl_check.cc
   LpnLocation locate(Lpn lpn) const override;            // pdl_inspect.cc
   BlockInfo block_info(uint32_t block) const override;  // pdl_inspect.cc
 
@@ -166,7 +180,30 @@ class PdlStore final : public StoreBase {
   // --- cost attribution (cost_ledger.h) ---
   FlashCost& bucket_of(Lpn lpn) { return ledger_.bucket_of(lpn); }
 
+  // --- paged tables (pdl_tables.cc) ---
+  // Table page loads made while it lives are not counted: an inspection (check, locate) is
+  // no I/O of the store's.
+  class UncountedReads {
+   public:
+    explicit UncountedReads(Nand& n) : n_(n) { n_.set_counting(false); }
+    ~UncountedReads() { n_.set_counting(true); }
+    UncountedReads(const UncountedReads&) = delete;
+    UncountedReads& operator=(const UncountedReads&) = delete;
+
+   private:
+    Nand& n_;
+  };
+  // The first failed table page load (PagedTable::status()), or ok.
+  Status tables_status() const;
+  // `st`, unless a table page failed to load: then the store is poisoned with that error (as
+  // by a device error: every later call returns it; reads never see the fill values a failed
+  // load leaves) and it is returned.
+  Status guard(Status st);
+
   // --- writing (pdl_store.cc) ---
+  Status write_op(Lpn lpn, std::span<const uint8_t> page);
+  Status trim_op(Lpn lpn);
+  Status read_op(Lpn lpn, std::span<uint8_t> page);
   Status write_new_base(Lpn lpn, std::span<const uint8_t> page);
   Status install_base(Lpn lpn, Ppa q);  // the base page replaced: old base, differential go
   Status flush_write_buffer(bool commit = false);
@@ -190,11 +227,15 @@ class PdlStore final : public StoreBase {
                       const SpareHeader& hdr, Ppa* out);
   Status read_checked(Ppa ppa, std::span<uint8_t> data, SpareHeader* hdr);
   Status find_differential(Lpn lpn, RecordView* r);
-  Status read_page(Lpn lpn, std::span<uint8_t> page) override;  // Fig. 6
+  Status read_page(Lpn lpn, std::span<uint8_t> page) override {  // Fig. 6
+    return guard(read_op(lpn, page));
+  }
   Status ensure_user_space(uint64_t pages);
   static constexpr uint32_t kProgramAttempts = 4;  // a page, then 3 more blocks
 
   // --- the open group (pdl_commit.cc) ---
+  Status sync_op();
+  Status abort_op();
   // Remember lpn's committed entry before the group first changes it.
   void touch(Lpn lpn);
   const Refs* committed_of(Lpn lpn) const {
@@ -207,7 +248,7 @@ class PdlStore final : public StoreBase {
   Status set_current_diff(Lpn lpn, Ppa q);
   // A page the open group programmed: it holds the group's data (seq above committed_seq_).
   void note_group_page(Ppa ppa);
-  bool group_page(Ppa ppa) const { return group_page_[ppa] != 0; }
+  bool group_page(Ppa ppa) const { return group_page_.count(ppa) != 0; }
   Status program_pending(bool commit);
   // A commit page without data whose record is `seq` (a commit, or GC restating the newest).
   Status program_marker(BlockManager::Head h, uint64_t seq);
@@ -251,9 +292,10 @@ class PdlStore final : public StoreBase {
   Status gc_flush_compaction();
   Status gc_merge(const RecordView& r, Ppa dp);
 
-  std::vector<PpmtEntry> ppmt_;
-  std::vector<uint32_t> p2l_;
-  std::vector<uint16_t> vdct_;
+  // The paged tables (ppmt.h, paged_table.h): per lpn, and per physical page.
+  PpmtTable ppmt_;
+  P2lTable p2l_;
+  VdctTable vdct_;
   BlockManager blocks_;
   WriteBuffer dwb_;           // the differential write buffer
   WriteBuffer gc_buffer_;     // differential page under construction by GC compaction
@@ -264,6 +306,7 @@ class PdlStore final : public StoreBase {
   uint64_t damaged_pages_ = 0;  // MountReport::damaged_pages of the mount that made this store
   uint64_t retired_at_reset_ = 0;
   uint64_t scrubbed_at_reset_ = 0;
+  uint64_t table_loads_at_reset_ = 0, table_evictions_at_reset_ = 0;
   std::vector<uint8_t> scratch_base_, scratch_diff_, scratch_runs_, scratch_spare_;
   std::vector<uint8_t> older_;  // write(): the lpn's replaced buffered record, kept until the
                                 // new one is in
@@ -275,7 +318,7 @@ class PdlStore final : public StoreBase {
   Ppa commit_ppa_ = kNoPpa;      // the page holding the newest commit record (pinned; groups)
   Ppa commit_candidate_ = kNoPpa;  // kPerPage: that page as mount found it (set_commit_mode)
   std::unordered_map<Lpn, Refs> committed_;
-  std::vector<uint8_t> group_page_;  // per ppa: programmed by the open group, with its data
+  std::unordered_set<Ppa> group_page_;  // programmed by the open group, with its data
   std::vector<Ppa> group_pages_;
   std::vector<uint8_t> void_block_;  // per block: holds pages or records of a discarded group
   uint32_t void_blocks_ = 0;

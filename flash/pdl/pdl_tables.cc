@@ -1,14 +1,19 @@
 // pdl_tables.cc — PdlStore's checkpointed tables (PDL, OPU, and the page-mapping FTL device):
 // save_tables, mount_tables, table_bytes. Byte layout: docs/format.md §13.1.
 //
-// What is saved is what a scan mount (pdl_recovery.cc) rebuilds plus what it cannot: the ppmt's
-// <base, differential> per lpn (PMAP), the reverse map of every used block (PRMP), the block
-// manager's tables (PBLK, block_tables.cc), the write buffer's records (PDWB: with NVM, the
-// committed buffer; without, empty after a sync), and the scalars (PDLS): next seq, committed
-// seq, the page holding the newest commit record, damaged pages, blocks of discarded groups.
-// Derived, not saved (recomputed as the scan does, so they agree by construction): vdct (the
-// lpns pointing at each differential page: the open group's committed entries are empty after
-// a sync), copies (the reverse map's entries per lpn), in_dwb (the buffer's records).
+// What is saved is what a scan mount (pdl_recovery.cc) rebuilds plus what it cannot: the
+// scalars (PDLS, version 2): next seq, committed seq, the page holding the newest commit
+// record, damaged pages, blocks of discarded groups; then the three paged tables
+// (paged_table.h, docs/design.md §18), each a TPAG section — the ppmt (entries whole: base,
+// differential, copies, in_dwb), the reverse map and vdct: through a pager (w.pager(), the
+// checkpoint area) only their dirty table pages are programmed and the stream holds their
+// directories; without one (no area: tests, tools) their entries go inline; then the block
+// manager's tables (PBLK, block_tables.cc) and the write buffer's records (PDWB: with NVM, the
+// committed buffer; without, empty after a sync). Nothing is derived at mount by walking the
+// tables (version 1 derived vdct and copies): a mount costs the stream and the directories,
+// not the chip; table pages load when first used. The entries of a table page are trusted once
+// the pager verified the page (its CRC and table/index); check() (pdl fsck, the tests)
+// recomputes them all.
 // Empty after a sync, so verified empty and not saved: the open group (committed_, group
 // pages, pending base page, NVM changes), GC's compaction buffer and victim — but the bucket
 // count of the open group's hash map is saved: a commit walks the group in the map's order,
@@ -36,7 +41,7 @@
 namespace pdl {
 
 namespace {
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;
 constexpr uint8_t kFlagGroups = 1, kFlagNvm = 2;
 }  // namespace
 
@@ -83,28 +88,10 @@ Status PdlStore::save_tables(TableWriter& w) const {
   for (uint32_t b = 0; b < geo_.blocks; b++)
     if (void_block_[b]) w.u32(b);
 
-  w.tag("PMAP");
-  w.u32(uint32_t(ppmt_.size()));
-  for (const PpmtEntry& e : ppmt_) {
-    w.u32(e.base);
-    w.u32(e.diff);
-  }
-
-  // The reverse map: per block a flag, and if set its pages' entries. Free and bad blocks
-  // hold none (GC clears a victim's entries before its erase).
-  w.tag("PRMP");
-  for (uint32_t b = 0; b < geo_.blocks; b++) {
-    const Ppa first = Ppa(uint64_t(b) * ppb);
-    bool any = false;
-    for (Ppa p = first; p < first + ppb && !any; p++) any = p2l_[p] != kP2lNone;
-    if (any && (b < kSuperblockBlocks || blocks_.is_free(b) || blocks_.is_bad(b)))
-      return refuse(Errc::kInvalidArgument,
-                    "block " + std::to_string(b) + " is free or bad but in the reverse map");
-    w.u8(any ? 1 : 0);
-    if (any)
-      for (Ppa p = first; p < first + ppb; p++) w.u32(p2l_[p]);
-  }
-
+  PDL_TRY(tables_status());
+  PDL_TRY(ppmt_.save(w));
+  PDL_TRY(p2l_.save(w));
+  PDL_TRY(vdct_.save(w));
   PDL_TRY(blocks_.save_tables(w));
 
   w.tag("PDWB");
@@ -163,48 +150,13 @@ Status PdlStore::mount_tables(Nand& nand, const StoreParams& params, CommitMode 
     s->note_void_block(b);
   }
 
-  // ---- PMAP: the ppmt; vdct derived ----
-  r.tag("PMAP");
-  const uint32_t n_map = r.u32();
-  PDL_TRY(r.status());
-  if (n_map != lpns) return bad("ppmt of " + std::to_string(n_map) + " entries");
-  if (!r.check_count(n_map, 8, "ppmt")) return r.status();
-  for (PpmtEntry& e : s->ppmt_) {
-    e.base = r.u32();
-    e.diff = r.u32();
-    if (e.base != kNoPpa && !r.check(e.base, pages, "ppmt base page")) return r.status();
-    if (e.diff != kNoPpa) {
-      if (!r.check(e.diff, pages, "ppmt differential page")) return r.status();
-      s->vdct_[e.diff]++;  // (wraps only for a hostile stream: check() then finds it)
-    }
-  }
-
-  // ---- PRMP: the reverse map; copies derived ----
-  r.tag("PRMP");
-  for (uint32_t b = 0; b < g.blocks; b++) {
-    const uint8_t any = r.u8();
-    if (!r.check(any, 2, "reverse map flag")) return r.status();
-    if (!any) continue;
-    if (b < kSuperblockBlocks) return bad("reverse map of a superblock block");
-    if (!r.check_count(ppb, 4, "reverse map")) return r.status();
-    for (Ppa p = Ppa(uint64_t(b) * ppb); p < Ppa(uint64_t(b + 1) * ppb); p++) {
-      const uint32_t m = r.u32();
-      if (m != kP2lNone && m != kP2lDifferential && !r.check(m, lpns, "reverse map entry"))
-        return r.status();
-      s->p2l_[p] = m;
-      if (m < lpns) s->ppmt_[m].copies = s->ppmt_[m].copies + 1;
-    }
-  }
+  // ---- TPAG x3: the paged tables (their directories, or inline entries) ----
+  PDL_TRY(s->ppmt_.load(r));
+  PDL_TRY(s->p2l_.load(r));
+  PDL_TRY(s->vdct_.load(r));
 
   // ---- PBLK: the block manager ----
   PDL_TRY(s->blocks_.load_tables(r));
-  for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
-    const bool used = !s->blocks_.is_free(b) && !s->blocks_.is_bad(b);
-    if (used) continue;
-    for (Ppa p = Ppa(uint64_t(b) * ppb); p < Ppa(uint64_t(b + 1) * ppb); p++)
-      if (s->p2l_[p] != kP2lNone)
-        return bad("block " + std::to_string(b) + " is free or bad but in the reverse map");
-  }
 
   // ---- PDWB: the write buffer (with NVM: the committed one) ----
   r.tag("PDWB");
@@ -217,10 +169,15 @@ Status PdlStore::mount_tables(Nand& nand, const StoreParams& params, CommitMode 
   RecordView rec;
   while (rr.next(&rec)) {
     if (!r.check(rec.lpn, lpns, "write buffer record's lpn")) return r.status();
-    if (s->ppmt_[rec.lpn].in_dwb) return bad("two write buffer records of one lpn");
+    RecordView seen;
+    if (s->dwb_.find(rec.lpn, &seen)) return bad("two write buffer records of one lpn");
     if (rec.seq >= next_seq) return bad("write buffer record newer than the next seq");
+    if (!s->ppmt_.get(rec.lpn).in_dwb) {
+      PDL_TRY(s->tables_status());
+      return bad("write buffer record of page " + std::to_string(rec.lpn) +
+                 " whose ppmt entry has none");
+    }
     s->dwb_.put(rec);  // (fits: the records were read from `used` <= capacity bytes)
-    s->ppmt_[rec.lpn].in_dwb = 1;
   }
   if (!rr.status().is_ok())
     return bad("write buffer: " + std::string(rr.status().message()));
@@ -249,6 +206,7 @@ Status PdlStore::mount_tables(Nand& nand, const StoreParams& params, CommitMode 
   s->commit_candidate_ = groups ? kNoPpa : commit;
   s->blocks_.set_user_keep(groups ? 2 : 1);
   s->programmed_ = false;
+  PDL_TRY(s->tables_status());  // (a table page the commit page's test loaded)
 
   // ---- the NVM log, read again: it must be the one the tables were saved with ----
   if (s->nvm_) {
@@ -289,8 +247,9 @@ uint64_t PdlStore::table_bytes() const {
   auto buffer = [](const WriteBuffer& b) { return uint64_t(b.capacity()) + 12 * b.count(); };
   // A hash map's entry: key, value, a node pointer and a bucket slot (a fair estimate).
   auto map_entry = [](size_t kv) { return uint64_t(kv + 2 * sizeof(void*)); };
-  uint64_t n = ppmt_.capacity() * sizeof(PpmtEntry) + p2l_.capacity() * sizeof(uint32_t) +
-               vdct_.capacity() * sizeof(uint16_t) + group_page_.capacity() +
+  // The paged tables: their resident pages and directories (not the chip's size).
+  uint64_t n = ppmt_.ram_bytes() + p2l_.ram_bytes() + vdct_.ram_bytes() +
+               group_page_.size() * map_entry(sizeof(Ppa)) +
                group_pages_.capacity() * sizeof(Ppa) + void_block_.capacity() +
                gc_sources_.capacity() * sizeof(Ppa) + blocks_.table_bytes() + buffer(dwb_) +
                buffer(gc_buffer_) + pending_.data.capacity() +
@@ -300,6 +259,43 @@ uint64_t PdlStore::table_bytes() const {
          nvm_changed_.size() * map_entry(sizeof(Lpn)) +
          dwb_.count() * map_entry(sizeof(uint32_t) + 12);  // the log's index of its records
   return n;
+}
+
+void PdlStore::tables_saved(bool durable) {
+  ppmt_.saved(durable);
+  p2l_.saved(durable);
+  vdct_.saved(durable);
+}
+
+PagedTableStats PdlStore::paged_stats() const {
+  PagedTableStats sum;
+  for (const PagedTableBase* t : {static_cast<const PagedTableBase*>(&ppmt_),
+                                  static_cast<const PagedTableBase*>(&p2l_),
+                                  static_cast<const PagedTableBase*>(&vdct_)}) {
+    const PagedTableStats x = t->stats();
+    sum.loads += x.loads;
+    sum.evictions += x.evictions;
+    sum.saved_pages += x.saved_pages;
+    sum.resident += x.resident;
+    sum.dirty += x.dirty;
+    sum.homed += x.homed;
+  }
+  return sum;
+}
+
+Status PdlStore::tables_status() const {
+  PDL_TRY(ppmt_.status());
+  PDL_TRY(p2l_.status());
+  return vdct_.status();
+}
+
+Status PdlStore::guard(Status st) {
+  const Status t = tables_status();
+  if (t.is_ok()) return st;
+  if (poisoned_.is_ok())
+    poisoned_ = Status::error(t.code(), "table page: " + std::string(t.message()) +
+                                            " (the store is halted until mounted again)");
+  return poisoned_;
 }
 
 }  // namespace pdl

@@ -101,6 +101,14 @@ struct StoreStats {
   uint64_t aborts = 0;                // open groups discarded (abort())
   uint64_t void_pages = 0;            // programmed pages of discarded groups found (abort, mount)
   uint64_t purged_blocks = 0;         // blocks collected to erase discarded groups' pages
+  // Demand-loaded tables (PDL/OPU/page FTL, docs/design.md §18): table pages read from flash
+  // (each one page read, in the NAND counters and the cost ledger as the operation's own) and
+  // clean pages dropped from the cache since reset_stats; not counts of work: the pages
+  // resident now and the clean pages each table keeps at most (table_cache=).
+  uint64_t table_loads = 0;
+  uint64_t table_evictions = 0;
+  uint64_t table_pages_resident = 0;
+  uint64_t table_cache_pages = 0;
 };
 
 // What mount() found and what it cost (simulated time is the Nand's; wall time is measured).
@@ -295,6 +303,11 @@ class PageStore {
   // reference counts, per-block valid counts). Errc::kCorrupt names the first mismatch.
   // Costs RAM work only, no flash operation. For tests and fsck.
   virtual Status check() const = 0;
+  // The check a mount from a checkpoint runs (flash/image/open_store.cc): what costs no more
+  // than the stream and the per-block tables; an engine whose check() walks demand-loaded
+  // tables (PDL, OPU, page FTL: every table page would be read) checks less here, and
+  // check() stays the full one (pdl fsck, the tests).
+  virtual Status check_mount() const { return check(); }
 
   // ---- inspection (pdl fsck / dump): RAM only, no flash operation, no stats ----
   // The store whose mapping names the chip's pages: this one, or, for a layer in front of

@@ -138,6 +138,12 @@ struct StoreParams {
   // checkpoints (their pages cost programs), a longer mount after a power cut (every page's
   // spare area of each declared block is read). 0 = the default, replay_blocks_default.
   uint32_t replay_blocks = 0;
+  // Demand-loaded tables (docs/design.md §18; a run-time choice, not stored; URI key
+  // table_cache): clean table pages each of PDL/OPU's paged tables (ppmt, reverse map, vdct)
+  // keeps in RAM once a checkpoint gave its pages homes on flash; dirty pages stay until the
+  // next checkpoint. 0 = kTableCacheDefault.
+  uint32_t table_cache = 0;
+  static constexpr uint32_t kTableCacheDefault = 256;
   // StableBuffer run-time choices (not stored).
   SbRecognition sb_recognition = SbRecognition::kOnDemand;
   SbFlush sb_flush = SbFlush::kPassive;

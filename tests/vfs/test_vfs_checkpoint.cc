@@ -291,3 +291,22 @@ TEST_CASE("owner_cache= bounds the Volume's owner-map pages in RAM; the database
   CHECK(json_number(j, "volume.owner_cache_pages") == 1);
   CHECK(json_number(j, "volume.owner_loads") >= 1);
 }
+
+TEST_CASE("table_cache= sets the clean table pages PDL keeps; PRAGMA pdl_stats reports it",
+          "[vfs][checkpoint]") {
+  use_pdl_vfs();
+  seed_sqlite_prng();
+  const Config c = configs().front();  // pdl
+  INFO("method " << c.method << ", commit=" << c.commit);
+  const ScopedTempPath scratch("tc.db");
+  const std::string& path = scratch.str();
+  const std::string before = create(c, path, 12);
+  Conn db(uri(c, path) + "&table_cache=3");
+  REQUIRE(content(db) == before);
+  for (int i = 13; i <= 20; i++) txn(db, i);
+  check_intact(db);
+  const Json j = stats(db);
+  CHECK(json_number(j, "ram.table_cache_pages") == 3);
+  CHECK(json_number(j, "store.table_cache_pages") == 3);
+  CHECK(json_number(j, "ram.table_pages_resident") >= 1);
+}
