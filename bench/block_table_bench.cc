@@ -5,7 +5,7 @@
 // Per chip size (2 KiB pages, 64 pages per block, the superblock's two blocks first): a
 // BlockManager as a format leaves it (every block free, not known erased), and the same after
 // a page-mapped workload driven through it — every logical page of half the data area written
-// once in order, then as many random updates (uniform), with greedy garbage collection moving
+// once in order, then as many random updates (uniform; --updates K: K times as many), with greedy garbage collection moving
 // valid pages to the GC head, as PdlStore does. Printed: PBLK's bytes now and in its version 1
 // layout (computed from the same tables), bytes per block, and the 110 µs page reads the mount
 // spends on it. Each saved stream is loaded into a fresh manager and saved again: the bytes
@@ -84,7 +84,8 @@ bool measure(const BlockManager& bm, const Geometry& g, Row* row) {
 }
 
 // Half the data area's pages written in order, then as many random updates.
-bool run_workload(BlockManager& bm, EraseOnlyNand& nand, uint32_t first, uint64_t seed) {
+bool run_workload(BlockManager& bm, EraseOnlyNand& nand, uint32_t first, uint64_t seed,
+                  uint64_t rounds) {
   const Geometry& g = nand.geometry();
   const uint32_t ppb = g.pages_per_block;
   const uint64_t lpns = uint64_t(g.blocks - first) * ppb / 2;
@@ -114,7 +115,7 @@ bool run_workload(BlockManager& bm, EraseOnlyNand& nand, uint32_t first, uint64_
     }
     return true;
   };
-  for (uint64_t i = 0; i < 2 * lpns; i++) {
+  for (uint64_t i = 0; i < (1 + rounds) * lpns; i++) {
     const uint32_t l = uint32_t(i < lpns ? i : rng() % lpns);
     if (!collect() || !place(l, BlockManager::Head::kUser)) return false;
   }
@@ -123,17 +124,21 @@ bool run_workload(BlockManager& bm, EraseOnlyNand& nand, uint32_t first, uint64_
 
 }  // namespace
 
+// pdl-blkbench [--updates K] [MIB...]: chip sizes in MiB (default 256 MiB .. 64 GiB).
 int main(int argc, char** argv) {
-  // Chip sizes in MiB: 256 MiB .. 64 GiB, or those given.
   std::vector<uint64_t> sizes = {256, 1024, 4096, 16384, 65536};
-  if (argc > 1) {
-    sizes.clear();
-    for (int i = 1; i < argc; i++) sizes.push_back(std::stoull(argv[i]));
+  uint64_t rounds = 1;
+  int i = 1;
+  if (argc > 2 && std::string(argv[1]) == "--updates") {
+    rounds = std::stoull(argv[2]);
+    i = 3;
   }
+  if (i < argc) sizes.clear();
+  for (; i < argc; i++) sizes.push_back(std::stoull(argv[i]));
   std::printf("PBLK (the block manager's checkpointed tables) by chip size; 2 KiB pages, 64 per "
               "block; reads at 2 KiB per 110 us page\n");
-  std::printf("%-8s %8s | %-36s | %-48s\n", "", "", "empty (as formatted)",
-              "half full, then as many random updates");
+  std::printf("%-8s %8s | %-36s | half full, then %" PRIu64 " x as many random updates\n",
+              "", "", "empty (as formatted)", rounds);
   std::printf("%-8s %8s | %10s %10s %6s %6s | %10s %10s %6s %6s %6s %7s\n", "chip", "blocks",
               "v1 bytes", "bytes", "B/blk", "reads", "v1 bytes", "bytes", "B/blk", "reads",
               "free", "closed");
@@ -152,7 +157,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "pdl-blkbench: %" PRIu64 " MiB empty: round trip failed\n", mib);
       return 1;
     }
-    if (!run_workload(bm, nand, kFirst, 0xb10c + mib) || !measure(bm, g, &full)) {
+    if (!run_workload(bm, nand, kFirst, 0xb10c + mib, rounds) || !measure(bm, g, &full)) {
       std::fprintf(stderr, "pdl-blkbench: %" PRIu64 " MiB half full: workload or round trip "
                    "failed\n", mib);
       return 1;
