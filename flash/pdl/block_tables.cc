@@ -155,6 +155,9 @@ Status BlockManager::load_tables(TableReader& r) {
     r.fail("checkpoint: block tables of another geometry (" + std::to_string(nb) + " blocks of " +
            std::to_string(ppb) + " pages from " + std::to_string(first) + ")");
   const uint64_t clock = r.u64();
+  if (r.status().is_ok() && clock > 0xFFFFFFFFu)
+    r.fail("checkpoint: block tables: close clock " + std::to_string(clock) +
+           " beyond 32 bits (a store renumbers before)");
   const uint32_t body_bytes = r.u32();
   if (!r.check_count(body_bytes, 1, "block tables body byte")) return r.status();
   BitReader br(r.bytes(body_bytes));
@@ -262,9 +265,9 @@ Status BlockManager::load_tables(TableReader& r) {
     if (!br.ok() || d > clock - stamp)
       return bad("close stamp of block " + std::to_string(b) + " missing or after the clock");
     stamp += d;
-    closed_at_[b] = stamp;
+    closed_at_[b] = uint32_t(stamp);
   }
-  close_clock_ = clock;
+  close_clock_ = uint32_t(clock);
   const bool wl = br.bit();
   if (!br.at_padding()) return bad("stream cut short, or bytes after the body");
   if (!r.status().is_ok()) return r.status();
@@ -276,7 +279,7 @@ Status BlockManager::load_tables(TableReader& r) {
 
 uint64_t BlockManager::table_bytes() const {
   return state_.capacity() * sizeof(State) + valid_.capacity() * sizeof(uint16_t) +
-         written_.capacity() * sizeof(uint16_t) + closed_at_.capacity() * sizeof(uint64_t) +
+         written_.capacity() * sizeof(uint16_t) + closed_at_.capacity() * sizeof(uint32_t) +
          erased_.capacity() + retiring_.capacity() + scrubbing_.capacity() +
          (prev_.capacity() + next_.capacity() + bucket_.capacity()) * sizeof(int32_t) +
          free_.size() * sizeof(uint32_t);

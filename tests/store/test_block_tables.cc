@@ -6,6 +6,8 @@
 //   * a manager driven through formats, writes, collections, scrubs and a retirement loads back
 //     as the same manager: the same bytes saved again, and the same pages, victims and free
 //     counts as the one that saved it from then on;
+//   * close stamps renumbered whenever the clock reaches a (small) limit keep the oldest-first
+//     order: the same victims as a manager that never renumbers, before and after a round trip;
 //   * PBLK version 1 (an older checkpoint) is refused as kCorrupt naming the section version;
 //   * every truncation of the section, and every single flipped bit in it, is refused as
 //     kCorrupt or loads a manager that saves again — never a crash (the sanitizer build runs it).
@@ -189,6 +191,44 @@ TEST_CASE("a block manager loaded from its tables is the one that saved them",
     back.valid_inc(b);
   }
   REQUIRE(saved(back) == saved(bm));
+}
+
+TEST_CASE("close stamps renumbered at the clock's limit keep the oldest-first order",
+          "[checkpoint][pdl]") {
+  const Geometry g = small_geometry();
+  auto nand_a = pdl::test::make_ram_nand(g), nand_b = pdl::test::make_ram_nand(g);
+  BlockManager a(g, kFirst, kReserve), b(g, kFirst, kReserve);
+  b.set_stamp_limit(70);  // renumbers every few closes once ~60 blocks are closed
+  for (uint32_t blk = kFirst; blk < g.blocks; blk++) {
+    a.add_free(blk, false);
+    b.add_free(blk, false);
+  }
+  auto rng_a = pdl::test::seeded_rng(0x57a3), rng_b = pdl::test::seeded_rng(0x57a3);
+  drive(a, *nand_a, rng_a, 1500);
+  drive(b, *nand_b, rng_b, 1500);
+  REQUIRE(saved(a) != saved(b));  // the stamps differ: b renumbered
+  BlockManager c(g, kFirst, kReserve);  // b through its tables
+  REQUIRE(load(saved(b), &c).is_ok());
+  c.set_stamp_limit(70);
+  for (int round = 0; round < 300; round++) {
+    const int64_t v = a.oldest_victim();
+    INFO("round " << round);
+    REQUIRE(b.oldest_victim() == v);
+    REQUIRE(c.oldest_victim() == v);
+    if (v < 0) break;
+    for (BlockManager* m : {&a, &b, &c}) {
+      m->take(uint32_t(v));
+      m->victim_erased(uint32_t(v));
+    }
+    // Fill pages until a block closes in each (the same pages: the same free queue).
+    for (uint32_t k = 0; k < g.pages_per_block; k++) {
+      Ppa pa, pb, pc;
+      REQUIRE(a.next_page(BlockManager::Head::kUser, *nand_a, &pa, true).is_ok());
+      REQUIRE(b.next_page(BlockManager::Head::kUser, *nand_b, &pb, true).is_ok());
+      REQUIRE(c.next_page(BlockManager::Head::kUser, *nand_b, &pc, true).is_ok());
+      REQUIRE((pa == pb && pb == pc));
+    }
+  }
 }
 
 TEST_CASE("block tables of version 1 are refused, naming the section version",
