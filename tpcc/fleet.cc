@@ -15,6 +15,7 @@
 #include "flash/image/image.h"
 #include "flash/image/image_params.h"
 #include "flash/image/open_store.h"
+#include "flash/store/checkpointed_store.h"
 #include "tpcc/cpu_clock.h"
 #include "vfs/pdl_vfs.h"
 
@@ -48,6 +49,14 @@ struct Fleet::Member {
 };
 
 namespace {
+
+// Periodic checkpoints a member's store has written since its mount (0 without an area).
+uint64_t fleet_periodic_checkpoints(Image* image) {
+  if (!image) return 0;
+  auto lock = image->volume->lock();
+  auto* cs = dynamic_cast<CheckpointedStore*>(&image->volume->store());
+  return cs ? cs->periodic_checkpoints() : 0;
+}
 
 // Removes a previous run's database at `path` (and its journal, WAL, shm) so the member starts
 // fresh — but only if it is what this program would have made there: a pdl image, or for the
@@ -293,6 +302,7 @@ Status Fleet::measure(uint64_t n, double duration_s, std::vector<Measurement>* o
     r.cache_pages = m.cache_pages;
     r.db_pages = uint64_t(pages);
     const ImageCounters before = m.image ? snapshot(*m.image) : ImageCounters{};
+    const uint64_t periodic_before = fleet_periodic_checkpoints(m.image);
     const IoCalls io_before = io_calls(m.path);
     const auto t0 = Clock::now();
     TxnOutcome o;
@@ -326,11 +336,47 @@ Status Fleet::measure(uint64_t n, double duration_s, std::vector<Measurement>* o
       const StoreParams& sp = store.params();
       r.store = sp;
       r.wear_level = sp.wear_level == 0 ? "off" : std::to_string(sp.wear_level);
+      r.checkpoint.area = dynamic_cast<CheckpointedStore*>(&store) != nullptr;
     }
+    if (m.image) r.checkpoint.periodic = fleet_periodic_checkpoints(m.image) - periodic_before;
     for (TypeFigures& tf : r.types) std::sort(tf.wall_us.begin(), tf.wall_us.end());
     out->push_back(std::move(r));
   }
   if (phase) PDL_TRY(phase("end"));
+  return Status::ok();
+}
+
+Status Fleet::count_checkpoints(std::vector<Measurement>* ms) {
+  size_t i = 0;
+  for (auto& mp : members_) {
+    Member& m = *mp;
+    CheckpointFigures scratch;
+    if (ms && i >= ms->size()) break;
+    CheckpointFigures& f = ms ? (*ms)[i++].checkpoint : scratch;
+    if (!m.image) continue;
+    // As Image::close: the Volume's close first (everything durable; it stays usable), then
+    // the checkpoint. That close's own I/O is not the checkpoint's: it is left out.
+    PDL_TRY(m.image->volume->close());
+    TableWriter client;  // the Volume's tables, as Image::close saves them
+    const bool with_client = m.image->volume->save_tables(client).is_ok();
+    auto lock = m.image->volume->lock();
+    auto* cs = dynamic_cast<CheckpointedStore*>(&m.image->volume->store());
+    if (!cs) continue;
+    const NandCounters c0 = m.image->nand->counters();
+    if (const Status st = cs->write_checkpoint({}); st.is(Errc::kUnsupported)) {
+      f.none = std::string(st.message());  // (a per-page store that programmed: its close writes none)
+      continue;
+    } else {
+      PDL_TRY(st);
+    }
+    const NandCounters c1 = m.image->nand->counters();
+    f.periodic_pages = cs->log().newest().pages;
+    if (with_client) PDL_TRY(cs->write_checkpoint(client.data()));
+    f.periodic_one = c1 - c0;
+    f.close_one = m.image->nand->counters() - c1;
+    f.close_pages = cs->log().newest().pages;
+    f.measured = true;
+  }
   return Status::ok();
 }
 

@@ -57,6 +57,19 @@ struct TypeFigures {
   double sim_us = 0;            // simulated flash time of this type's transactions
 };
 
+// A pdl member's checkpoints (docs/design.md §17) over a measured phase and after it.
+struct CheckpointFigures {
+  bool area = false;         // the image has a checkpoint area (the rest is 0 without)
+  uint64_t periodic = 0;     // periodic checkpoints written during the phase (by syncs)
+  // With --checkpoint-cost, after the phase: the chip's operations writing one checkpoint of
+  // the store's tables alone (what a periodic one writes), then one with the Volume's tables
+  // too (what the close writes), and each one's area pages.
+  bool measured = false;
+  std::string none;  // why the store writes no checkpoint (kUnsupported's message), if so
+  NandCounters periodic_one, close_one;
+  uint64_t periodic_pages = 0, close_pages = 0;
+};
+
 // One member's figures for one measured phase.
 struct Measurement {
   std::string key, label;  // "unix" / "unix VFS" for the reference
@@ -74,6 +87,7 @@ struct Measurement {
   std::string wear_level;   // "off" or the threshold
   IoCalls io;               // SQLite's calls on the image over the phase (timed_vfs.h)
   StoreParams store;        // the store's resolved parameters (log blocks, StableBuffer slots)
+  CheckpointFigures checkpoint;
 };
 
 struct WarmupReport {
@@ -101,6 +115,12 @@ class Fleet {
   // The next `n` transactions on each member in turn, measured; n == 0: the first member runs
   // for `duration_s` seconds and the others as many transactions as it did.
   Status measure(uint64_t n, double duration_s, std::vector<Measurement>* out);
+  // Each pdl member with a checkpoint area closes its Volume (which stays usable) and writes
+  // a checkpoint of its store's tables, then one with the Volume's tables too (as Image::close
+  // does; the close then finds it current),
+  // counting each one's operations into the matching entry of `ms` (measure()'s, same order;
+  // none: only written).
+  Status count_checkpoints(std::vector<Measurement>* ms);
   // Consistency conditions, integrity_check and checksum of every member.
   Status check(std::vector<CheckReport>* out);
   // Closes every connection (the images stay).

@@ -153,6 +153,16 @@ Options parse_options(int argc, char** argv) {
                  "cold data (off: none, free blocks FIFO)")
       ->type_name("N|off")->check(word_or_integer("off", 1, 1000000000))->default_str("1024")
       ->group(kMethods);
+  std::string checkpoint;
+  app.add_option("--checkpoint", checkpoint,
+                 "a checkpoint area on every image (docs/design.md §17): on, off")
+      ->type_name("on|off")->check(cli::one_of({"on", "off"}))
+      ->default_str("on where it fits")->group(kMethods);
+  app.add_flag("--checkpoint-cost", o.checkpoint_cost,
+               "write a checkpoint of each pdl member after the warm-up (as a clean close\n"
+               "and reopen would), and after each measurement one without and one with\n"
+               "the Volume's tables (a periodic one, the close's), counting their I/O")
+      ->group(kMethods);
   std::string sb_slots, sb_recognition, sb_flush;
   app.add_option("--sb-slots", sb_slots, "StableBuffer staging slots of the sb-* methods")
       ->type_name("N")->check(cli::integer(1, 1u << 24))->default_str("the engine's")
@@ -221,6 +231,7 @@ Options parse_options(int argc, char** argv) {
   if (!obsolete.empty()) o.uri_extra += "&obsolete=" + obsolete;
   if (!wear_level.empty()) o.uri_extra += "&wear_level=" + wear_level;
   if (track_changes) o.uri_extra += "&track_changes=on";
+  if (!checkpoint.empty()) o.uri_extra += "&checkpoint=" + checkpoint;
   if (!sb_slots.empty()) o.sb_extra += "&sb_slots=" + sb_slots;
   if (!sb_recognition.empty()) o.sb_extra += "&sb_recognition=" + sb_recognition;
   if (!sb_flush.empty()) o.sb_extra += "&sb_flush=" + sb_flush;

@@ -37,6 +37,11 @@ struct Options {
   std::vector<double> sweep_cache{0.1, 0.2, 0.5, 1, 2, 5, 10};
   bool quick = false;
   bool progress = true;
+  // --checkpoint-cost: after the warm-up, a checkpoint of each pdl member (as a clean close and
+  // reopen leave it: summaries and periodic checkpoints run from there); after each
+  // measurement, one as a periodic one writes and one as the close's, counting their I/O
+  // (Measurement::checkpoint).
+  bool checkpoint_cost = false;
 };
 
 // Parses argv; on --help prints usage and exits 0, on a bad argument prints why and exits 2.

@@ -148,6 +148,22 @@ std::string run_json(const RunResult& r) {
                     .n("sim_transactions_per_s", d.sim_tps)
                     .n("sim_writes_per_s", d.sim_writes_per_s));
       o.o("store", store_stats_json(m.flash.store)).u("free_blocks_after", m.flash.free_blocks);
+      {  // The checkpoint area's work (tpcc/fleet.h, CheckpointFigures).
+        const CheckpointFigures& c = m.checkpoint;
+        auto ops = [](const NandCounters& n, uint64_t pages) {
+          return JsonObj()
+              .u("area_pages", pages).u("page_reads", n.page_reads)
+              .u("spare_reads", n.spare_reads).u("programs", n.programs)
+              .u("erases", n.erases).n("sim_ms", double(n.sim_us) / 1000);
+        };
+        JsonObj cj;
+        cj.b("area", c.area).u("periodic_checkpoints", c.periodic);
+        if (!c.none.empty()) cj.s("none", c.none);
+        if (c.measured)
+          cj.o("periodic_one", ops(c.periodic_one, c.periodic_pages))
+              .o("close_one", ops(c.close_one, c.close_pages));
+        o.o("checkpoint", cj);
+      }
       // The chip's operations over the measured transactions, exact (the figures above are
       // these per transaction).
       const NandCounters& nc = m.flash.nand;

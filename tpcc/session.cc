@@ -92,6 +92,9 @@ Status run_journal(const Options& o, const FleetConfig& cfg, const std::string& 
   PDL_TRY(fleet.warm_up(o.gc_rounds, o.warmup_max, o.warmup, &wu));
   // The database grew during the warm-up: size the cache again from its pages now.
   PDL_TRY(fleet.set_cache_pct(caches.front()));
+  // Measuring checkpoints: start from one, as a clean close and the next open would (its
+  // summaries and periodic checkpoints run from there; a fresh image has none yet).
+  if (o.checkpoint_cost) PDL_TRY(fleet.count_checkpoints(nullptr));
   for (size_t i = 0; i < caches.size(); i++) {
     RunResult r;
     r.journal = cfg.journal;
@@ -108,6 +111,7 @@ Status run_journal(const Options& o, const FleetConfig& cfg, const std::string& 
       std::fprintf(stderr, "measuring (%s, cache %g%%) ...\n", cfg.journal.c_str(), caches[i]);
     PDL_TRY(fleet.measure(o.duration_s > 0 && i == 0 ? 0 : o.transactions,
                           i == 0 ? o.duration_s : 0, &r.members));
+    if (o.checkpoint_cost) PDL_TRY(fleet.count_checkpoints(&r.members));
     if (i + 1 == caches.size()) {
       if (o.progress) std::fprintf(stderr, "checking (%s) ...\n", cfg.journal.c_str());
       PDL_TRY(fleet.check(&r.checks));

@@ -37,9 +37,20 @@ void BlockManager::add_closed(uint32_t block, uint32_t valid) {
 }
 
 void BlockManager::close(uint32_t block) {
+  if (close_clock_ >= stamp_limit_) renumber_stamps();
   state_[block] = kClosed;
   closed_at_[block] = ++close_clock_;
   link(block);
+}
+
+void BlockManager::renumber_stamps() {
+  std::vector<uint32_t> closed;
+  for (uint32_t b = first_; b < state_.size(); b++)
+    if (state_[b] == kClosed) closed.push_back(b);
+  std::sort(closed.begin(), closed.end(),
+            [&](uint32_t a, uint32_t b) { return closed_at_[a] < closed_at_[b]; });
+  close_clock_ = 0;
+  for (uint32_t b : closed) closed_at_[b] = ++close_clock_;
 }
 
 void BlockManager::add_open(Head h, uint32_t block, uint32_t written, uint32_t valid) {

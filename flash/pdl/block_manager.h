@@ -148,6 +148,9 @@ class BlockManager {
   // RAM the block tables take (capacities of the per-block vectors, the free queue).
   uint64_t table_bytes() const;
 
+  // The close clock's wrap point (default 2^32 - 1); a small one lets tests renumber often.
+  void set_stamp_limit(uint32_t limit) { stamp_limit_ = limit; }
+
   uint32_t free_blocks() const { return uint32_t(free_.size()); }
   bool is_free(uint32_t block) const { return state_[block] == kFree; }
   bool is_bad(uint32_t block) const { return state_[block] == kBad; }
@@ -167,8 +170,13 @@ class BlockManager {
   uint32_t user_keep_ = 1;
   std::vector<State> state_;
   std::vector<uint16_t> valid_, written_;
-  std::vector<uint64_t> closed_at_;      // close_clock_ when the block was last closed
-  uint64_t close_clock_ = 0;
+  // close_clock_ when the block was last closed. Only their order counts (oldest_victim): when
+  // the clock reaches stamp_limit_, the closed blocks' stamps are renumbered 1.. in that order
+  // (renumber_stamps), so 32 bits suffice for any number of closes.
+  std::vector<uint32_t> closed_at_;
+  uint32_t close_clock_ = 0;
+  uint32_t stamp_limit_ = 0xFFFFFFFFu;
+  void renumber_stamps();
   std::vector<uint8_t> erased_;          // free block known to be erased
   std::vector<uint8_t> retiring_;        // a program in the block failed
   std::vector<uint8_t> scrubbing_;       // a read of the block needed most of the ECC

@@ -10,9 +10,11 @@
 //     same bytes;
 //   * the restored store works on: more random work, a sync, and a scan mount reading it all;
 //   * a truncated stream and streams with flipped bytes either fail (kCorrupt, never another
-//     error) or give a store whose check() passes — never a crash (the sanitizer build runs it).
+//     error) or give a store whose check() passes — never a crash (the sanitizer build runs it);
+//     in the block manager's section (PBLK, bit-packed: format.md §13.1) every bit in turn.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <optional>
 
 #include "flash/image/mount_tables.h"
@@ -188,6 +190,29 @@ TEST_CASE("a damaged table stream is refused or harmless, never a crash", "[stor
     std::unique_ptr<PageStore> out;
     Status st = mount_store_tables(*nand, store->params(), mode, r, &out);
     REQUIRE(st.is(Errc::kCorrupt));
+  }
+  // Each bit of the block manager's section flipped in turn (PDL, OPU and the page FTL).
+  static constexpr uint8_t kPblk[] = {'P', 'B', 'L', 'K'};
+  const auto at = std::search(good.begin(), good.end(), std::begin(kPblk), std::end(kPblk));
+  if (at != good.end()) {
+    const size_t from = size_t(at - good.begin());
+    // The section ends where the next one's tag starts (PDWB follows it).
+    static constexpr uint8_t kNext[] = {'P', 'D', 'W', 'B'};
+    const auto next = std::search(at, good.end(), std::begin(kNext), std::end(kNext));
+    const size_t to = next == good.end() ? good.size() : size_t(next - good.begin());
+    for (size_t bit = from * 8; bit < to * 8; bit++) {
+      std::vector<uint8_t> bad = good;
+      bad[bit / 8] ^= uint8_t(1u << (bit % 8));
+      TableReader r(bad);
+      std::unique_ptr<PageStore> out;
+      Status st = mount_store_tables(*nand, store->params(), mode, r, &out);
+      INFO("PBLK bit " << bit - from * 8 << ": " << st.to_string());
+      if (st.is_ok()) {
+        (void)out->check();
+      } else {
+        REQUIRE(st.is(Errc::kCorrupt));
+      }
+    }
   }
   // Flipped bytes: refused as corrupt, or a self-consistent store.
   for (int trial = 0; trial < 200; trial++) {
