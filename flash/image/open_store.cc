@@ -130,10 +130,12 @@ struct CheckpointRead {
   MountReport replay;
 };
 
-// The engines that replay declared blocks after a power cut (PdlStore without NVM).
+// The engines that replay declared blocks after a power cut (PdlStore and IplStore without
+// NVM): their guard declares blocks in summary pages instead of writing "stale".
 bool has_replay(const StoreParams& params) {
   return params.nvm_bytes == 0 &&
          (params.method == Method::kPdl || params.method == Method::kOpu ||
+          in_page(params.method) ||
           (params.method == Method::kFtl && params.ftl == FtlKind::kPage));
 }
 
@@ -142,6 +144,8 @@ bool has_replay(const StoreParams& params) {
 Status replay_engine(Nand& view, const StoreParams& params, CommitMode mode, TableReader& r,
                      const std::vector<uint32_t>& declared, std::unique_ptr<PageStore>* out,
                      MountReport* report) {
+  if (has_replay(params) && in_page(params.method))
+    return IplStore::replay(view, params, mode, r, declared, out, report);
   if (has_replay(params))
     return PdlStore::replay(view, params,
                             params.method == Method::kFtl ? CommitMode::kPerPage : mode, r,

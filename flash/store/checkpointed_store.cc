@@ -38,7 +38,11 @@ Status CheckpointedStore::write_checkpoint(std::span<const uint8_t> client) {
   const std::vector<uint8_t> stream =
       encode_stream(stream_header_for(sb_, chip.geometry(), e.gen), w.data(), client);
   // The area is the checkpoint layer's own: its erases and programs do not pass the guard.
-  // Once they begin, the older checkpoint the log may name no longer verifies.
+  // Once they begin, the older checkpoint the log may name no longer verifies — unless a cut
+  // erase leaves its stream pages and takes only summary pages after them (a torn erase clears
+  // a random subset of pages): a mount would then read that checkpoint without the blocks
+  // declared since. So with declarations on flash it is made stale first.
+  if (view_->summaries() && view_->declared_blocks() > 0) PDL_TRY(log_->append_stale());
   Status st = write_area(chip, view_->area_first(), view_->area_blocks(), stream, &e);
   if (st.is_ok()) st = log_->append(e);
   if (!st.is_ok()) {
