@@ -12,7 +12,9 @@
 //   * a checkpoint is written only when the engine is synced (not dirty, not halted); its area
 //     pages are written before its log entry, so a cut anywhere leaves either the old newest
 //     entry (whose stream no longer verifies if its area was overwritten: mount scans) or the
-//     new checkpoint entry complete.
+//     new checkpoint entry complete; with summary pages on flash after the old checkpoint, a
+//     "stale" entry is appended before the area is touched (a cut erase could keep the old
+//     stream and lose the summaries after it).
 #pragma once
 
 #include <memory>
