@@ -3,7 +3,8 @@
 // of a workload after a checkpoint (writes, trims, GC, syncs, summary pages, a periodic
 // checkpoint) the power is cut, and the mount that replays is compared with a full scan of the
 // same chip — same mapping, same block states, same contents, the last acknowledged sync's —
-// for PDL and OPU with atomic commit, the page FTL, IPL (atomic and per page) and IPU;
+// for PDL and OPU with atomic commit, the page FTL, IPL (atomic and per page) and IPU, and
+// IPL and IPU with a block going bad (retired: marked bad, a declared change) in the workload;
 // damaged summary pages make the mount scan; engines without replay scan and say why.
 // The sanitizer run samples (PDL_MATRIX_STRIDE: configurations, PDL_EXHAUSTIVE_STRIDE: cuts).
 #include <catch2/catch.hpp>
@@ -36,6 +37,7 @@ struct Config {
   FtlKind ftl;
   CommitMode mode;
   uint32_t log_pages = 0;  // IPL: its log region, in pages per erase block
+  uint64_t grown_bad = 0;  // > 0: the workload's grown_bad-th flash operation fails its block
 };
 
 StoreParams params_of(const Config& c) {
@@ -44,6 +46,7 @@ StoreParams params_of(const Config& c) {
   p.ftl = c.ftl;
   if (c.method == Method::kIpl) p.log_region = c.log_pages * 512;
   else if (c.method != Method::kIpu) p.max_differential = 64;
+  if (c.grown_bad) p.gc_reserve_blocks = 4;  // (room for a merge once a block is retired)
   p.checkpoint = true;
   p.checkpoint_blocks = kAreaBlocks;
   return p;
@@ -124,8 +127,10 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
       {"ipl atomic", Method::kIpl, FtlKind::kNone, CommitMode::kGroup, 2},
       {"ipl per page", Method::kIpl, FtlKind::kNone, CommitMode::kPerPage, 2},
       {"ipu", Method::kIpu, FtlKind::kNone, CommitMode::kPerPage},
+      {"ipl atomic, a grown bad block", Method::kIpl, FtlKind::kNone, CommitMode::kGroup, 2, 41},
+      {"ipu, a grown bad block", Method::kIpu, FtlKind::kNone, CommitMode::kPerPage, 0, 23},
   };
-  const size_t which = size_t(GENERATE(range(0, 6)));
+  const size_t which = size_t(GENERATE(range(0, 8)));
   if (!pdl::test::in_matrix_sample(which)) return;
   const Config c = configs[which];
   INFO("config " << c.name);
@@ -136,7 +141,7 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
   auto base = checkpointed_chip(c, &model, rng);
   StoreParams small_budget;
   small_budget.replay_blocks = 12;  // a periodic checkpoint within the workload
-  uint64_t replays = 0, periodic_seen = 0, cuts = 0, erases = 0;
+  uint64_t replays = 0, periodic_seen = 0, cuts = 0, erases = 0, bad_seen = 0;
   for (uint64_t k = 0;; k += stride) {
     INFO("cut at operation " << k);
     auto chip = base->clone();
@@ -150,6 +155,7 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
       return n;
     };
     const uint64_t erases0 = store_erases();
+    if (c.grown_bad) chip->fail_at(c.grown_bad - 1, k);  // (retired: marked bad, declared)
     chip->cut_power_after(k, k % 3 == 0 ? Tear::kNone : k % 3 == 1 ? Tear::kPrefix
                                                                      : Tear::kRandomBits, k);
     Model acked = model, pending = model;
@@ -213,6 +219,7 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
     CHECK(reads_as(*t, pending) == reads_as(*scanned, pending));
     if (!cut) {
       CHECK(reads_as(*t, acked));
+      bad_seen = rs.bad_blocks;
       periodic_seen = periodic;
       erases = store_erases() - erases0;
       break;
@@ -226,6 +233,7 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
   CHECK(replays > 0);
   CHECK(periodic_seen > 0);
   CHECK(erases > 0);  // garbage collection ran
+  if (c.grown_bad) CHECK(bad_seen == 1);  // (the failing block was retired)
 }
 
 TEST_CASE("a damaged summary page makes the mount scan, never replay without it",
