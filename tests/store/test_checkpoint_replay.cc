@@ -4,7 +4,8 @@
 // checkpoint) the power is cut, and the mount that replays is compared with a full scan of the
 // same chip — same mapping, same block states, same contents, the last acknowledged sync's —
 // for PDL and OPU with atomic commit, the page FTL, IPL (atomic and per page) and IPU, and
-// IPL and IPU with a block going bad (retired: marked bad, a declared change) in the workload;
+// IPL and IPU with a block going bad (retired: marked bad, a declared change) in the workload,
+// and StableBuffer over the page FTL;
 // damaged summary pages make the mount scan; engines without replay scan and say why.
 // The sanitizer run samples (PDL_MATRIX_STRIDE: configurations, PDL_EXHAUSTIVE_STRIDE: cuts).
 #include <catch2/catch.hpp>
@@ -129,8 +130,10 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
       {"ipu", Method::kIpu, FtlKind::kNone, CommitMode::kPerPage},
       {"ipl atomic, a grown bad block", Method::kIpl, FtlKind::kNone, CommitMode::kGroup, 2, 41},
       {"ipu, a grown bad block", Method::kIpu, FtlKind::kNone, CommitMode::kPerPage, 0, 23},
+      {"stablebuffer on the page ftl", Method::kStableBuffer, FtlKind::kPage,
+       CommitMode::kPerPage},
   };
-  const size_t which = size_t(GENERATE(range(0, 8)));
+  const size_t which = size_t(GENERATE(range(0, 9)));
   if (!pdl::test::in_matrix_sample(which)) return;
   const Config c = configs[which];
   INFO("config " << c.name);
