@@ -308,9 +308,10 @@ Status IplRecovery::choose_candidate(uint32_t b) {
 }
 
 // ---- reopen ----
-// In: resolve's winners and cut-off (after a replay, take_checkpoint's too). Out: lblocks_, owner_, lpns_ of every winner; the commit
-// log's block; the free list (every block neither owned nor bad, not known erased) and the
-// blocks to purge; the sequence counters; the report's table counts. No flash op.
+// In: resolve's winners and cut-off (after a replay, take_checkpoint's too). Out: lblocks_,
+// owner_, lpns_ of every winner; the commit log's block; the free list (every block neither
+// owned nor bad, not known erased) and the blocks to purge; the sequence counters; the
+// report's table counts. No flash op.
 void IplRecovery::reopen() {
   for (uint32_t lbn = 0; lbn < lbns_; lbn++) {
     if (ck_ && kept_lbn_[lbn]) keep_lblock(lbn);  // (replay: the checkpoint's block)
