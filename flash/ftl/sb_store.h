@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "flash/store/page_store.h"
 #include "flash/store/store_params.h"
@@ -21,6 +22,11 @@ namespace pdl {
 // in the image layer, which knows the engines).
 using TablesMounter = Status (*)(Nand& nand, const StoreParams& params, CommitMode mode,
                                  TableReader& r, std::unique_ptr<PageStore>* out);
+// How the FTL device is replayed after a power cut from its tables and the blocks declared
+// since (the image layer's dispatch; docs/design.md §17).
+using DeviceReplayer = Status (*)(Nand& nand, const StoreParams& params, CommitMode mode,
+                                  TableReader& r, const std::vector<uint32_t>& declared,
+                                  std::unique_ptr<PageStore>* out, MountReport* report);
 
 class SbStore {
  public:
@@ -44,6 +50,13 @@ class SbStore {
   // the buffer's section; finishes `r`. No flash operation.
   static Status mount_tables(Nand& nand, const StoreParams& p, TableReader& r,
                              TablesMounter mount_device, std::unique_ptr<PageStore>* out);
+  // After a power cut (sb_tables.cc): the device replayed by `replay_device` from its tables
+  // and the blocks `declared` since the checkpoint, then the buffer recovered by mount()'s
+  // slot scan over it — as a scan mount does over a scanned device (the buffer's slot table
+  // in `r` is the checkpoint's, older than the slots written since). Errors: the device's.
+  static Status replay(Nand& nand, const StoreParams& p, TableReader& r,
+                       const std::vector<uint32_t>& declared, DeviceReplayer replay_device,
+                       std::unique_ptr<PageStore>* out, MountReport* report);
 };
 
 }  // namespace pdl

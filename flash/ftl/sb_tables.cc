@@ -129,4 +129,18 @@ Status SbStore::mount_tables(Nand& nand, const StoreParams& p, TableReader& r,
   return StableBufferStore::from_tables(std::move(device), p, r, out);
 }
 
+Status SbStore::replay(Nand& nand, const StoreParams& p, TableReader& r,
+                       const std::vector<uint32_t>& declared, DeviceReplayer replay_device,
+                       std::unique_ptr<PageStore>* out, MountReport* report) {
+  r.tag("SBDV");
+  const uint64_t n = r.u64();
+  const std::span<const uint8_t> sub = r.bytes(size_t(std::min<uint64_t>(n, r.remaining() + 1)));
+  PDL_TRY(r.status());
+  TableReader dr(sub);
+  std::unique_ptr<PageStore> device;
+  PDL_TRY(replay_device(nand, device_params(p, nand.geometry()), CommitMode::kPerPage, dr,
+                        declared, &device, report));
+  return mount(std::move(device), p, out, report);
+}
+
 }  // namespace pdl

@@ -132,11 +132,15 @@ struct CheckpointRead {
   MountReport replay;
 };
 
-// The engines that replay declared blocks after a power cut (PdlStore without NVM).
+// The engines that replay declared blocks after a power cut (PdlStore and IplStore without
+// NVM, StableBuffer over the page FTL): their guard declares blocks in summary pages instead
+// of writing "stale".
 bool has_replay(const StoreParams& params) {
   return params.nvm_bytes == 0 &&
          (params.method == Method::kPdl || params.method == Method::kOpu ||
-          (params.method == Method::kFtl && params.ftl == FtlKind::kPage));
+          in_page(params.method) ||
+          ((params.method == Method::kFtl || params.method == Method::kStableBuffer) &&
+           params.ftl == FtlKind::kPage));
 }
 
 // The engine after a power cut: the checkpoint's tables plus the declared blocks re-read.
@@ -144,6 +148,10 @@ bool has_replay(const StoreParams& params) {
 Status replay_engine(Nand& view, const StoreParams& params, CommitMode mode, TableReader& r,
                      const std::vector<uint32_t>& declared, std::unique_ptr<PageStore>* out,
                      MountReport* report) {
+  if (has_replay(params) && in_page(params.method))
+    return IplStore::replay(view, params, mode, r, declared, out, report);
+  if (has_replay(params) && params.method == Method::kStableBuffer)  // (the device through here)
+    return SbStore::replay(view, params, r, declared, replay_engine, out, report);
   if (has_replay(params))
     return PdlStore::replay(view, params,
                             params.method == Method::kFtl ? CommitMode::kPerPage : mode, r,

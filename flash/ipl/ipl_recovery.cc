@@ -308,14 +308,19 @@ Status IplRecovery::choose_candidate(uint32_t b) {
 }
 
 // ---- reopen ----
-// In: resolve's winners and cut-off. Out: lblocks_, owner_, lpns_ of every winner; the commit
-// log's block; the free list (every block neither owned nor bad, not known erased) and the
-// blocks to purge; the sequence counters; the report's table counts. No flash op.
+// In: resolve's winners and cut-off (after a replay, take_checkpoint's too). Out: lblocks_,
+// owner_, lpns_ of every winner; the commit log's block; the free list (every block neither
+// owned nor bad, not known erased) and the blocks to purge; the sequence counters; the
+// report's table counts. No flash op.
 void IplRecovery::reopen() {
-  for (uint32_t lbn = 0; lbn < lbns_; lbn++) rebuild_lblock(lbn);
+  for (uint32_t lbn = 0; lbn < lbns_; lbn++) {
+    if (ck_ && kept_lbn_[lbn]) keep_lblock(lbn);  // (replay: the checkpoint's block)
+    else rebuild_lblock(lbn);
+  }
   if (commit_block_ != IplStore::kNoBlock) {
     s_.commit_block_ = commit_block_;
-    s_.commit_used_ = scans_[commit_block_].used_sectors;
+    s_.commit_used_ =
+        ck_ && !rescan_[commit_block_] ? commit_used_ : scans_[commit_block_].used_sectors;
     s_.owner_[commit_block_] = IplStore::kCommitOwner;
   }
   list_free_blocks();
@@ -381,7 +386,8 @@ void IplRecovery::list_free_blocks() {
     s_.free_.push_back(b);
     // Void items in a free block are erased before anything is programmed: no later commit
     // record may cover them.
-    if (!legacy_ && scans_[b].any && !scans_[b].commit_log && scans_[b].max_seq > committed_)
+    if (!legacy_ && ((scans_[b].any && !scans_[b].commit_log && scans_[b].max_seq > committed_) ||
+                     (ck_ && purge_free_[b])))
       s_.purge_blocks_.push_back(b);
   }
 }

@@ -7,7 +7,10 @@
 //             are candidates, and per logical block the winner.
 //   reopen()  the winners' slots and logs rebuilt, the commit log, the free list and the
 //             blocks to purge, the sequence counter and the report.
-// Recovery writes nothing.
+// Recovery writes nothing. After a power cut on a chip with a checkpoint (ipl_replay.cc),
+// IplStore::replay runs replay() instead of scan() — the declared blocks read by scan()'s own
+// per-block code, every other block taken from the checkpoint's tables — then take_checkpoint()
+// after resolve() (which of the checkpoint's blocks still win), then reopen().
 #pragma once
 
 #include <cstdint>
@@ -24,8 +27,14 @@ class IplRecovery {
   // REQUIRES: `s` freshly constructed on `nand`.
   IplRecovery(IplStore& s, Nand& nand, bool legacy);
   Status scan();
-  Status resolve();  // REQUIRES: scan() succeeded
-  void reopen();     // REQUIRES: resolve() succeeded
+  // Instead of scan(): the blocks `rescan` marks read as scan() reads them, bad blocks and the
+  // cut-off and seq counters from the checkpoint's store `ck` (ipl_replay.cc). `ck` must
+  // outlive reopen().
+  Status replay(const IplStore& ck, const std::vector<uint8_t>& rescan);
+  Status resolve();  // REQUIRES: scan() or replay() succeeded
+  // After replay()'s resolve(): the checkpoint's blocks that still win (ipl_replay.cc).
+  void take_checkpoint();
+  void reopen();     // REQUIRES: resolve() (and after replay(), take_checkpoint()) succeeded
   // pages_scanned .. committed_seq; the caller adds timing.
   const MountReport& report() const { return rep_; }
 
@@ -76,6 +85,8 @@ class IplRecovery {
   // reopen():
   void rebuild_lblock(uint32_t lbn);
   void list_free_blocks();
+  // Replay (ipl_replay.cc): lbn's winner is the checkpoint's block, its state the tables'.
+  void keep_lblock(uint32_t lbn);
 
   IplStore& s_;
   Nand& nand_;
@@ -89,6 +100,12 @@ class IplRecovery {
   std::vector<uint32_t> winner_;  // per logical block: its block, or kNoBlock
   uint32_t commit_block_ = IplStore::kNoBlock;
   uint64_t max_seq_ = 0, committed_ = 0;
+  // Replay only: the checkpoint's store, the blocks re-read, the logical blocks whose winner is
+  // the checkpoint's block, the free blocks the checkpoint's void items make purge, and the
+  // commit log's used sectors when its block is the checkpoint's.
+  const IplStore* ck_ = nullptr;
+  std::vector<uint8_t> rescan_, kept_lbn_, purge_free_;
+  uint32_t commit_used_ = 0;
 };
 
 }  // namespace pdl

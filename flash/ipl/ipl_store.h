@@ -35,11 +35,13 @@
 // same reads, programs and erase per update, only the physical address changes.
 //
 // Crash model (CommitMode::kPerPage): a data page, a complete write's log sectors and a complete
-// merge are durable once programmed; recovery (ipl_recovery.cc) reads every page, groups blocks
-// by logical block, takes the newest whose merge is complete, and rebuilds the slots and log
-// state. Writes are synchronous (the page "evicted" to the store is logged at once, as in
-// [IPL]), so sync() only makes pending trims durable. In a store of superblock format 2 every
-// page and sector programmed per page carries a commit flag covering itself.
+// merge are durable once programmed; recovery (ipl_recovery.cc) reads every page, groups
+// blocks by logical block, takes the newest whose merge is complete, and rebuilds the slots
+// and log state (after a power cut on a chip with a checkpoint: the checkpoint's tables plus
+// only the blocks declared since it, ipl_replay.cc). Writes are synchronous (the page
+// "evicted" to the store is logged at once, as in [IPL]), so sync() only makes pending trims
+// durable. In a store of superblock format 2 every page and sector programmed per page
+// carries a commit flag covering itself.
 //
 // Atomic groups (CommitMode::kGroup, IPL of format 2; ipl_commit.cc) follow [IPL] §5: the
 // writes and trims between two syncs are one transaction. Its log sectors and first-write data
@@ -132,6 +134,12 @@ class IplStore final : public StoreBase {
   uint64_t table_bytes() const override;
   static Status mount_tables(Nand& nand, const StoreParams& params, CommitMode mode,
                              TableReader& r, std::unique_ptr<PageStore>* out);
+  // After a power cut (docs/design.md §17): the store of the checkpoint's tables `r`, then the
+  // erase blocks `declared` since re-derived from flash by the scan's own per-block code and
+  // rules (ipl_replay.cc). kUnsupported with NVM (its log areas are not declared).
+  static Status replay(Nand& nand, const StoreParams& params, CommitMode mode, TableReader& r,
+                       const std::vector<uint32_t>& declared, std::unique_ptr<PageStore>* out,
+                       MountReport* report);
   Status check() const override;                        // ipl_inspect.cc
   LpnLocation locate(Lpn lpn) const override;            // ipl_inspect.cc
   BlockInfo block_info(uint32_t block) const override;  // ipl_inspect.cc

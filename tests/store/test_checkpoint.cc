@@ -758,14 +758,17 @@ TEST_CASE("a clean unmount's checkpoint is what the next mount reads instead of 
     require_reads(*t, model);
   }
   // One change after the mount, then no clean close (a power cut): the change was declared in
-  // a summary page, and PDL, OPU and the page FTL replay the blocks declared; the others
-  // wrote "stale" at the first change and scan.
+  // a summary page, and PDL, OPU, the page FTL (StableBuffer's too), IPL and IPU replay the
+  // blocks declared; the others wrote "stale" at the first change and scan.
   write_some(*m, model, rng, 1);
   m.reset();
   REQUIRE(mount_store(*chip, &m, &r, mode).is_ok());
   const bool replays = !cfg.params.nvm_bytes &&
                        (cfg.params.method == Method::kPdl || cfg.params.method == Method::kOpu ||
-                        (cfg.params.method == Method::kFtl && cfg.params.ftl == FtlKind::kPage));
+                        in_page(cfg.params.method) ||
+                        ((cfg.params.method == Method::kFtl ||
+                          cfg.params.method == Method::kStableBuffer) &&
+                         cfg.params.ftl == FtlKind::kPage));
   if (replays) {
     CHECK(r.from_checkpoint);
     CHECK(r.summary_pages > 0);

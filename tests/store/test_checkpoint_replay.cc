@@ -2,14 +2,20 @@
 // summary pages declared since (docs/design.md §17, superblock format 7): at every operation
 // of a workload after a checkpoint (writes, trims, GC, syncs, summary pages, a periodic
 // checkpoint) the power is cut, and the mount that replays is compared with a full scan of the
-// same chip — same mapping, same block states, same contents, the last acknowledged sync's;
+// same chip — same mapping, same block states, same contents, the last acknowledged sync's —
+// for PDL and OPU with atomic commit, the page FTL, IPL (atomic and per page) and IPU, and
+// IPL and IPU with a block going bad (retired: marked bad, a declared change) in the workload,
+// and StableBuffer over the page FTL;
 // damaged summary pages make the mount scan; engines without replay scan and say why.
+// The sanitizer run samples (PDL_MATRIX_STRIDE: configurations, PDL_EXHAUSTIVE_STRIDE: cuts).
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <optional>
 
 #include "flash/device/emulated_nand.h"
 #include "flash/image/open_store.h"
+#include "flash/ipl/ipl_nvm.h"
 #include "flash/store/checkpoint_area.h"
 #include "flash/store/spare.h"
 #include "flash/store/checkpointed_store.h"
@@ -31,13 +37,17 @@ struct Config {
   Method method;
   FtlKind ftl;
   CommitMode mode;
+  uint32_t log_pages = 0;  // IPL: its log region, in pages per erase block
+  uint64_t grown_bad = 0;  // > 0: the workload's grown_bad-th flash operation fails its block
 };
 
 StoreParams params_of(const Config& c) {
   StoreParams p;
   p.method = c.method;
   p.ftl = c.ftl;
-  p.max_differential = 64;
+  if (c.method == Method::kIpl) p.log_region = c.log_pages * 512;
+  else if (c.method != Method::kIpu) p.max_differential = 64;
+  if (c.grown_bad) p.gc_reserve_blocks = 4;  // (room for a merge once a block is retired)
   p.checkpoint = true;
   p.checkpoint_blocks = kAreaBlocks;
   return p;
@@ -116,16 +126,28 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
       {"pdl atomic", Method::kPdl, FtlKind::kNone, CommitMode::kGroup},
       {"opu atomic", Method::kOpu, FtlKind::kNone, CommitMode::kGroup},
       {"ftl page", Method::kFtl, FtlKind::kPage, CommitMode::kPerPage},
+      {"ipl atomic", Method::kIpl, FtlKind::kNone, CommitMode::kGroup, 2},
+      {"ipl per page", Method::kIpl, FtlKind::kNone, CommitMode::kPerPage, 2},
+      {"ipu", Method::kIpu, FtlKind::kNone, CommitMode::kPerPage},
+      {"ipl atomic, a grown bad block", Method::kIpl, FtlKind::kNone, CommitMode::kGroup, 2, 41},
+      {"ipu, a grown bad block", Method::kIpu, FtlKind::kNone, CommitMode::kPerPage, 0, 23},
+      {"stablebuffer on the page ftl", Method::kStableBuffer, FtlKind::kPage,
+       CommitMode::kPerPage},
   };
-  const Config c = configs[GENERATE(range(0, 3))];
+  const size_t which = size_t(GENERATE(range(0, 9)));
+  if (!pdl::test::in_matrix_sample(which)) return;
+  const Config c = configs[which];
   INFO("config " << c.name);
-  auto rng = pdl::test::seeded_rng(0x5e + uint64_t(c.method));
+  const char* env = std::getenv("PDL_EXHAUSTIVE_STRIDE");  // (the sanitizer run: every s-th cut)
+  const uint64_t stride = uint64_t(std::max<long>(1, env && *env ? std::atol(env) : 1));
+  auto rng = pdl::test::seeded_rng(0x5e + uint64_t(c.method) + (which == 4 ? 0x100 : 0));
   Model model;
   auto base = checkpointed_chip(c, &model, rng);
   StoreParams small_budget;
   small_budget.replay_blocks = 12;  // a periodic checkpoint within the workload
-  uint64_t replays = 0, periodic_seen = 0, cuts = 0, erases = 0, full_seen = 0, incr_seen = 0;
-  for (uint64_t k = 0;; k++) {
+  uint64_t replays = 0, periodic_seen = 0, cuts = 0, erases = 0, full_seen = 0, incr_seen = 0,
+           bad_seen = 0;
+  for (uint64_t k = 0;; k += stride) {
     INFO("cut at operation " << k);
     auto chip = base->clone();
     std::unique_ptr<PageStore> t;
@@ -138,6 +160,7 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
       return n;
     };
     const uint64_t erases0 = store_erases();
+    if (c.grown_bad) chip->fail_at(c.grown_bad - 1, k);  // (retired: marked bad, declared)
     chip->cut_power_after(k, k % 3 == 0 ? Tear::kNone : k % 3 == 1 ? Tear::kPrefix
                                                                      : Tear::kRandomBits, k);
     Model acked = model, pending = model;
@@ -167,6 +190,9 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
     MountReport rs;
     REQUIRE(mount_store(*copy, &scanned, &rs, c.mode, &scan).is_ok());
     REQUIRE_FALSE(rs.from_checkpoint);
+    INFO("replayed blocks " << r.replayed_blocks << "; committed seq / next seq: replay "
+                            << r.committed_seq << " / " << r.next_seq << ", scan "
+                            << rs.committed_seq << " / " << rs.next_seq);
     REQUIRE(t->check().is_ok());
     if (r.replayed_blocks > 0) {
       replays++;
@@ -178,7 +204,7 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
     // scan's where reads cannot tell: a trimmed page's tombstone. A replay resolves as a scan.)
     if (r.replayed_blocks > 0) {
       // (On a mismatch, first say which copies and seqs the two mounts chose.)
-      for (Lpn l = 0; l < t->logical_pages(); l++) {
+      for (Lpn l = 0; l < t->logical_pages() && !in_page(c.method); l++) {
         const LpnLocation x = t->locate(l), y = scanned->locate(l);
         if (x.base == y.base) continue;
         Page d(512), sp(32);
@@ -200,6 +226,7 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
     CHECK(reads_as(*t, pending) == reads_as(*scanned, pending));
     if (!cut) {
       CHECK(reads_as(*t, acked));
+      bad_seen = rs.bad_blocks;
       periodic_seen = periodic;
       full_seen = fulls;
       incr_seen = incrs;
@@ -218,6 +245,7 @@ TEST_CASE("a power cut anywhere after a checkpoint: the mount replays only the d
   CHECK(incr_seen > 0);  // cuts landed inside both kinds of checkpoint writes
   CHECK(full_seen > 0);
   CHECK(erases > 0);  // garbage collection ran
+  if (c.grown_bad) CHECK(bad_seen == 1);  // (the failing block was retired)
 }
 
 TEST_CASE("a damaged summary page makes the mount scan, never replay without it",
@@ -260,24 +288,35 @@ TEST_CASE("a damaged summary page makes the mount scan, never replay without it"
 TEST_CASE("an engine without replay writes no summaries: the first change makes the checkpoint "
           "stale and the mount after a power cut scans",
           "[checkpoint][replay]") {
-  const Config c{"ipl", Method::kIpl, FtlKind::kNone, CommitMode::kGroup};
-  auto rng = pdl::test::seeded_rng(12);
-  Model model;
-  auto chip = pdl::test::make_ram_nand(pdl::test::geometry(512, 32, 8, kBlocks));
-  std::unique_ptr<PageStore> s;
-  REQUIRE(format_store(*chip, params_of(c), &s, c.mode).is_ok());
-  model.assign(s->logical_pages(), std::nullopt);
-  for (int i = 0; i < 10; i++) REQUIRE(step(*s, &model, rng, 4).is_ok());
-  const Status w = s->write_checkpoint({});
-  if (w.is(Errc::kUnsupported)) return;  // (an engine without tables: nothing to replay)
-  REQUIRE(w.is_ok());
-  s.reset();
-  REQUIRE(mount_store(*chip, &s, nullptr, c.mode).is_ok());
-  REQUIRE(step(*s, &model, rng, 4).is_ok());
-  s.reset();
-  MountReport r;
-  REQUIRE(mount_store(*chip, &s, &r, c.mode).is_ok());
-  CHECK_FALSE(r.from_checkpoint);
-  CHECK(r.scan_reason == "changed since the checkpoint");
-  CHECK(reads_as(*s, model));
+  // BAST; IPL with NVM (its log areas in NVM are written without declaring their blocks).
+  for (const bool nvm : {false, true}) {
+    const Config c = nvm ? Config{"ipl+nvm", Method::kIpl, FtlKind::kNone, CommitMode::kGroup}
+                         : Config{"bast", Method::kFtl, FtlKind::kBast, CommitMode::kPerPage};
+    INFO("config " << c.name);
+    auto rng = pdl::test::seeded_rng(12);
+    Model model;
+    Geometry g = pdl::test::geometry(512, 32, 8, kBlocks);
+    StoreParams params = params_of(c);
+    if (nvm) {
+      g.nvm_bytes = kNvmCommitArea + (kBlocks - kSuperblockBlocks) * 4 * 128;
+      params.nvm_bytes = g.nvm_bytes;
+      params.log_sector = 128;
+      params.log_region = 0;
+    }
+    auto chip = pdl::test::make_ram_nand(g);
+    std::unique_ptr<PageStore> s;
+    REQUIRE(format_store(*chip, params, &s, c.mode).is_ok());
+    model.assign(s->logical_pages(), std::nullopt);
+    for (int i = 0; i < 10; i++) REQUIRE(step(*s, &model, rng, 4).is_ok());
+    REQUIRE(s->write_checkpoint({}).is_ok());
+    s.reset();
+    REQUIRE(mount_store(*chip, &s, nullptr, c.mode).is_ok());
+    REQUIRE(step(*s, &model, rng, 4).is_ok());
+    s.reset();
+    MountReport r;
+    REQUIRE(mount_store(*chip, &s, &r, c.mode).is_ok());
+    CHECK_FALSE(r.from_checkpoint);
+    CHECK(r.scan_reason == "changed since the checkpoint");
+    CHECK(reads_as(*s, model));
+  }
 }

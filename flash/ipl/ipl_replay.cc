@@ -1,0 +1,140 @@
+// ipl_replay.cc — IplStore's mount after a power cut from a checkpoint plus the erase blocks
+// declared since it (docs/design.md §17): IplStore::replay and IplRecovery's replay phases.
+//
+// The scan (ipl_recovery.cc) judges each erase block by its own contents, then per logical
+// block lets the candidate with the newest counting item win, under one commit cut-off. A block
+// no summary declared has not been programmed, erased or marked bad since checkpoint G, so its
+// contents are those G's tables were derived from. Replay therefore:
+//   * reads every declared block with the scan's own per-block code (scan_block), and takes the
+//     bad blocks of the others from G's tables;
+//   * the cut-off is the newer of G's and any commit record found in a declared block; the seq
+//     counter the newer of G's and every item found. Why an undeclared item counts under the
+//     final cut-off exactly when it counted at G: an item void at G (newer than G's cut-off)
+//     sits in a block purge() merges or erases before anything is programmed — declared — and
+//     every newer commit record is programmed after it ([IPL] §5: no void item outlives the
+//     next commit record);
+//   * resolve() as the scan does, over the declared blocks;
+//   * take_checkpoint(): per logical block, G's block wins if it was not declared and no
+//     declared candidate holds an item newer than G (seq >= G's next seq): every block that
+//     competed with it at G lost to it then, and still holds what it held; an item newer than
+//     G is newer than everything G's block holds. Its slots and log come from G's tables. The
+//     commit log's block likewise. G's blocks to purge stay listed while free and undeclared,
+//     as does G's block of a logical block G listed for purge once a newer merge replaced it
+//     (the purge's merge was cut before its erase);
+//   * reopen() as the scan does: winners' slots and logs, the commit log, every block neither
+//     owned nor bad free (not known erased), the blocks to purge.
+// The result equals a full scan's: every page's slot, mapping and log state, every block's
+// owner and state. Differences no read sees: the free queue is in block order (as a scan's),
+// not G's; an undeclared block G listed for purge stays listed.
+#include <algorithm>
+#include <string>
+
+#include "flash/ipl/ipl_recovery.h"
+
+namespace pdl {
+
+Status IplRecovery::replay(const IplStore& ck, const std::vector<uint8_t>& rescan) {
+  ck_ = &ck;
+  rescan_ = rescan;
+  kept_lbn_.assign(lbns_, 0);
+  purge_free_.assign(g_.blocks, 0);
+  for (uint32_t b = kSuperblockBlocks; b < g_.blocks; b++) {
+    if (rescan_[b]) {
+      PDL_TRY(scan_block(b));
+    } else if (ck.bad_[b]) {  // (as scan_block: skipped, counted)
+      s_.bad_[b] = true;
+      s_.bad_count_++;
+      rep_.bad_blocks++;
+    }
+  }
+  // G's cut-off: with nothing left to purge, no item on flash is void (ipl_commit.cc's
+  // invariant), so every seq G handed out counts — its committed_seq_ may be older (per page,
+  // each program commits itself without moving it). Else G's store programmed nothing since
+  // its mount (purge() runs first) or since an abort: its committed_seq_ is the newest record.
+  if (!legacy_)
+    committed_ = std::max(committed_, ck.purge_blocks_.empty() && ck.purge_lbns_.empty()
+                                          ? ck.next_seq_ - 1
+                                          : ck.committed_seq_);
+  max_seq_ = std::max(max_seq_, ck.next_seq_ - 1);
+  return Status::ok();
+}
+
+void IplRecovery::take_checkpoint() {
+  const IplStore& ck = *ck_;
+  const uint64_t fresh = ck.next_seq_;  // every item programmed since G has a seq >= fresh
+  auto newer = [&](uint32_t b) { return b != IplStore::kNoBlock && scans_[b].key >= fresh; };
+  for (uint32_t lbn = 0; lbn < lbns_; lbn++) {
+    const uint32_t b = ck.lblocks_[lbn].block;
+    if (b == IplStore::kNoBlock || rescan_[b]) continue;
+    if (!newer(winner_[lbn])) {
+      winner_[lbn] = b;
+      kept_lbn_[lbn] = 1;
+    } else if (ck.purge_lbns_.count(lbn)) {
+      purge_free_[b] = 1;  // its void items: erased before anything is programmed
+    }
+  }
+  const uint32_t cb = ck.commit_block_;
+  if (cb != IplStore::kNoBlock && !rescan_[cb] &&
+      (commit_block_ == IplStore::kNoBlock || scans_[commit_block_].max_commit < fresh)) {
+    commit_block_ = cb;
+    commit_used_ = ck.commit_used_;
+  }
+  for (const uint32_t b : ck.purge_blocks_)
+    if (!rescan_[b]) purge_free_[b] = 1;
+}
+
+// G's block of lbn and the tables' state of its pages (no pending trim: G was synced).
+void IplRecovery::keep_lblock(uint32_t lbn) {
+  const IplStore& ck = *ck_;
+  const IplStore::LBlock& from = ck.lblocks_[lbn];
+  IplStore::LBlock& lb = s_.lblocks_[lbn];
+  lb.block = from.block;
+  lb.used_sectors = from.used_sectors;
+  lb.garbage = from.garbage;
+  s_.owner_[lb.block] = lbn;
+  if (ck.purge_lbns_.count(lbn)) s_.purge_lbns_.insert(lbn);
+  if (lb.used_sectors > 0) rep_.valid_diff_pages += s_.used_log_pages(lb);
+  const Lpn first = s_.first_lpn(lbn);
+  for (uint32_t sl = 0; sl < s_.lpns_in(lbn); sl++) {
+    IplStore::LpnState st = ck.lpns_[first + sl];
+    st.trim_pending = false;
+    s_.lpns_[first + sl] = st;
+  }
+}
+
+Status IplStore::replay(Nand& nand, const StoreParams& params, CommitMode mode, TableReader& r,
+                        const std::vector<uint32_t>& declared, std::unique_ptr<PageStore>* out,
+                        MountReport* report) {
+  if (params.nvm_bytes)
+    return Status::error(Errc::kUnsupported,
+                         "power cut: ipl with nvm cannot replay (its NVM log areas are written "
+                         "without declaring their blocks)");
+  const MountClock clock(nand);
+  std::unique_ptr<PageStore> ck_store;
+  PDL_TRY(mount_tables(nand, params, mode, r, &ck_store));
+  const IplStore& ck = static_cast<const IplStore&>(*ck_store);
+  const Geometry& g = ck.geo_;
+  std::vector<uint8_t> rescan(g.blocks, 0);
+  for (const uint32_t b : declared) {
+    if (b >= g.blocks || b < kSuperblockBlocks)
+      return Status::error(Errc::kCorrupt, "replay: declared block " + std::to_string(b) +
+                                               " is not the store's");
+    rescan[b] = 1;
+  }
+  const uint64_t replayed = uint64_t(std::count(rescan.begin(), rescan.end(), 1));
+  std::unique_ptr<IplStore> s(new IplStore(nand, params));
+  IplRecovery recovery(*s, nand, ck.legacy_);
+  PDL_TRY(recovery.replay(ck, rescan));
+  PDL_TRY(recovery.resolve());
+  recovery.take_checkpoint();
+  recovery.reopen();
+  MountReport rep = recovery.report();
+  clock.finish(&rep);
+  rep.replayed_blocks = replayed;
+  s->ledger_.charge(s->ledger_.other());
+  if (report) *report = rep;
+  *out = std::move(s);
+  return Status::ok();
+}
+
+}  // namespace pdl
