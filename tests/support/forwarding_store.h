@@ -1,6 +1,7 @@
 // forwarding_store.h — a PageStore that forwards every call to the store it owns (header-only,
 // tests only): the base of the tests' decorators, which override only the calls they change (a
-// store whose trims can be refused, one whose tables are a digest of its contents).
+// store whose trims can be refused, one whose tables are a digest of its contents, a device
+// recording the lpns written to it).
 //
 // Forwarded: the data calls (read, write, trim, sync, peek), commit mode and abort, the state
 // queries (dirty, uncommitted_pages, halted, is_mapped, sizes, params, stats, costs, free
