@@ -317,8 +317,10 @@ Status run_workload(const Options& o, const Config& c, const Workload& wl,
       const uint64_t end = std::min(o.txns, next + per);
       for (; st.is_ok() && next < end; next++) {
         TxnOutcome out;
+        r->in_flight = true;
         st = term.run(wl.input(next), &out);
         if (!st.is_ok()) break;
+        r->in_flight = false;
         r->acked = next + 1;
         if (checksums) {
           uint64_t sum = 0;
@@ -327,7 +329,6 @@ Status run_workload(const Options& o, const Config& c, const Workload& wl,
         }
       }
       if (!st.is_ok() && !nand->frozen()) return st;  // (not the cut: the harness's error)
-      r->in_flight = !st.is_ok() && next < end;
       r->landed = nand->frozen();
       r->erases += nand->counters().erases - erases0;
       r->sim_s += double(nand->counters().sim_us - us0) / 1e6;
