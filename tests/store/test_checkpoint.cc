@@ -6,8 +6,9 @@
 // synced ones.
 //
 // The checkpoint mechanics do not depend on what the engine's tables are: most cases here run
-// a PDL store behind a test engine (TablesEngine) whose save_tables writes a digest of the
-// store's contents, so that a stream can be checked against the state it claims to be.
+// a PDL store behind a test engine (TablesEngine, tests/support/tables_engine.h, with the
+// cases' common set-up TablesChip) whose save_tables writes a digest of the store's contents,
+// so that a stream can be checked against the state it claims to be.
 #include <catch2/catch.hpp>
 
 #include <cstring>
