@@ -118,6 +118,21 @@ void require_contents(Nand& chip, const Model& model) {
 
 const std::vector<uint8_t> kClient = {'v', 'o', 'l', 'u', 'm', 'e'};
 
+// No checkpoint of `chip` verifies: the mount scans ("checkpoint corrupt: ...") and reads
+// exactly `model`.
+void require_corrupt_checkpoint(EmulatedNand& chip, const Model& model) {
+  std::vector<uint8_t> eng, cl;
+  CHECK_FALSE(read_checkpoint(chip, &eng, &cl));
+  std::unique_ptr<PageStore> m;
+  MountReport r;
+  REQUIRE(mount_store(chip, &m, &r, CommitMode::kGroup).is_ok());
+  CHECK_FALSE(r.from_checkpoint);
+  CHECK(r.scan_reason.find("checkpoint corrupt") == 0);
+  m.reset();
+  require_contents(chip, model);
+}
+
+
 // Flip enough bits of page `ppa`'s data that no ECC corrects them.
 void smash(EmulatedNand& chip, Ppa ppa) {
   for (uint32_t i = 0; i < 64; i++) REQUIRE(chip.flip_stored_bit(ppa, i * 7, i % 8).is_ok());
@@ -393,15 +408,7 @@ TEST_CASE("damaged log entries and area pages make mount scan, never trust them"
       INFO("area page " << i);
       auto chip = base->clone();
       smash(*chip, (64 - kArea) * 8 + i);
-      std::vector<uint8_t> eng, cl;
-      CHECK_FALSE(read_checkpoint(*chip, &eng, &cl));
-      std::unique_ptr<PageStore> m;
-      MountReport r;
-      REQUIRE(mount_store(*chip, &m, &r, CommitMode::kGroup).is_ok());
-      CHECK_FALSE(r.from_checkpoint);
-      CHECK(r.scan_reason.find("checkpoint corrupt") == 0);
-      m.reset();
-      require_contents(*chip, model);
+      require_corrupt_checkpoint(*chip, model);
     }
   }
   SECTION("the newest log entry") {
@@ -804,15 +811,7 @@ TEST_CASE("with one superblock block bad the log fills up, and a change then mak
   const LogState ls = log_state(*chip);
   CHECK(ls.newest.kind == LogKind::kCheckpoint);
   CHECK(ls.newest.gen == 4);
-  std::vector<uint8_t> eng, cl;
-  CHECK_FALSE(read_checkpoint(*chip, &eng, &cl));
-  std::unique_ptr<PageStore> m;
-  MountReport r;
-  REQUIRE(mount_store(*chip, &m, &r, CommitMode::kGroup).is_ok());
-  CHECK_FALSE(r.from_checkpoint);
-  CHECK(r.scan_reason.find("checkpoint corrupt") == 0);
-  m.reset();
-  require_contents(*chip, model);
+  require_corrupt_checkpoint(*chip, model);
 }
 
 TEST_CASE("a power cut anywhere in a PDL store's checkpoint write: the next mount reads the "
