@@ -408,6 +408,20 @@ Status EmulatedNand::read(Ppa ppa, std::span<uint8_t> data, std::span<uint8_t> s
   return st;
 }
 
+namespace {
+thread_local EmulatedNand::Interrupted t_interrupted;
+thread_local uint64_t t_mutating_ops = 0;
+}  // namespace
+
+const EmulatedNand::Interrupted& EmulatedNand::thread_interrupted() { return t_interrupted; }
+uint64_t EmulatedNand::thread_mutating_ops() { return t_mutating_ops; }
+void EmulatedNand::clear_interrupted() { t_interrupted = {}; }
+
+bool EmulatedNand::admit_mutation(bool* tear) {
+  if (!faults_.frozen()) t_mutating_ops++;
+  return faults_.admit_mutation(tear);
+}
+
 Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
                              std::span<const uint8_t> spare, uint32_t data_off,
                              uint32_t spare_off) {
@@ -471,7 +485,9 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
   if (!faults_.frozen() && faults_.host_full().fails_now())
     return host_full(host_path_, "injected: " + std::string(std::strerror(ENOSPC)));
   bool tear = false;
-  if (!faults_.admit_mutation(&tear)) {
+  if (!admit_mutation(&tear)) {
+    if (tear)
+      t_interrupted = {Interrupted::Op::kProgram, ppa, spare_off, {spare.begin(), spare.end()}};
     if (tear && faults_.tear() != Tear::kNone) apply_part(faults_.tear(), faults_.tear_rng());
     return Status::error(Errc::kPowerCut, "device frozen (power cut)");
   }
@@ -519,7 +535,8 @@ Status EmulatedNand::erase(uint32_t block) {
       }
   };
   bool tear = false;
-  if (!faults_.admit_mutation(&tear)) {
+  if (!admit_mutation(&tear)) {
+    if (tear) t_interrupted = {Interrupted::Op::kErase, block, 0, {}};
     if (tear && faults_.tear() != Tear::kNone) erase_some(faults_.tear_rng());  // interrupted
     return Status::error(Errc::kPowerCut, "device frozen (power cut)");
   }
@@ -579,7 +596,8 @@ Status EmulatedNand::nvm_write(uint64_t off, std::span<const uint8_t> in) {
   if (!faults_.frozen() && faults_.io_error_now())
     return Status::error(Errc::kIoError, "injected I/O error (nvm write)");
   bool tear = false;
-  if (!faults_.admit_mutation(&tear)) {
+  if (!admit_mutation(&tear)) {
+    if (tear) t_interrupted = {Interrupted::Op::kNvmWrite, off, 0, {}};
     if (tear && faults_.tear() != Tear::kNone && !in.empty()) {
       // The interrupted write: some of its 8-byte words reach the NVM, the rest do not.
       std::mt19937_64& rng = faults_.tear_rng();

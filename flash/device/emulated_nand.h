@@ -137,7 +137,22 @@ class EmulatedNand final : public CountingNand {
   // ---- fault injection (fault_injector.h; each call below is the injector's) ----
   void cut_power_after(uint64_t ops, Tear tear = Tear::kNone, uint64_t seed = 0) {
     faults_.cut_power_after(ops, tear, seed);
+    clear_interrupted();
   }
+  // The mutating operation the last power cut interrupted on this thread, on any emulated chip
+  // (op kNone until one did; cut_power_after resets it), and the mutating operations this
+  // thread asked of any emulated chip (programs, erases, NVM writes; the
+  // interrupted one included, none while frozen): a crash campaign whose chips come and go
+  // with its connections (pdl-crash) follows its cut through them and reports where it landed.
+  struct Interrupted {
+    enum class Op : uint8_t { kNone, kProgram, kErase, kNvmWrite };
+    Op op = Op::kNone;
+    uint64_t where = 0;          // the page (program), the block (erase), the offset (NVM)
+    uint32_t spare_off = 0;      // a program's spare bytes, from this offset
+    std::vector<uint8_t> spare;
+  };
+  static const Interrupted& thread_interrupted();
+  static uint64_t thread_mutating_ops();
   void restore_power() { faults_.restore_power(); }
   bool frozen() const { return faults_.frozen(); }
   uint64_t mutating_ops() const { return faults_.mutating_ops(); }
@@ -190,6 +205,9 @@ class EmulatedNand final : public CountingNand {
   std::vector<uint8_t> known_erased_;
   std::vector<uint8_t> raw_scratch_;  // one raw page (data + spare) during a program or read
   bool read_only_ = false;
+  static void clear_interrupted();
+  // faults_.admit_mutation, counted in thread_mutating_ops.
+  bool admit_mutation(bool* tear);
   FaultInjector faults_;  // (with counting off, its operation counts still count)
   std::string host_path_ = "the emulated chip's memory";  // the image file, for messages
 };

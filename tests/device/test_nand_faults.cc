@@ -255,3 +255,40 @@ TEST_CASE("the Nand interface's default marker access agrees with the emulator's
   REQUIRE_OK(n->mark_bad(6));
   CHECK(generic.is_bad(6));
 }
+
+TEST_CASE("the operation a power cut interrupted is reported, on whichever chip of the thread",
+          "[nand][faults]") {
+  using Op = EmulatedNand::Interrupted::Op;
+  const Geometry g = small_geometry(8);
+  auto a = make_ram_nand(g);
+  auto b = make_ram_nand(g);
+  std::mt19937_64 rng(5);
+  const uint64_t ops0 = EmulatedNand::thread_mutating_ops();
+  fill(*a, 3, 1);  // 3 programs on chip a
+  CHECK(EmulatedNand::thread_mutating_ops() - ops0 == 3);
+  // A program interrupted: its page and spare bytes.
+  a->cut_power_after(1, pdl::Tear::kPrefix, 2);
+  CHECK(EmulatedNand::thread_interrupted().op == Op::kNone);
+  const Page p = random_page(rng, g);
+  REQUIRE_OK(a->program(3, p.data, p.spare));
+  CHECK(a->program(4, p.data, {}, 0, 0).is(Errc::kPowerCut));
+  CHECK(EmulatedNand::thread_interrupted().op == Op::kProgram);
+  CHECK(EmulatedNand::thread_interrupted().where == 4);
+  CHECK(EmulatedNand::thread_interrupted().spare.empty());
+  CHECK(a->erase(1).is(Errc::kPowerCut));  // frozen: not counted, not the interrupted one
+  CHECK(EmulatedNand::thread_mutating_ops() - ops0 == 5);
+  CHECK(EmulatedNand::thread_interrupted().where == 4);
+  // Another chip of the thread: an erase interrupted; then a partial program's spare offset.
+  b->cut_power_after(0);
+  CHECK(b->erase(2).is(Errc::kPowerCut));
+  CHECK(EmulatedNand::thread_interrupted().op == Op::kErase);
+  CHECK(EmulatedNand::thread_interrupted().where == 2);
+  b->restore_power();
+  b->cut_power_after(0);
+  const Bytes spare = {0x12, 0x34};
+  CHECK(b->program(9, {}, spare, 0, 3).is(Errc::kPowerCut));
+  CHECK(EmulatedNand::thread_interrupted().op == Op::kProgram);
+  CHECK(EmulatedNand::thread_interrupted().spare_off == 3);
+  CHECK(EmulatedNand::thread_interrupted().spare == spare);
+  CHECK(EmulatedNand::thread_mutating_ops() - ops0 == 7);
+}

@@ -17,6 +17,7 @@
 #include "flash/ftl/sb_store.h"
 #include "flash/image/open_store.h"
 #include "flash/pdl/pdl_store.h"
+#include "tests/support/forwarding_store.h"
 #include "tests/support/test_util.h"
 
 using namespace pdl;
@@ -28,35 +29,14 @@ namespace {
 
 // An FTL device that records the logical pages written to it, in order (everything else is
 // forwarded).
-class RecordingDevice final : public PageStore {
+class RecordingDevice final : public test::ForwardingStore {
  public:
-  explicit RecordingDevice(std::unique_ptr<PageStore> in) : in_(std::move(in)) {}
+  using ForwardingStore::ForwardingStore;
   std::vector<Lpn> writes;
-  Status read(Lpn l, std::span<uint8_t> p) override { return in_->read(l, p); }
   Status write(Lpn l, std::span<const uint8_t> p) override {
     writes.push_back(l);
-    return in_->write(l, p);
+    return inner().write(l, p);
   }
-  Status trim(Lpn l) override { return in_->trim(l); }
-  Status sync() override { return in_->sync(); }
-  bool is_mapped(Lpn l) const override { return in_->is_mapped(l); }
-  uint32_t page_size() const override { return in_->page_size(); }
-  uint32_t logical_pages() const override { return in_->logical_pages(); }
-  const StoreParams& params() const override { return in_->params(); }
-  const StoreStats& stats() const override { return in_->stats(); }
-  const CostBreakdown& costs() const override { return in_->costs(); }
-  void set_classifier(LpnClassifier c) override { in_->set_classifier(std::move(c)); }
-  void reset_stats() override { in_->reset_stats(); }
-  Status peek(Lpn l, std::span<uint8_t> p) override { return in_->peek(l, p); }
-  Nand& nand() override { return in_->nand(); }
-  uint32_t free_blocks() const override { return in_->free_blocks(); }
-  size_t mapping_bytes_per_lpn() const override { return in_->mapping_bytes_per_lpn(); }
-  Status check() const override { return in_->check(); }
-  LpnLocation locate(Lpn l) const override { return in_->locate(l); }
-  BlockInfo block_info(uint32_t b) const override { return in_->block_info(b); }
-
- private:
-  std::unique_ptr<PageStore> in_;
 };
 
 StoreParams sb_params(uint32_t slots = 0) {

@@ -6,8 +6,9 @@
 // synced ones.
 //
 // The checkpoint mechanics do not depend on what the engine's tables are: most cases here run
-// a PDL store behind a test engine (TablesEngine) whose save_tables writes a digest of the
-// store's contents, so that a stream can be checked against the state it claims to be.
+// a PDL store behind a test engine (TablesEngine, tests/support/tables_engine.h, with the
+// cases' common set-up TablesChip) whose save_tables writes a digest of the store's contents,
+// so that a stream can be checked against the state it claims to be.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -23,6 +24,7 @@
 #include "flash/store/checkpoint_view.h"
 #include "flash/store/checkpointed_store.h"
 #include "flash/store/superblock.h"
+#include "tests/support/tables_engine.h"
 #include "tests/support/same_tables.h"
 #include "tests/support/test_util.h"
 
@@ -33,91 +35,11 @@ namespace {
 using Page = std::vector<uint8_t>;
 using Model = std::vector<std::optional<Page>>;
 
-// 512-byte pages, 8 per block, 64 blocks; the last 8 are the checkpoint area.
-constexpr uint32_t kArea = 8;
-Geometry chip_geometry() { return pdl::test::geometry(512, 32, 8, 64); }
-
-StoreParams area_params() {
-  StoreParams p;
-  p.method = Method::kPdl;
-  p.max_differential = 64;
-  p.checkpoint = true;
-  p.checkpoint_blocks = kArea;
-  return p;
-}
-
-// A digest of a store's contents: every lpn's mapped bit and page CRC.
-std::vector<uint8_t> digest(PageStore& s) {
-  TableWriter w;
-  Page buf(s.page_size());
-  for (Lpn l = 0; l < s.logical_pages(); l++) {
-    const Status st = s.peek(l, buf);
-    w.u8(st.is_ok());
-    w.u32(st.is_ok() ? crc32c(buf.data(), buf.size()) : 0);
-  }
-  return std::move(w.data());
-}
-
-// The engine in front of a PDL store whose tables are the digest of its contents.
-class TablesEngine final : public PageStore {
- public:
-  explicit TablesEngine(std::unique_ptr<PageStore> s) : s_(std::move(s)) {}
-  Status save_tables(TableWriter& w) const override {
-    if (s_->dirty()) return Status::error(Errc::kBusy, "dirty");
-    const auto d = digest(*s_);
-    w.tag("TEST");
-    w.bytes(d);
-    return Status::ok();
-  }
-  Status read(Lpn l, std::span<uint8_t> p) override { return s_->read(l, p); }
-  Status write(Lpn l, std::span<const uint8_t> p) override { return s_->write(l, p); }
-  Status trim(Lpn l) override { return s_->trim(l); }
-  Status sync() override { return s_->sync(); }
-  Status set_commit_mode(CommitMode m) override { return s_->set_commit_mode(m); }
-  bool atomic() const override { return s_->atomic(); }
-  bool dirty() const override { return s_->dirty(); }
-  Status abort() override { return s_->abort(); }
-  Status halted() const override { return s_->halted(); }
-  bool is_mapped(Lpn l) const override { return s_->is_mapped(l); }
-  uint32_t page_size() const override { return s_->page_size(); }
-  uint32_t logical_pages() const override { return s_->logical_pages(); }
-  const StoreParams& params() const override { return s_->params(); }
-  const StoreStats& stats() const override { return s_->stats(); }
-  const CostBreakdown& costs() const override { return s_->costs(); }
-  void set_classifier(LpnClassifier c) override { s_->set_classifier(std::move(c)); }
-  void reset_stats() override { s_->reset_stats(); }
-  Status peek(Lpn l, std::span<uint8_t> p) override { return s_->peek(l, p); }
-  Nand& nand() override { return s_->nand(); }
-  uint32_t free_blocks() const override { return s_->free_blocks(); }
-  size_t mapping_bytes_per_lpn() const override { return s_->mapping_bytes_per_lpn(); }
-  Status check() const override { return s_->check(); }
-  LpnLocation locate(Lpn l) const override { return s_->locate(l); }
-  BlockInfo block_info(uint32_t b) const override { return s_->block_info(b); }
-
- private:
-  std::unique_ptr<PageStore> s_;
-};
-
-// What mount_store does on a chip with an area, with TablesEngine in front of a scanned PDL
-// store (so that write_checkpoint has tables to write). The store runs as a format-6 one:
-// no summary pages, the guard's "stale" entry on the first change — the log mechanics these
-// cases check (a format-7 store falls back to them when it cannot declare a block;
-// test_checkpoint_replay.cc checks its summaries).
-Status open_tables(Nand& chip, std::unique_ptr<PageStore>* out) {
-  Superblock sb;
-  PDL_TRY(read_superblock(chip, resolve_store_params, &sb));
-  auto log = std::make_unique<CheckpointLog>(chip, sb);  // (a block switch copies sb as is)
-  sb.summaries = false;
-  PDL_TRY(log->load());
-  auto view = std::make_unique<CheckpointView>(chip, sb.checkpoint_blocks, *log);
-  view->arm(log->may_be_current());
-  std::unique_ptr<PageStore> eng;
-  PDL_TRY(PdlStore::mount(*view, sb.params, false, CommitMode::kGroup, &eng, nullptr));
-  *out = std::make_unique<CheckpointedStore>(sb, std::move(log), std::move(view),
-                                             std::make_unique<TablesEngine>(std::move(eng)),
-                                             false);
-  return Status::ok();
-}
+using pdl::test::area_params;
+using pdl::test::chip_geometry;
+using pdl::test::kArea;
+using pdl::test::open_tables;
+using pdl::test::TablesChip;
 
 struct LogState {
   bool has = false, doubt = false, trusted = false;
@@ -196,6 +118,21 @@ void require_contents(Nand& chip, const Model& model) {
 
 const std::vector<uint8_t> kClient = {'v', 'o', 'l', 'u', 'm', 'e'};
 
+// No checkpoint of `chip` verifies: the mount scans ("checkpoint corrupt: ...") and reads
+// exactly `model`.
+void require_corrupt_checkpoint(EmulatedNand& chip, const Model& model) {
+  std::vector<uint8_t> eng, cl;
+  CHECK_FALSE(read_checkpoint(chip, &eng, &cl));
+  std::unique_ptr<PageStore> m;
+  MountReport r;
+  REQUIRE(mount_store(chip, &m, &r, CommitMode::kGroup).is_ok());
+  CHECK_FALSE(r.from_checkpoint);
+  CHECK(r.scan_reason.find("checkpoint corrupt") == 0);
+  m.reset();
+  require_contents(chip, model);
+}
+
+
 // Flip enough bits of page `ppa`'s data that no ECC corrects them.
 void smash(EmulatedNand& chip, Ppa ppa) {
   for (uint32_t i = 0; i < 64; i++) REQUIRE(chip.flip_stored_bit(ppa, i * 7, i % 8).is_ok());
@@ -271,13 +208,8 @@ TEST_CASE("an area that does not fit the chip is refused at format, naming why",
 
 TEST_CASE("write_checkpoint needs a synced store and writes nothing when nothing changed",
           "[checkpoint]") {
-  auto chip = pdl::test::make_ram_nand(chip_geometry());
-  std::unique_ptr<PageStore> s;
-  REQUIRE(format_store(*chip, area_params(), &s, CommitMode::kGroup).is_ok());
-  s.reset();
-  REQUIRE(open_tables(*chip, &s).is_ok());
-  auto rng = pdl::test::seeded_rng(2);
-  Model model(s->logical_pages());
+  TablesChip rig(2);
+  auto& [chip, s, rng, model] = rig;
   write_some(*s, model, rng, 30);
   REQUIRE(s->write(3, pdl::test::random_page(rng, 512)).is_ok());
   const uint64_t programs = chip->counters().programs;
@@ -317,13 +249,8 @@ TEST_CASE("write_checkpoint needs a synced store and writes nothing when nothing
 
 TEST_CASE("the guard's stale entry is durable before the chip's first change",
           "[checkpoint]") {
-  auto base = pdl::test::make_ram_nand(chip_geometry());
-  std::unique_ptr<PageStore> s;
-  REQUIRE(format_store(*base, area_params(), &s, CommitMode::kGroup).is_ok());
-  s.reset();
-  REQUIRE(open_tables(*base, &s).is_ok());
-  auto rng = pdl::test::seeded_rng(3);
-  Model model(s->logical_pages());
+  TablesChip rig(3);
+  auto& [base, s, rng, model] = rig;
   write_some(*s, model, rng, 30);
   REQUIRE(s->write_checkpoint(kClient).is_ok());
   s.reset();
@@ -370,13 +297,8 @@ TEST_CASE("a power cut anywhere in a checkpoint write never leaves a checkpoint 
           "[checkpoint]") {
   for (const bool earlier : {false, true}) {
     DYNAMIC_SECTION((earlier ? "over a stale checkpoint" : "the first checkpoint")) {
-      auto base = pdl::test::make_ram_nand(chip_geometry());
-      std::unique_ptr<PageStore> s;
-      REQUIRE(format_store(*base, area_params(), &s, CommitMode::kGroup).is_ok());
-      s.reset();
-      REQUIRE(open_tables(*base, &s).is_ok());
-      auto rng = pdl::test::seeded_rng(4);
-      Model model(s->logical_pages());
+      TablesChip rig(4);
+      auto& [base, s, rng, model] = rig;
       write_some(*s, model, rng, 40);
       if (earlier) {
         REQUIRE(s->write_checkpoint(kClient).is_ok());
@@ -421,12 +343,8 @@ TEST_CASE("a power cut anywhere in a checkpoint write never leaves a checkpoint 
 TEST_CASE("the log switches blocks when one is full, and a cut anywhere in a stale entry or a "
           "switch keeps a superblock and the right newest entry",
           "[checkpoint]") {
-  auto base = pdl::test::make_ram_nand(chip_geometry());
-  std::unique_ptr<PageStore> s;
-  REQUIRE(format_store(*base, area_params(), &s, CommitMode::kGroup).is_ok());
-  s.reset();
-  auto rng = pdl::test::seeded_rng(5);
-  Model model;
+  TablesChip rig(5, false);
+  auto& [base, s, rng, model] = rig;
   // 7 entry pages per block: 12 rounds of checkpoint + stale cross both blocks three times.
   for (int round = 0; round < 12; round++) {
     INFO("round " << round);
@@ -474,13 +392,8 @@ TEST_CASE("the log switches blocks when one is full, and a cut anywhere in a sta
 
 TEST_CASE("damaged log entries and area pages make mount scan, never trust them",
           "[checkpoint]") {
-  auto base = pdl::test::make_ram_nand(chip_geometry());
-  std::unique_ptr<PageStore> s;
-  REQUIRE(format_store(*base, area_params(), &s, CommitMode::kGroup).is_ok());
-  s.reset();
-  REQUIRE(open_tables(*base, &s).is_ok());
-  auto rng = pdl::test::seeded_rng(6);
-  Model model(s->logical_pages());
+  TablesChip rig(6);
+  auto& [base, s, rng, model] = rig;
   write_some(*s, model, rng, 40);
   REQUIRE(s->write_checkpoint(kClient).is_ok());
   write_some(*s, model, rng, 5);  // stale 1 (log page 2)
@@ -495,15 +408,7 @@ TEST_CASE("damaged log entries and area pages make mount scan, never trust them"
       INFO("area page " << i);
       auto chip = base->clone();
       smash(*chip, (64 - kArea) * 8 + good.newest.root_page + i);
-      std::vector<uint8_t> eng, cl;
-      CHECK_FALSE(read_checkpoint(*chip, &eng, &cl));
-      std::unique_ptr<PageStore> m;
-      MountReport r;
-      REQUIRE(mount_store(*chip, &m, &r, CommitMode::kGroup).is_ok());
-      CHECK_FALSE(r.from_checkpoint);
-      CHECK(r.scan_reason.find("checkpoint corrupt") == 0);
-      m.reset();
-      require_contents(*chip, model);
+      require_corrupt_checkpoint(*chip, model);
     }
   }
   SECTION("the newest log entry") {
@@ -549,13 +454,8 @@ TEST_CASE("damaged log entries and area pages make mount scan, never trust them"
 TEST_CASE("an area that could not be read at mount is made stale by the next change all the "
           "same",
           "[checkpoint]") {
-  auto chip = pdl::test::make_ram_nand(chip_geometry());
-  std::unique_ptr<PageStore> s;
-  REQUIRE(format_store(*chip, area_params(), &s, CommitMode::kGroup).is_ok());
-  s.reset();
-  REQUIRE(open_tables(*chip, &s).is_ok());
-  auto rng = pdl::test::seeded_rng(7);
-  Model model(s->logical_pages());
+  TablesChip rig(7);
+  auto& [chip, s, rng, model] = rig;
   write_some(*s, model, rng, 30);
   REQUIRE(s->write_checkpoint(kClient).is_ok());
   s.reset();
@@ -617,14 +517,10 @@ TEST_CASE("the stream's header must match the superblock and the log entry", "[c
 
 TEST_CASE("a failed area block is retired and the stream continues in the next one",
           "[checkpoint]") {
-  auto chip = pdl::test::make_ram_nand(chip_geometry());
-  std::unique_ptr<PageStore> s;
-  REQUIRE(format_store(*chip, area_params(), &s, CommitMode::kGroup).is_ok());
-  s.reset();
+  TablesChip rig(8, false);
+  auto& [chip, s, rng, model] = rig;
   chip->fail_block(64 - kArea, EmulatedNand::FailOn::kBoth);
   REQUIRE(open_tables(*chip, &s).is_ok());
-  auto rng = pdl::test::seeded_rng(8);
-  Model model(s->logical_pages());
   write_some(*s, model, rng, 30);
   REQUIRE(s->write_checkpoint(kClient).is_ok());
   s.reset();
@@ -918,15 +814,7 @@ TEST_CASE("with one superblock block bad the log fills up, and a change then mak
   const LogState ls = log_state(*chip);
   CHECK(ls.newest.kind == LogKind::kCheckpoint);
   CHECK(ls.newest.gen == 4);
-  std::vector<uint8_t> eng, cl;
-  CHECK_FALSE(read_checkpoint(*chip, &eng, &cl));
-  std::unique_ptr<PageStore> m;
-  MountReport r;
-  REQUIRE(mount_store(*chip, &m, &r, CommitMode::kGroup).is_ok());
-  CHECK_FALSE(r.from_checkpoint);
-  CHECK(r.scan_reason.find("checkpoint corrupt") == 0);
-  m.reset();
-  require_contents(*chip, model);
+  require_corrupt_checkpoint(*chip, model);
 }
 
 TEST_CASE("a power cut anywhere in a PDL store's checkpoint write: the next mount reads the "

@@ -3,11 +3,13 @@
 
     crash_smoke.py PDL_CRASH
 
-1. A short campaign over the default configurations (34 cuts, 6 transactions per trial): PDL,
-   OPU and IPL with commit=atomic in DELETE, WAL and MEMORY and with commit=journal in DELETE
-   and WAL, IPU with its journal on flash in DELETE and WAL; exit 0, one line per
-   configuration with its cuts and "0 failed", totals that add up, half of the trials given the
-   chance of a second cut in the recovery.
+1. A short campaign over the default configurations (34 cuts, 6 transactions per trial, a
+   clean close and reopen after every 2, on chips with a checkpoint area): PDL, OPU and IPL
+   with commit=atomic in DELETE, WAL and MEMORY and with commit=journal in DELETE and WAL, IPU
+   with its journal on flash in DELETE and WAL; exit 0, one line per configuration with its
+   cuts and "0 failed" and one saying where they landed (sites adding up to the cuts), totals
+   that add up, half of the trials given the chance of a second cut in the recovery, the
+   reopens of PDL and OPU with atomic commit mounting from the checkpoint.
 2. --trial I replays one trial of each configuration (the reproduce line of a failure).
 3. Bad arguments exit 2 naming the problem; journal_mode=memory with commit=journal only is
    refused (it promises nothing across a crash).
@@ -25,11 +27,26 @@ def run(cmd):
 def main():
     crash = sys.argv[1]
     errors = []
-    p = run([crash, "--cuts", "34", "--txns", "6", "--seed", "3"])
+    p = run([crash, "--cuts", "34", "--txns", "6", "--reopen", "2", "--seed", "3"])
     if p.returncode != 0:
         print(f"pdl-crash exited {p.returncode}:\n{p.stdout}\n{p.stderr[-3000:]}")
         return 1
-    lines = [l for l in p.stdout.splitlines() if l.startswith("  ")]
+    lines = [l for l in p.stdout.splitlines() if l.startswith("  ") and "landed:" not in l]
+    landed = [l for l in p.stdout.splitlines() if "       landed:" in l]
+    if len(landed) != len(lines):
+        errors.append(f"{len(landed)} 'landed' lines for {len(lines)} configurations")
+    for l, site_line in zip(lines, landed):
+        n = int(re.search(r"(\d+) cuts over", l).group(1))
+        sites = sum(int(x) for x in re.findall(r"(?:data|checkpoint stream|summary|"
+                                                r"other area page|area erase|log) (\d+)",
+                                                site_line.split(";")[0]))
+        if sites != n:
+            errors.append(f"sites add up to {sites}, not {n}: {site_line}")
+        m = re.search(r"\((\d+) closes, (\d+) reopens from the checkpoint per run\)", site_line)
+        if not m or int(m.group(1)) != 3:
+            errors.append(f"closes per run: {site_line}")
+        elif l.split()[:2] in (["pdl", "atomic"], ["opu", "atomic"]) and int(m.group(2)) != 2:
+            errors.append(f"reopens from the checkpoint: {l} / {site_line}")
     configs = [tuple(l.split()[:3]) for l in lines]
     want = [(m, c, j) for m in ("pdl", "opu") for c in ("atomic", "journal")
             for j in ("delete", "wal", "memory") if c == "atomic" or j != "memory"]
@@ -56,7 +73,8 @@ def main():
     for args in (["--methods", "ipl", "--commit", "journal", "--journals", "wal"],
                  ["--methods", "ipl", "--commit", "atomic", "--journals", "delete"],
                  ["--methods", "pdl", "--commit", "atomic", "--journals", "memory"]):
-        p = run([crash, "--cuts", "16", "--txns", "6", "--seed", "3", "--trial", "1"] + args)
+        p = run([crash, "--cuts", "16", "--txns", "6", "--reopen", "2", "--seed", "3", "--trial",
+                 "1"] + args)
         if p.returncode != 0 or "pdl-crash: 1 cuts" not in p.stdout:
             errors.append(f"--trial 1 {args}: exit {p.returncode} {p.stdout} {p.stderr[-500:]}")
 
@@ -65,7 +83,8 @@ def main():
                        (["--journals", "fast"], "unknown journal mode 'fast'"),
                        (["--commit", "lazy"], "unknown commit mode 'lazy'"),
                        (["--cuts", "0"], "--cuts: expected an integer"),
-                       (["--factor", "2"], "--factor: expected a number in (0, 1], got '2'")):
+                       (["--factor", "2"], "--factor: expected a number in (0, 1], got '2'"),
+                       (["--checkpoint", "maybe"], "--checkpoint: expected on or off")):
         p = run([crash] + args)
         if p.returncode != 2 or word not in p.stderr:
             errors.append(f"{args}: exit {p.returncode}, stderr {p.stderr[:200]!r}")

@@ -15,6 +15,7 @@
 #include "flash/image/open_store.h"
 #include "flash/store/page_store.h"
 #include "flash/volume/volume.h"
+#include "tests/support/forwarding_store.h"
 #include "tests/support/store_matrix.h"
 #include "tests/support/test_util.h"
 #include "tests/support/volume_options.h"
@@ -343,9 +344,9 @@ TEST_CASE("a removed file's pages are not reused before the removal is durable",
 
 // A store whose trims can be made to fail with kFull (a full chip can refuse the room a
 // tombstone needs); everything else is the real store's.
-class TrimRefusingStore final : public PageStore {
+class TrimRefusingStore final : public test::ForwardingStore {
  public:
-  explicit TrimRefusingStore(std::unique_ptr<PageStore> s) : s_(std::move(s)) {}
+  using ForwardingStore::ForwardingStore;
   int refuse_after = -1;  // trims that succeed before every later one fails (-1: none fails)
   int refused = 0;
   Status trim(Lpn lpn) override {
@@ -354,34 +355,8 @@ class TrimRefusingStore final : public PageStore {
       return Status::error(Errc::kFull, "flash full: no room for the tombstone (test)");
     }
     if (refuse_after > 0) refuse_after--;
-    return s_->trim(lpn);
+    return inner().trim(lpn);
   }
-  Status read(Lpn l, std::span<uint8_t> p) override { return s_->read(l, p); }
-  Status write(Lpn l, std::span<const uint8_t> p) override { return s_->write(l, p); }
-  Status sync() override { return s_->sync(); }
-  Status set_commit_mode(CommitMode m) override { return s_->set_commit_mode(m); }
-  bool atomic() const override { return s_->atomic(); }
-  Status abort() override { return s_->abort(); }
-  bool dirty() const override { return s_->dirty(); }
-  uint64_t uncommitted_pages() const override { return s_->uncommitted_pages(); }
-  bool is_mapped(Lpn l) const override { return s_->is_mapped(l); }
-  uint32_t page_size() const override { return s_->page_size(); }
-  uint32_t logical_pages() const override { return s_->logical_pages(); }
-  const StoreParams& params() const override { return s_->params(); }
-  const StoreStats& stats() const override { return s_->stats(); }
-  const CostBreakdown& costs() const override { return s_->costs(); }
-  void set_classifier(LpnClassifier c) override { s_->set_classifier(std::move(c)); }
-  void reset_stats() override { s_->reset_stats(); }
-  Status peek(Lpn l, std::span<uint8_t> p) override { return s_->peek(l, p); }
-  Nand& nand() override { return s_->nand(); }
-  uint32_t free_blocks() const override { return s_->free_blocks(); }
-  size_t mapping_bytes_per_lpn() const override { return s_->mapping_bytes_per_lpn(); }
-  Status check() const override { return s_->check(); }
-  LpnLocation locate(Lpn l) const override { return s_->locate(l); }
-  BlockInfo block_info(uint32_t b) const override { return s_->block_info(b); }
-
- private:
-  std::unique_ptr<PageStore> s_;
 };
 
 TEST_CASE("a commit whose trims find no room succeeds, and their pages are reused only once",
