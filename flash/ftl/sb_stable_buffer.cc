@@ -298,6 +298,15 @@ LpnLocation StableBufferStore::locate(Lpn lpn) const {
 
 Status StableBufferStore::check() const {
   PDL_TRY(device_->check());
+  return check_buffer();
+}
+
+Status StableBufferStore::check_mount() const {
+  PDL_TRY(device_->check_mount());
+  return check_buffer();
+}
+
+Status StableBufferStore::check_buffer() const {
   auto bad = [](const std::string& m) { return Status::error(Errc::kCorrupt, "stablebuffer: " + m); };
   std::vector<uint8_t> seen(layout_.slots, 0);
   for (const auto& [d, s] : sbtt_) {

@@ -70,6 +70,8 @@ class StableBufferStore final : public StoreBase {
                             TableReader& r, std::unique_ptr<PageStore>* out);
   // The device's tables, then the buffer's; REQUIRES synced (sb_tables.cc).
   Status save_tables(TableWriter& w) const override;
+  // The device's paged tables (its save_tables ran through the same writer).
+  void tables_saved(bool durable) override { device_->tables_saved(durable); }
   uint64_t table_bytes() const override;  // the device's and the buffer's
 
   Status write(Lpn lpn, std::span<const uint8_t> page) override;
@@ -97,6 +99,7 @@ class StableBufferStore final : public StoreBase {
   uint32_t free_blocks() const override { return device_->free_blocks(); }
   size_t mapping_bytes_per_lpn() const override;
   Status check() const override;
+  Status check_mount() const override;  // the device's mount check, then the buffer's
   LpnLocation locate(Lpn lpn) const override;
   BlockInfo block_info(uint32_t block) const override { return device_->block_info(block); }
 
@@ -127,6 +130,7 @@ class StableBufferStore final : public StoreBase {
   Status take_slot(uint32_t* slot);
   void unstage(Lpn lpn, uint32_t slot);
 
+  Status check_buffer() const;  // the slots, the SBTT and the recognizer agree (per slot)
   std::unique_ptr<PageStore> device_;
   SbLayout layout_;
   SbCostModel model_;

@@ -20,9 +20,11 @@
 //   * no release, trim or owner clearing waiting for a commit: every non-empty owner entry is
 //     live (its file's chunk names the lpn), so a reading open finds nothing dead — checked
 //     for the owner pages in the cache (RAM only: the rest are not read to save);
-//   * every lpn of a chunk table is out of the pool and mapped in the store, no lpn in two
-//     chunks; every other data lpn in the pool and unmapped (a reading open would trim a
-//     mapped one).
+//   * every lpn of a chunk table is out of the pool, no lpn in two chunks; every other data
+//     lpn in the pool. That the store maps exactly the owned lpns is the Volume's invariant
+//     (a reading open would trim a mapped unowned one); it is not re-asked of the store lpn
+//     by lpn at save or restore — with a demand-loaded mapping (docs/design.md §18) that
+//     reads every table page — but by check() (`pdl fsck`).
 // repair_tails is not run at restore: it zeroes bytes past a file's size that only a cut
 // between a chunk and its size can leave; every mount repairs them, and no write of a session
 // leaves any (zero_tail), so at the clean unmount that saved the tables there are none.
@@ -32,8 +34,8 @@
 // header page it reads and against the store (belt and braces: the checkpoint layer already
 // refuses a checkpoint the chip changed since): the layout and main name echo the header; the
 // locations of the metadata pages in the store (PageStore::locate, RAM only) hash to what they
-// were at save, so a rewritten directory or owner-map page is noticed; the store maps exactly
-// the owned lpns' count of data lpns, none of them unowned. Any disagreement: the open reads
+// were at save, so a rewritten directory or owner-map page is noticed; the owned lpns number
+// the mapped ones counted at save. Any disagreement: the open reads
 // the pages as without tables, and tables_refused() says why.
 #include <algorithm>
 #include <string>
@@ -89,9 +91,12 @@ Status Volume::save_tables(TableWriter& w) {
   if (!vacated_.empty()) return refuse("a rename waits for a commit");
 
   const VolumeLayout& L = hdr_.layout;
-  // Every chunk's lpn owned once, out of the pool and mapped; every other data lpn free.
+  // Every chunk's lpn owned once and out of the pool; every other data lpn in the pool. (That
+  // owned lpns are mapped in the store and free ones are not is the Volume's invariant, checked
+  // by fsck: asking the store here would load every table page of a demand-loaded mapping,
+  // docs/design.md §18, at every checkpoint.)
   std::vector<uint64_t> owned_bits((size_t(L.data_lpns) + 63) / 64, 0);  // (RAM: 1 bit per lpn)
-  uint32_t owned = 0, mapped = 0;
+  uint32_t owned = 0;
   FileId max_id = 0;
   // As a reading open derives it: 1 + the largest slot version or owner generation on flash.
   uint64_t next_version = 1;
@@ -101,22 +106,19 @@ Status Volume::save_tables(TableWriter& w) {
       const uint32_t lpn = f.chunks[c];
       if (lpn == kNoLpn) continue;
       const uint32_t i = lpn - L.data_first;
-      if (i >= L.data_lpns || (owned_bits[i / 64] >> (i % 64) & 1) || pool_.is_free(lpn) ||
-          !store_->is_mapped(lpn))
+      if (i >= L.data_lpns || (owned_bits[i / 64] >> (i % 64) & 1) || pool_.is_free(lpn))
         return refuse("lpn " + std::to_string(lpn) + " of file " + f.meta.name +
-                      " is outside the data area, in two chunks, free, or unmapped");
+                      " is outside the data area, in two chunks, or free");
       owned_bits[i / 64] |= uint64_t(1) << (i % 64);
       owned++;
     }
   for (uint32_t i = 0; i < L.data_lpns; i++) {
     const uint32_t lpn = L.data_first + i;
-    const bool is_mapped = store_->is_mapped(lpn);
-    mapped += is_mapped;
     if (owned_bits[i / 64] >> (i % 64) & 1) continue;
-    if (!pool_.is_free(lpn) || is_mapped)
-      return refuse("lpn " + std::to_string(lpn) + " is in no chunk but " +
-                    (is_mapped ? "mapped in the store" : "not in the free pool"));
+    if (!pool_.is_free(lpn))
+      return refuse("lpn " + std::to_string(lpn) + " is in no chunk but not in the free pool");
   }
+  const uint32_t mapped = owned;  // (the invariant above: the store maps exactly these)
   // The owner pages in RAM against the chunk tables (the others are on flash, as committed).
   for (const OwnerCache::Page& pg : owners_.pages())
     for (uint32_t k = 0; k < pg.entries.size(); k++) {
@@ -310,23 +312,22 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
   next_version_ = std::max(versions_above, gens_above);
   if (next_id_ != next_id_saved || next_version_ != next_version_saved)
     return corrupt("the next file id or version disagrees with the files");
-  // The store against the owner map: every unowned lpn unmapped (then pooled), and as many
-  // mapped lpns as when saved.
-  uint32_t mapped = 0;
+  // Every unowned lpn goes to the pool; as many owned as the saved count of mapped lpns. (The
+  // store is not asked lpn by lpn: with a demand-loaded mapping, docs/design.md §18, that would
+  // read every table page at every mount. The tables come CRC-checked from a checkpoint of
+  // this very store; fsck compares the owner map with the store.)
+  uint32_t owned_n = 0;
   for (uint32_t i = 0; i < L.data_lpns; i++) {
     const uint32_t lpn = L.data_first + i;
-    const bool is_mapped = store_->is_mapped(lpn);
-    mapped += is_mapped;
-    if (owned[i / 64] >> (i % 64) & 1) continue;
-    if (is_mapped)
-      return corrupt("lpn " + std::to_string(lpn) +
-                     " is free in the tables but mapped in the "
-                     "store");
+    if (owned[i / 64] >> (i % 64) & 1) {
+      owned_n++;
+      continue;
+    }
     pool_.put(lpn);
   }
-  if (mapped != mapped_saved)
-    return corrupt(std::to_string(mapped) + " data lpns mapped in the store, " +
-                   std::to_string(mapped_saved) + " when the tables were saved");
+  if (owned_n != mapped_saved)
+    return corrupt(std::to_string(owned_n) + " data lpns owned by files, " +
+                   std::to_string(mapped_saved) + " mapped when the tables were saved");
   return Status::ok();
 }
 
