@@ -587,6 +587,45 @@ TEST_CASE("with summaries, a power cut at any operation of a checkpoint write le
   CHECK(old_kept > 0);
 }
 
+TEST_CASE("a failing page in the current half sends the checkpoint whole to the other half, "
+          "which retires its own failing block; nothing referenced is marked bad",
+          "[area_pager]") {
+  auto chip = formatted_chip();
+  auto rng = pdl::test::seeded_rng(53);
+  std::unique_ptr<PageStore> s;
+  bool from = false;
+  REQUIRE(open_paged(*chip, &s, &from).is_ok());
+  Model model(s->logical_pages());
+  Model m = model;
+  REQUIRE(step(*s, &m, rng, 6).is_ok());
+  model = m;
+  REQUIRE(s->write_checkpoint({}).is_ok());  // full into half 0, its first block
+  s.reset();
+  const LogEntry e1 = newest_entry(*chip);
+  REQUIRE(e1.half == 0);
+  const uint32_t cur = kBlocks - kArea + e1.root_page / kPpb;  // holds the root: referenced
+  const uint32_t other = kBlocks - kArea + kArea / 2;         // half 1's first block
+  REQUIRE(open_paged(*chip, &s, &from).is_ok());
+  REQUIRE(from);
+  chip->fail_block(cur, EmulatedNand::FailOn::kProgram);
+  chip->fail_block(other, EmulatedNand::FailOn::kBoth);
+  m = model;
+  REQUIRE(step(*s, &m, rng, 6).is_ok());
+  model = m;
+  REQUIRE(s->write_checkpoint({}).is_ok());
+  auto& cs = static_cast<CheckpointedStore&>(*s);
+  CHECK(cs.full_checkpoints() == 1);
+  s.reset();
+  CHECK_FALSE(chip->is_bad(cur));  // the old checkpoint's block: left, not retired
+  CHECK(chip->is_bad(other));      // a block of the half being written: retired
+  const LogEntry e2 = newest_entry(*chip);
+  CHECK(e2.half == 1);
+  CHECK(e2.root_page / kPpb > kArea / 2);
+  REQUIRE(open_paged(*chip, &s, &from).is_ok());
+  CHECK(from);
+  CHECK(reads_as(*s, model));
+}
+
 TEST_CASE("a table page that fails to load halts the engine with the error, and the next mount "
           "does not trust its checkpoint",
           "[area_pager]") {
