@@ -282,6 +282,18 @@ TEST_CASE("an area pager round-trips table pages and a root through the chip, wh
   e.gen = 1;
   REQUIRE(read_area(*chip, first, kArea, e, &root, &pages).is_ok());
   CHECK(root == w.data());
+  // An entry naming a place outside its half, or another half, is refused before any read.
+  using Edit = void (*)(LogEntry*);
+  for (Edit bad : std::initializer_list<Edit>{
+           [](LogEntry* x) { x->half = 2; }, [](LogEntry* x) { x->half = 1; },
+           [](LogEntry* x) { x->root_page = kArea * kPpb; },
+           [](LogEntry* x) { x->pages = kArea * kPpb; }, [](LogEntry* x) { x->area_first = 0; },
+           [](LogEntry* x) { x->stream_bytes += 512; }}) {
+    LogEntry x = e;
+    bad(&x);
+    std::vector<uint8_t> got;
+    CHECK(read_area(*chip, first, kArea, x, &got, &pages).code() == Errc::kCorrupt);
+  }
   // A table mounted from it loads its pages on demand; every load is a page read of the chip.
   TableReader r(root, &pager);
   PagedTable<U32Codec> m(5, 1500, 0, 512, 2);
