@@ -1,4 +1,4 @@
-// test_area_pager.cc — table pages in the checkpoint area (docs/design.md §18, format 8): the
+// test_area_pager.cc — table pages in the checkpoint area (docs/design.md §19, format 8): the
 // AreaPager's round trip through the chip (counted by its NAND counters), table pages that do
 // not verify, checkpoints appended to the current half and moved whole to the other when it
 // is full, a power cut at every operation of both kinds of checkpoint writes, a table page
