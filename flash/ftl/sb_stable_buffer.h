@@ -70,6 +70,8 @@ class StableBufferStore final : public StoreBase {
                             TableReader& r, std::unique_ptr<PageStore>* out);
   // The device's tables, then the buffer's; REQUIRES synced (sb_tables.cc).
   Status save_tables(TableWriter& w) const override;
+  // The device's paged tables (if any) saved through w.pager() inside save_tables.
+  void tables_saved(bool durable) override { device_->tables_saved(durable); }
   uint64_t table_bytes() const override;  // the device's and the buffer's
 
   Status write(Lpn lpn, std::span<const uint8_t> page) override;

@@ -121,7 +121,7 @@ Status SbStore::mount_tables(Nand& nand, const StoreParams& p, TableReader& r,
   const uint64_t n = r.u64();
   const std::span<const uint8_t> sub = r.bytes(size_t(std::min<uint64_t>(n, r.remaining() + 1)));
   PDL_TRY(r.status());
-  TableReader dr(sub);
+  TableReader dr(sub, r.pager());  // (the device's paged tables load through it)
   std::unique_ptr<PageStore> device;
   PDL_TRY(mount_device(nand, device_params(p, nand.geometry()), CommitMode::kPerPage, dr,
                        &device));

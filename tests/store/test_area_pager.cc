@@ -674,24 +674,45 @@ TEST_CASE("a table page that fails to load halts the engine with the error, and 
   CHECK(reads_as(*s, model));
 }
 
-TEST_CASE("today's engines checkpoint through the root alone: no table page is written",
+TEST_CASE("every engine checkpoints through the root path: one without paged tables writes no "
+          "table page, and each mounts from its checkpoint",
           "[area_pager]") {
-  auto chip = formatted_chip();
-  std::unique_ptr<PageStore> s;
-  REQUIRE(format_store(*chip, area_params(), &s, CommitMode::kGroup).is_ok());
-  auto rng = pdl::test::seeded_rng(43);
-  Model model(s->logical_pages());
-  for (int i = 0; i < 3; i++) {
-    Model m = model;
-    REQUIRE(step(*s, &m, rng, 20).is_ok());
-    model = m;
-    REQUIRE(s->write_checkpoint({}).is_ok());
-    s.reset();
-    CHECK(table_pages(*chip).empty());
-    MountReport r;
-    REQUIRE(mount_store(*chip, &s, &r, CommitMode::kGroup).is_ok());
-    CHECK(r.from_checkpoint);
-    CHECK(reads_as(*s, model));
+  struct Case {
+    const char* name;
+    Method method;
+    FtlKind ftl;
+    CommitMode mode;
+    bool paged_possible;  // (PDL's tables may be paged)
+  };
+  const Case cases[] = {{"pdl", Method::kPdl, FtlKind::kNone, CommitMode::kGroup, true},
+                        {"ipl", Method::kIpl, FtlKind::kNone, CommitMode::kGroup, false},
+                        {"stablebuffer", Method::kStableBuffer, FtlKind::kPage,
+                         CommitMode::kPerPage, true},
+                        {"bast", Method::kFtl, FtlKind::kBast, CommitMode::kPerPage, false}};
+  for (const Case& c : cases) {
+    INFO(c.name);
+    auto chip = pdl::test::make_ram_nand(chip_geometry());
+    StoreParams p = area_params();
+    p.method = c.method;
+    p.ftl = c.ftl;
+    if (c.method != Method::kPdl) p.max_differential = 0;
+    std::unique_ptr<PageStore> s;
+    REQUIRE(format_store(*chip, p, &s, c.mode).is_ok());
+    auto rng = pdl::test::seeded_rng(43);
+    Model model(s->logical_pages());
+    for (int i = 0; i < 3; i++) {
+      Model m = model;
+      REQUIRE(step(*s, &m, rng, 20).is_ok());
+      model = m;
+      REQUIRE(s->write_checkpoint({}).is_ok());
+      s.reset();
+      if (!c.paged_possible) CHECK(table_pages(*chip).empty());
+      MountReport r;
+      REQUIRE(mount_store(*chip, &s, &r, c.mode).is_ok());
+      INFO(r.scan_reason);
+      CHECK(r.from_checkpoint);
+      CHECK(reads_as(*s, model));
+    }
   }
 }
 
