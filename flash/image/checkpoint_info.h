@@ -23,7 +23,7 @@ struct CheckpointInfo {
   // 1..5, formatted without one — checkpoint=off, an older pdl, a chip too small).
   uint32_t area_blocks = 0;
   uint64_t area_bytes = 0;         // area_blocks' data bytes
-  uint32_t superblock_format = 0;  // as stored on flash (6 with an area)
+  uint32_t superblock_format = 0;  // as stored on flash (6 to 8 with an area; 8 new)
   // The checkpoint log's newest entry as the mount read it (only with an area).
   bool has_entry = false;
   bool entry_is_checkpoint = false;  // else "stale": the chip changed since checkpoint `gen`

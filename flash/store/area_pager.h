@@ -1,5 +1,5 @@
 // area_pager.h — AreaPager: the TablePager (paged_table.h) over the checkpoint area's two
-// halves (superblock format 8, docs/design.md §18, docs/format.md §14): a table page is one
+// halves (superblock format 8, docs/design.md §19, docs/format.md §14): a table page is one
 // area page, and the checkpoint's root stream is appended after the table pages it names.
 //
 // A home is an area page number (counted from the area's first page), in either half. A table

@@ -44,7 +44,7 @@ std::vector<uint8_t> encode_stream(const StreamHeader& h, std::span<const uint8_
 Status decode_stream(std::span<const uint8_t> stream, const StreamHeader& want,
                      std::span<const uint8_t>* engine, std::span<const uint8_t>* client);
 
-// HALVES (superblock format 8, docs/design.md §18): the area's first count / 2 blocks are half
+// HALVES (superblock format 8, docs/design.md §19): the area's first count / 2 blocks are half
 // 0, the others half 1. A checkpoint's root, the table pages it names and the summary pages
 // after it lie in one half; a checkpoint appends to its half (incremental) or, when the half is
 // full, starts the other one afresh (full). Positions in the area ("area pages") count from

@@ -74,7 +74,7 @@ Status CheckpointView::guard() {
     // No room in the log: the checkpoint is made unreadable instead (the block holding its
     // root's first page erased; formats 6 and 7: the area's first good block, where their
     // stream begins). Table pages in that block are lost with it: an engine loading one
-    // halts, and the next mount scans (docs/design.md §18).
+    // halts, and the next mount scans (docs/design.md §19).
     uint32_t b = geo_.blocks;
     const uint32_t end = real_.geometry().blocks;
     if (!erase_only_ && log_.has_entry() && log_.newest().kind == LogKind::kCheckpoint)

@@ -1,6 +1,6 @@
 // checkpointed_store.cc — writing a checkpoint: the engine's table pages and the root (its small
 // tables, the paged tables' directories, the client's section) into a half of the area through
-// the area pager, then the log entry naming them (docs/design.md §18).
+// the area pager, then the log entry naming them (docs/design.md §19).
 #include "flash/store/checkpointed_store.h"
 
 #include "flash/store/checkpoint_area.h"

@@ -57,7 +57,7 @@ class TablePager {
   virtual Status store(uint32_t table, uint32_t index, std::span<const uint8_t> data,
                        uint32_t* home) = 0;
   // This save must rewrite every homed page, not only the dirty ones (the pager is moving
-  // the checkpoint to fresh space; docs/design.md §18).
+  // the checkpoint to fresh space; docs/design.md §19).
   virtual bool relocate_all() const = 0;
 };
 

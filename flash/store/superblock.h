@@ -21,7 +21,7 @@
 // the blocks changed since (docs/design.md §17): a pdl that knows only 6 would mount from the
 // checkpoint and miss those changes, so it must refuse 7 (it does: "made by a newer pdl").
 // 8 — 7 whose area is split into two halves holding table pages and a root (docs/design.md
-// §18; log entries of format 2): a pdl that knows only 7 would misread the log and the area,
+// §19; log entries of format 2): a pdl that knows only 7 would misread the log and the area,
 // so it refuses 8 ("made by a newer pdl"). This pdl mounts 6 and 7 by scan (their checkpoint
 // ignored) and writes no checkpoint there.
 #pragma once

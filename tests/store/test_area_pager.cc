@@ -1,4 +1,4 @@
-// test_area_pager.cc — table pages in the checkpoint area (docs/design.md §18, format 8): the
+// test_area_pager.cc — table pages in the checkpoint area (docs/design.md §19, format 8): the
 // AreaPager's round trip through the chip (counted by its NAND counters), table pages that do
 // not verify, checkpoints appended to the current half and moved whole to the other when it
 // is full, a power cut at every operation of both kinds of checkpoint writes, a table page
@@ -282,6 +282,18 @@ TEST_CASE("an area pager round-trips table pages and a root through the chip, wh
   e.gen = 1;
   REQUIRE(read_area(*chip, first, kArea, e, &root, &pages).is_ok());
   CHECK(root == w.data());
+  // An entry naming a place outside its half, or another half, is refused before any read.
+  using Edit = void (*)(LogEntry*);
+  for (Edit bad : std::initializer_list<Edit>{
+           [](LogEntry* x) { x->half = 2; }, [](LogEntry* x) { x->half = 1; },
+           [](LogEntry* x) { x->root_page = kArea * kPpb; },
+           [](LogEntry* x) { x->pages = kArea * kPpb; }, [](LogEntry* x) { x->area_first = 0; },
+           [](LogEntry* x) { x->stream_bytes += 512; }}) {
+    LogEntry x = e;
+    bad(&x);
+    std::vector<uint8_t> got;
+    CHECK(read_area(*chip, first, kArea, x, &got, &pages).code() == Errc::kCorrupt);
+  }
   // A table mounted from it loads its pages on demand; every load is a page read of the chip.
   TableReader r(root, &pager);
   PagedTable<U32Codec> m(5, 1500, 0, 512, 2);
@@ -587,6 +599,45 @@ TEST_CASE("with summaries, a power cut at any operation of a checkpoint write le
   CHECK(old_kept > 0);
 }
 
+TEST_CASE("a failing page in the current half sends the checkpoint whole to the other half, "
+          "which retires its own failing block; nothing referenced is marked bad",
+          "[area_pager]") {
+  auto chip = formatted_chip();
+  auto rng = pdl::test::seeded_rng(53);
+  std::unique_ptr<PageStore> s;
+  bool from = false;
+  REQUIRE(open_paged(*chip, &s, &from).is_ok());
+  Model model(s->logical_pages());
+  Model m = model;
+  REQUIRE(step(*s, &m, rng, 6).is_ok());
+  model = m;
+  REQUIRE(s->write_checkpoint({}).is_ok());  // full into half 0, its first block
+  s.reset();
+  const LogEntry e1 = newest_entry(*chip);
+  REQUIRE(e1.half == 0);
+  const uint32_t cur = kBlocks - kArea + e1.root_page / kPpb;  // holds the root: referenced
+  const uint32_t other = kBlocks - kArea + kArea / 2;         // half 1's first block
+  REQUIRE(open_paged(*chip, &s, &from).is_ok());
+  REQUIRE(from);
+  chip->fail_block(cur, EmulatedNand::FailOn::kProgram);
+  chip->fail_block(other, EmulatedNand::FailOn::kBoth);
+  m = model;
+  REQUIRE(step(*s, &m, rng, 6).is_ok());
+  model = m;
+  REQUIRE(s->write_checkpoint({}).is_ok());
+  auto& cs = static_cast<CheckpointedStore&>(*s);
+  CHECK(cs.full_checkpoints() == 1);
+  s.reset();
+  CHECK_FALSE(chip->is_bad(cur));  // the old checkpoint's block: left, not retired
+  CHECK(chip->is_bad(other));      // a block of the half being written: retired
+  const LogEntry e2 = newest_entry(*chip);
+  CHECK(e2.half == 1);
+  CHECK(e2.root_page / kPpb > kArea / 2);
+  REQUIRE(open_paged(*chip, &s, &from).is_ok());
+  CHECK(from);
+  CHECK(reads_as(*s, model));
+}
+
 TEST_CASE("a table page that fails to load halts the engine with the error, and the next mount "
           "does not trust its checkpoint",
           "[area_pager]") {
@@ -623,24 +674,45 @@ TEST_CASE("a table page that fails to load halts the engine with the error, and 
   CHECK(reads_as(*s, model));
 }
 
-TEST_CASE("today's engines checkpoint through the root alone: no table page is written",
+TEST_CASE("every engine checkpoints through the root path: one without paged tables writes no "
+          "table page, and each mounts from its checkpoint",
           "[area_pager]") {
-  auto chip = formatted_chip();
-  std::unique_ptr<PageStore> s;
-  REQUIRE(format_store(*chip, area_params(), &s, CommitMode::kGroup).is_ok());
-  auto rng = pdl::test::seeded_rng(43);
-  Model model(s->logical_pages());
-  for (int i = 0; i < 3; i++) {
-    Model m = model;
-    REQUIRE(step(*s, &m, rng, 20).is_ok());
-    model = m;
-    REQUIRE(s->write_checkpoint({}).is_ok());
-    s.reset();
-    CHECK(table_pages(*chip).empty());
-    MountReport r;
-    REQUIRE(mount_store(*chip, &s, &r, CommitMode::kGroup).is_ok());
-    CHECK(r.from_checkpoint);
-    CHECK(reads_as(*s, model));
+  struct Case {
+    const char* name;
+    Method method;
+    FtlKind ftl;
+    CommitMode mode;
+    bool paged_possible;  // (PDL's tables may be paged)
+  };
+  const Case cases[] = {{"pdl", Method::kPdl, FtlKind::kNone, CommitMode::kGroup, true},
+                        {"ipl", Method::kIpl, FtlKind::kNone, CommitMode::kGroup, false},
+                        {"stablebuffer", Method::kStableBuffer, FtlKind::kPage,
+                         CommitMode::kPerPage, true},
+                        {"bast", Method::kFtl, FtlKind::kBast, CommitMode::kPerPage, false}};
+  for (const Case& c : cases) {
+    INFO(c.name);
+    auto chip = pdl::test::make_ram_nand(chip_geometry());
+    StoreParams p = area_params();
+    p.method = c.method;
+    p.ftl = c.ftl;
+    if (c.method != Method::kPdl) p.max_differential = 0;
+    std::unique_ptr<PageStore> s;
+    REQUIRE(format_store(*chip, p, &s, c.mode).is_ok());
+    auto rng = pdl::test::seeded_rng(43);
+    Model model(s->logical_pages());
+    for (int i = 0; i < 3; i++) {
+      Model m = model;
+      REQUIRE(step(*s, &m, rng, 20).is_ok());
+      model = m;
+      REQUIRE(s->write_checkpoint({}).is_ok());
+      s.reset();
+      if (!c.paged_possible) CHECK(table_pages(*chip).empty());
+      MountReport r;
+      REQUIRE(mount_store(*chip, &s, &r, c.mode).is_ok());
+      INFO(r.scan_reason);
+      CHECK(r.from_checkpoint);
+      CHECK(reads_as(*s, model));
+    }
   }
 }
 
