@@ -363,6 +363,7 @@ Status Fleet::count_checkpoints(std::vector<Measurement>* ms) {
     auto* cs = dynamic_cast<CheckpointedStore*>(&m.image->volume->store());
     if (!cs) continue;
     const NandCounters c0 = m.image->nand->counters();
+    const uint64_t t0 = cs->pager().stores();  // (table pages programmed: demand-loaded tables)
     if (const Status st = cs->write_checkpoint({}); st.is(Errc::kUnsupported)) {
       f.none = std::string(st.message());  // (a per-page store that programmed: its close writes none)
       continue;
@@ -370,11 +371,12 @@ Status Fleet::count_checkpoints(std::vector<Measurement>* ms) {
       PDL_TRY(st);
     }
     const NandCounters c1 = m.image->nand->counters();
-    f.periodic_pages = cs->log().newest().pages;
+    const uint64_t t1 = cs->pager().stores();
+    f.periodic_pages = cs->log().newest().pages + (t1 - t0);  // root + table pages
     if (with_client) PDL_TRY(cs->write_checkpoint(client.data()));
     f.periodic_one = c1 - c0;
     f.close_one = m.image->nand->counters() - c1;
-    f.close_pages = cs->log().newest().pages;
+    f.close_pages = cs->log().newest().pages + (cs->pager().stores() - t1);
     f.measured = true;
   }
   return Status::ok();

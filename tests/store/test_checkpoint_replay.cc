@@ -230,7 +230,9 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
     CHECK(replays > 0);
     CHECK(periodic_seen > 0);
     CHECK(incr_seen > 0);  // cuts landed inside both kinds of checkpoint writes
-    CHECK(full_seen > 0);
+    // (IPL's and IPU's checkpoints are small roots: their half never fills in this workload,
+    // the paged tables' engines fill it.)
+    if (c.method != Method::kIpl && c.method != Method::kIpu) CHECK(full_seen > 0);
   }
   if (stride == 1) CHECK(in_clean > 0);
   CHECK(mounts_cut > 0);
