@@ -263,14 +263,9 @@ Status Volume::check_locked() {
     if (seen[i]) continue;
     Owner o;
     PDL_TRY(get_owner(L.data_first + i, &o));
-    const uint32_t lpn = L.data_first + i;
-    const bool releasing =
-        std::find(pending_free_.begin(), pending_free_.end(), lpn) != pending_free_.end();
-    if (o.id != 0 && !releasing)
-      return corrupt("lpn " + std::to_string(lpn) + " owned by a missing file");
-    // (What a checkpoint mount takes on trust, volume_tables.cc: no file's lpn, no store page.)
-    if (o.id == 0 && !releasing && store_->is_mapped(lpn))
-      return corrupt("lpn " + std::to_string(lpn) + " is owned by no file but mapped in the store");
+    if (o.id != 0 && std::find(pending_free_.begin(), pending_free_.end(), L.data_first + i) ==
+                         pending_free_.end())
+      return corrupt("lpn " + std::to_string(L.data_first + i) + " owned by a missing file");
   }
   for (uint32_t l = 0; l < L.data_first; l++) {
     Status st = store_->read(l, scratch_);

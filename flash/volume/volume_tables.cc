@@ -21,10 +21,9 @@
 //     live (its file's chunk names the lpn), so a reading open finds nothing dead — checked
 //     for the owner pages in the cache (RAM only: the rest are not read to save);
 //   * every lpn of a chunk table is out of the pool, no lpn in two chunks; every other data
-//     lpn in the pool. That the store maps exactly the owned lpns is the Volume's invariant
-//     (a reading open would trim a mapped unowned one); it is not re-asked of the store lpn
-//     by lpn at save or restore — with a demand-loaded mapping (docs/design.md §18) that
-//     reads every table page — but by check() (`pdl fsck`).
+//     lpn in the pool. That the store maps the owned lpns and not the others is not re-asked
+//     of the store lpn by lpn at save or restore: with a demand-loaded mapping
+//     (docs/design.md §18) that reads every table page (fsck reads every owned page).
 // repair_tails is not run at restore: it zeroes bytes past a file's size that only a cut
 // between a chunk and its size can leave; every mount repairs them, and no write of a session
 // leaves any (zero_tail), so at the clean unmount that saved the tables there are none.
@@ -35,7 +34,8 @@
 // refuses a checkpoint the chip changed since): the layout and main name echo the header; the
 // locations of the metadata pages in the store (PageStore::locate, RAM only) hash to what they
 // were at save, so a rewritten directory or owner-map page is noticed; the owned lpns number
-// the mapped ones counted at save. Any disagreement: the open reads
+// the mapped ones counted at save, and the lowest free lpns (the ones a file grown since would
+// have taken) are unmapped in the store. Any disagreement: the open reads
 // the pages as without tables, and tables_refused() says why.
 #include <algorithm>
 #include <string>
@@ -46,6 +46,8 @@
 namespace pdl {
 
 namespace {
+
+constexpr uint32_t kStaleProbe = 64;  // lowest free lpns load_tables asks the store about
 constexpr uint32_t kTablesVersion = 2;
 }  // namespace
 
@@ -91,10 +93,9 @@ Status Volume::save_tables(TableWriter& w) {
   if (!vacated_.empty()) return refuse("a rename waits for a commit");
 
   const VolumeLayout& L = hdr_.layout;
-  // Every chunk's lpn owned once and out of the pool; every other data lpn in the pool. (That
-  // owned lpns are mapped in the store and free ones are not is the Volume's invariant, checked
-  // by fsck: asking the store here would load every table page of a demand-loaded mapping,
-  // docs/design.md §18, at every checkpoint.)
+  // Every chunk's lpn owned once and out of the pool; every other data lpn in the pool. (The
+  // store is not asked whether each is mapped: that would load every table page of a
+  // demand-loaded mapping, docs/design.md §18, at every checkpoint.)
   std::vector<uint64_t> owned_bits((size_t(L.data_lpns) + 63) / 64, 0);  // (RAM: 1 bit per lpn)
   uint32_t owned = 0;
   FileId max_id = 0;
@@ -315,7 +316,7 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
   // Every unowned lpn goes to the pool; as many owned as the saved count of mapped lpns. (The
   // store is not asked lpn by lpn: with a demand-loaded mapping, docs/design.md §18, that would
   // read every table page at every mount. The tables come CRC-checked from a checkpoint of
-  // this very store; fsck compares the owner map with the store.)
+  // this very store, and the probe below catches tables older than the store.)
   uint32_t owned_n = 0;
   for (uint32_t i = 0; i < L.data_lpns; i++) {
     const uint32_t lpn = L.data_first + i;
@@ -328,6 +329,18 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
   if (owned_n != mapped_saved)
     return corrupt(std::to_string(owned_n) + " data lpns owned by files, " +
                    std::to_string(mapped_saved) + " mapped when the tables were saved");
+  // Tables older than the store: a file grown since took the lowest free lpns (the pool hands
+  // those out first), so the lowest few free ones must still be unmapped — a bounded probe of
+  // one or two table pages, where asking every lpn would read them all.
+  uint32_t probed = 0;
+  for (uint32_t i = 0; i < L.data_lpns && probed < kStaleProbe; i++) {
+    const uint32_t lpn = L.data_first + i;
+    if (owned[i / 64] >> (i % 64) & 1) continue;
+    probed++;
+    if (store_->is_mapped(lpn))
+      return corrupt("lpn " + std::to_string(lpn) +
+                     " is free in the tables but mapped in the store (tables older than it)");
+  }
   return Status::ok();
 }
 
