@@ -25,6 +25,7 @@
 #include "flash/store/checkpointed_store.h"
 #include "flash/store/paged_table.h"
 #include "flash/store/superblock.h"
+#include "tests/support/forwarding_store.h"
 #include "tests/support/test_util.h"
 
 using namespace pdl;
@@ -50,10 +51,12 @@ StoreParams area_params() {
 
 uint32_t crc_entry(std::span<const uint8_t> p) { return crc32c(p.data(), p.size()) | 1u; }
 
-class PagedEngine final : public PageStore {
+class PagedEngine final : public pdl::test::ForwardingStore {
  public:
   explicit PagedEngine(std::unique_ptr<PageStore> s)
-      : s_(std::move(s)), t_(9, uint64_t(s_->logical_pages()) * kSpread, 0, 512, 3) {}
+      : ForwardingStore(std::move(s)),
+        s_(&inner()),
+        t_(9, uint64_t(s_->logical_pages()) * kSpread, 0, 512, 3) {}
   // The table from the store's contents (after a scan): every page dirty.
   void rebuild() {
     Page buf(s_->page_size());
@@ -97,30 +100,10 @@ class PagedEngine final : public PageStore {
     t_.set(uint64_t(l) * kSpread, 0);
     return t_.status();
   }
-  Status sync() override { return s_->sync(); }
-  Status set_commit_mode(CommitMode m) override { return s_->set_commit_mode(m); }
-  bool atomic() const override { return s_->atomic(); }
-  bool dirty() const override { return s_->dirty(); }
-  Status abort() override { return s_->abort(); }
   Status halted() const override { return halted_.is_ok() ? s_->halted() : halted_; }
-  bool is_mapped(Lpn l) const override { return s_->is_mapped(l); }
-  uint32_t page_size() const override { return s_->page_size(); }
-  uint32_t logical_pages() const override { return s_->logical_pages(); }
-  const StoreParams& params() const override { return s_->params(); }
-  const StoreStats& stats() const override { return s_->stats(); }
-  const CostBreakdown& costs() const override { return s_->costs(); }
-  void set_classifier(LpnClassifier c) override { s_->set_classifier(std::move(c)); }
-  void reset_stats() override { s_->reset_stats(); }
-  Status peek(Lpn l, std::span<uint8_t> p) override { return s_->peek(l, p); }
-  Nand& nand() override { return s_->nand(); }
-  uint32_t free_blocks() const override { return s_->free_blocks(); }
-  size_t mapping_bytes_per_lpn() const override { return s_->mapping_bytes_per_lpn(); }
-  Status check() const override { return s_->check(); }
-  LpnLocation locate(Lpn l) const override { return s_->locate(l); }
-  BlockInfo block_info(uint32_t b) const override { return s_->block_info(b); }
 
  private:
-  std::unique_ptr<PageStore> s_;
+  PageStore* s_;  // the forwarded store (ForwardingStore owns it)
   PagedTable<U32Codec> t_;
   Status halted_ = Status::ok();
 };
