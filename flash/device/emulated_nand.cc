@@ -117,8 +117,7 @@ using detail::program_bits;
 EmulatedNand::EmulatedNand(const Geometry& g, std::unique_ptr<NandMedia> media)
     : geo_(g),
       media_(std::move(media)),
-      nop_used_(size_t(g.total_pages()), 0),
-      known_erased_(size_t(g.total_pages()), 0),
+      pages_(g.blocks, g.pages_per_block, false),
       raw_scratch_(g.raw_page()),
       faults_(g.blocks) {}
 
@@ -131,7 +130,7 @@ Status EmulatedNand::create_ram(const Geometry& g0, std::unique_ptr<EmulatedNand
   PDL_TRY(detail::create_ram_media(uint64_t(g.pages_per_block) * g.raw_page(), g.blocks,
                                    g.pages_per_block, &m));
   out->reset(new EmulatedNand(g, std::move(m)));
-  std::fill((*out)->known_erased_.begin(), (*out)->known_erased_.end(), 1);
+  (*out)->pages_ = detail::PageStates(g.blocks, g.pages_per_block, true);  // created erased
   if (g.nvm_bytes) (*out)->nvm_ = detail::create_ram_nvm(g.nvm_bytes);
   return Status::ok();
 }
@@ -186,7 +185,7 @@ Status EmulatedNand::create_file(const std::string& path, const Geometry& g0,
   std::unique_ptr<NandMedia> m;
   PDL_TRY(detail::open_file_media(fd, path, l, std::vector<uint32_t>(g.blocks, 0), false, &m));
   out->reset(new EmulatedNand(g, std::move(m)));
-  std::fill((*out)->known_erased_.begin(), (*out)->known_erased_.end(), 1);
+  (*out)->pages_ = detail::PageStates(g.blocks, g.pages_per_block, true);  // created erased
   (*out)->host_path_ = path;
   (*out)->nvm_ = std::move(nvm);
   return Status::ok();
@@ -339,7 +338,7 @@ Status EmulatedNand::mark_bad(uint32_t block) {
   const uint8_t marked = 0xFF;  // stored inverted: flash byte 0x00
   const Ppa first = block * geo_.pages_per_block;
   PDL_TRY(media_->write(uint64_t(first) * geo_.raw_page() + geo_.page_data, &marked, 1));
-  known_erased_[first] = 0;
+  pages_.not_erased(first);
   faults_.fail_block(block);
   return Status::ok();
 }
@@ -354,7 +353,7 @@ Status EmulatedNand::flip_stored_bit(Ppa ppa, uint32_t byte, uint32_t bit) {
   PDL_TRY(media_->read(off, &v, 1));
   v ^= uint8_t(1u << bit);
   PDL_TRY(media_->write(off, &v, 1));
-  known_erased_[ppa] = 0;
+  pages_.not_erased(ppa);
   return Status::ok();
 }
 
@@ -431,7 +430,7 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
     return Status::error(Errc::kInvalidArgument, "program of nothing");
   if (data_off + data.size() > geo_.page_data || spare_off + spare.size() > geo_.page_spare)
     return Status::error(Errc::kNandRule, "program beyond the page at " + std::to_string(ppa));
-  if (nop_used_[ppa] >= geo_.partial_programs)
+  if (pages_.programs(ppa) >= geo_.partial_programs)
     return Status::error(Errc::kNandRule, "page " + std::to_string(ppa) + " exceeded NOP (" +
                                               std::to_string(geo_.partial_programs) + " programs)");
   if (!faults_.frozen() && faults_.io_error_now())
@@ -450,10 +449,10 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
   const uint32_t hi = spare.empty() ? uint32_t(data_off + data.size())
                                     : uint32_t(parts[1].rel + spare.size());
   auto media_io = [&](bool wr) -> Status {
-    return wr ? media_->write(off + lo, raw + lo, hi - lo, known_erased_[ppa] != 0)
+    return wr ? media_->write(off + lo, raw + lo, hi - lo, pages_.erased(ppa))
               : media_->read(off + lo, raw + lo, hi - lo);
   };
-  const bool erased = known_erased_[ppa] != 0;
+  const bool erased = pages_.erased(ppa);
   if (erased) {  // erased by this process and not programmed since: stored zeros
     std::memset(raw + lo, 0, hi - lo);
   } else {
@@ -480,7 +479,7 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
       }
     }
     (void)media_io(true);
-    known_erased_[ppa] = 0;
+    pages_.not_erased(ppa);
   };
   if (!faults_.frozen() && faults_.host_full().fails_now())
     return host_full(host_path_, "injected: " + std::string(std::strerror(ENOSPC)));
@@ -495,7 +494,7 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
   const bool marker_only = data.empty() && spare_off == 0 && spare.size() == 1;
   if (!marker_only && faults_.block_fails(block, true)) {
     apply_part(Tear::kRandomBits, faults_.fail_rng());
-    nop_used_[ppa]++;
+    pages_.programmed(ppa);
     ctr_.program_failures++;
     return Status::error(Errc::kBadBlock, "program of page " + std::to_string(ppa) +
                                               " failed (bad block " + std::to_string(block) + ")");
@@ -505,8 +504,7 @@ Status EmulatedNand::program(Ppa ppa, std::span<const uint8_t> data,
     else program_bits(raw + p.rel, p.src.data(), p.src.size());
   }
   PDL_TRY(media_io(true));
-  known_erased_[ppa] = 0;
-  nop_used_[ppa]++;
+  pages_.programmed(ppa);
   count_program(data.size() + spare.size(), geo_.program_us);
   return Status::ok();
 }
@@ -529,10 +527,7 @@ Status EmulatedNand::erase(uint32_t block) {
     for (uint64_t p = 0; p < ppb; p++) pages[p] = rng() & 1;
     if (!media_->erase(block, pages, count).is_ok()) return;  // (the host refused: none)
     for (uint64_t p = 0; p < ppb; p++)
-      if (pages[p]) {
-        nop_used_[block * ppb + p] = 0;
-        known_erased_[block * ppb + p] = 1;
-      }
+      if (pages[p]) pages_.page_erased(block, uint32_t(p));
   };
   bool tear = false;
   if (!admit_mutation(&tear)) {
@@ -548,12 +543,9 @@ Status EmulatedNand::erase(uint32_t block) {
   }
   // The count first (the media's rule): if the host cannot store it, the block is left as it
   // was. An erased block is all zeros already.
-  const auto first = known_erased_.begin() + std::ptrdiff_t(block * ppb);
-  if (!std::all_of(first, first + std::ptrdiff_t(ppb), [](uint8_t k) { return k != 0; }))
-    std::fill(pages.begin(), pages.end(), 1);
+  if (!pages_.all_erased(block)) std::fill(pages.begin(), pages.end(), 1);
   PDL_TRY(media_->erase(block, pages, count + 1));
-  std::fill_n(nop_used_.begin() + std::ptrdiff_t(block * ppb), ppb, 0);
-  std::fill_n(known_erased_.begin() + std::ptrdiff_t(block * ppb), ppb, 1);
+  pages_.block_erased(block);
   faults_.erased(block);  // rewritten cells hold their charge again
   count_erase(geo_.erase_us);
   return Status::ok();
@@ -570,8 +562,7 @@ std::unique_ptr<EmulatedNand> EmulatedNand::clone() const {
       (void)c->media_->write(b * bsz, buf.data(), bsz);
     (void)c->media_->erase(b, {}, media_->erase_count(b));
   }
-  c->nop_used_ = nop_used_;
-  c->known_erased_ = known_erased_;
+  c->pages_ = pages_;
   if (nvm_) {
     std::vector<uint8_t> bytes(size_t(geo_.nvm_bytes));
     if (!nvm_->read(0, bytes).is_ok() || !c->nvm_->write(0, bytes).is_ok()) return nullptr;

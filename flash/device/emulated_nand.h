@@ -74,6 +74,7 @@
 
 #include "flash/device/counting_nand.h"
 #include "flash/device/fault_injector.h"
+#include "flash/device/page_states.h"
 
 namespace pdl {
 
@@ -199,10 +200,10 @@ class EmulatedNand final : public CountingNand {
   Geometry geo_;
   std::unique_ptr<detail::NandMedia> media_;
   std::unique_ptr<detail::NvmMedia> nvm_;  // null when geo_.nvm_bytes == 0
-  std::vector<uint8_t> nop_used_;  // programs per page since its block's last erase
-  // Pages this process erased (or created erased) and has not programmed since: a program
-  // need not read them first. Unknown (0) after an image is reopened.
-  std::vector<uint8_t> known_erased_;
+  // Programs per page since its block's erase, and pages this process erased (or created
+  // erased) and has not programmed since — a program need not read them first; unknown after
+  // an image is reopened. Per touched block only (page_states.h).
+  detail::PageStates pages_;
   std::vector<uint8_t> raw_scratch_;  // one raw page (data + spare) during a program or read
   bool read_only_ = false;
   static void clear_interrupted();

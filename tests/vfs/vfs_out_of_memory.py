@@ -5,10 +5,11 @@
 
 The stock sqlite3 shell loads pdl.so under an address-space limit (prlimit --as) too small for
 the RAM a big chip needs at open, which makes the allocation fail deterministically:
-1. creating a 64 GiB image (its per-block tables and the emulator's per-page state: the mapping
-   itself is demand-loaded since superblock format 8, so an 8 GiB chip now opens in the
-   limit): the open fails with SQLite's "out of memory" and the VFS names the
-   method on stderr; sqlite3 exits normally (not by a signal), and no file is left behind;
+1. creating a 256 GiB image, the largest chip (its per-block tables: the mapping itself is
+   demand-loaded since superblock format 8 and the emulator keeps state only for blocks it
+   touched, so a 64 GiB chip now opens in the limit): the open fails with SQLite's "out of
+   memory" and the VFS names the method on stderr; sqlite3 exits normally (not by a signal),
+   and no file is left behind;
 2. an existing image the limit cannot open: the same error, and the image is left byte for
    byte as it was (a failed open removes only an image it created itself).
 Plain builds only (a sanitizer's shadow memory needs more address space than the limit).
@@ -19,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-LIMIT = str(100_000_000)  # bytes of address space: a 16 MiB chip opens, a 64 GiB one cannot
+LIMIT = str(100_000_000)  # bytes of address space: a 16 MiB chip opens, a 256 GiB one cannot
 
 
 def shell(sqlite3, so, uri, limit=True):
@@ -44,7 +45,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         img = os.path.join(d, "big.db")
         # 1. A create that runs out of memory leaves nothing behind.
-        p = shell(sqlite3, so, f"file:{img}?vfs=pdl&size=64G")
+        p = shell(sqlite3, so, f"file:{img}?vfs=pdl&size=256G")
         if p.returncode < 0:
             errors.append(f"create: sqlite3 killed by signal {-p.returncode}: {p.stderr[-500:]}")
         if "out of memory" not in p.stderr or "pdl: xOpen: out of memory" not in p.stderr:
@@ -59,9 +60,9 @@ def main():
         if p.returncode != 0 or p.stderr or not os.path.exists(small):
             errors.append(f"16M under the limit: exit {p.returncode}: {p.stderr[-500:]}")
         # 2. An existing image the limit cannot open is left as it was.
-        p = shell(sqlite3, so, f"file:{img}?vfs=pdl&size=64G", limit=False)
+        p = shell(sqlite3, so, f"file:{img}?vfs=pdl&size=256G", limit=False)
         if p.returncode != 0 or not os.path.exists(img):
-            errors.append(f"creating the 64G image without a limit: {p.stderr[-500:]}")
+            errors.append(f"creating the 256G image without a limit: {p.stderr[-500:]}")
         else:
             before = digest(img)
             p = shell(sqlite3, so, f"file:{img}?vfs=pdl")
