@@ -89,8 +89,9 @@ def table(data):
                    "acknowledged value (or, after a cut, one written after the last sync).")
     for r in sampled:
         out.append(f"{chip(r)}, {r['state']}: {fmt(r['verified_pages'])} pages read after the "
-                   f"mount — {fmt(r['verify_sample'])} of its {fmt(r['written_lpns'])} written "
-                   "pages drawn at random plus every page written after the last sync "
+                   f"mount — {fmt(r['verify_sample'])} random draws (with repeats) among its "
+                   f"{fmt(r['written_lpns'])} written pages plus every page written after the "
+                   "last sync "
                    "(`--mount-verify`; the image is larger than this host's page cache, so every "
                    "page read is a random read of its disk), each its acknowledged value; every "
                    "unwritten page checked unmapped.")
