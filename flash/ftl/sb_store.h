@@ -57,6 +57,9 @@ class SbStore {
   static Status replay(Nand& nand, const StoreParams& p, TableReader& r,
                        const std::vector<uint32_t>& declared, DeviceReplayer replay_device,
                        std::unique_ptr<PageStore>* out, MountReport* report);
+
+ private:
+  static TableReader device_section(TableReader& r);  // sb_tables.cc
 };
 
 }  // namespace pdl

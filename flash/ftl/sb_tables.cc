@@ -115,13 +115,18 @@ Status StableBufferStore::from_tables(std::unique_ptr<PageStore> device, const S
   return Status::ok();
 }
 
-Status SbStore::mount_tables(Nand& nand, const StoreParams& p, TableReader& r,
-                             TablesMounter mount_device, std::unique_ptr<PageStore>* out) {
+// The device's nested section (tag SBDV, u64 length, its bytes) as a reader of its own, with
+// the pager of `r` (the device's paged tables load through it); an error stays in r.status().
+TableReader SbStore::device_section(TableReader& r) {
   r.tag("SBDV");
   const uint64_t n = r.u64();
-  const std::span<const uint8_t> sub = r.bytes(size_t(std::min<uint64_t>(n, r.remaining() + 1)));
+  return TableReader(r.bytes(size_t(std::min<uint64_t>(n, r.remaining() + 1))), r.pager());
+}
+
+Status SbStore::mount_tables(Nand& nand, const StoreParams& p, TableReader& r,
+                             TablesMounter mount_device, std::unique_ptr<PageStore>* out) {
+  TableReader dr = device_section(r);
   PDL_TRY(r.status());
-  TableReader dr(sub, r.pager());
   std::unique_ptr<PageStore> device;
   PDL_TRY(mount_device(nand, device_params(p, nand.geometry()), CommitMode::kPerPage, dr,
                        &device));
@@ -132,11 +137,8 @@ Status SbStore::mount_tables(Nand& nand, const StoreParams& p, TableReader& r,
 Status SbStore::replay(Nand& nand, const StoreParams& p, TableReader& r,
                        const std::vector<uint32_t>& declared, DeviceReplayer replay_device,
                        std::unique_ptr<PageStore>* out, MountReport* report) {
-  r.tag("SBDV");
-  const uint64_t n = r.u64();
-  const std::span<const uint8_t> sub = r.bytes(size_t(std::min<uint64_t>(n, r.remaining() + 1)));
+  TableReader dr = device_section(r);
   PDL_TRY(r.status());
-  TableReader dr(sub, r.pager());
   std::unique_ptr<PageStore> device;
   PDL_TRY(replay_device(nand, device_params(p, nand.geometry()), CommitMode::kPerPage, dr,
                         declared, &device, report));

@@ -134,6 +134,17 @@ int32_t PagedTableBase::fetch(uint32_t p) const {
   return s;
 }
 
+Status PagedTableBase::page_image(uint32_t p) const {
+  std::fill(scratch_.begin(), scratch_.end(), 0);
+  if (const int32_t s = slot_of_[p]; s >= 0) {
+    encode_slot(s, scratch_.data());
+    return Status::ok();
+  }
+  PDL_TRY(pager_->load(home_[p], table_, p, scratch_));
+  loads_++;
+  return Status::ok();
+}
+
 Status PagedTableBase::save(TableWriter& w) const {
   PDL_TRY(st_);
   TablePager* pager = w.pager();
@@ -152,13 +163,7 @@ Status PagedTableBase::save(TableWriter& w) const {
         w.u8(kPageFill);
         continue;
       }
-      std::fill(scratch_.begin(), scratch_.end(), 0);
-      if (s >= 0) {
-        encode_slot(s, scratch_.data());
-      } else {
-        PDL_TRY(pager_->load(home_[p], table_, p, scratch_));
-        loads_++;
-      }
+      PDL_TRY(page_image(p));
       w.u8(kPageData);
       w.bytes(std::span(scratch_).first(size_t(per_page_) * entry_bytes_));
     }
@@ -172,13 +177,7 @@ Status PagedTableBase::save(TableWriter& w) const {
     const int32_t s = slot_of_[p];
     const bool dirty = s >= 0 && slots_[size_t(s)].dirty;
     if (!dirty && !(home_[p] != kNoHome && pager->relocate_all())) continue;
-    std::fill(scratch_.begin(), scratch_.end(), 0);
-    if (s >= 0) {
-      encode_slot(s, scratch_.data());
-    } else {
-      PDL_TRY(pager_->load(home_[p], table_, p, scratch_));
-      loads_++;
-    }
+    PDL_TRY(page_image(p));
     PDL_TRY(pager->store(table_, p, scratch_, &pending_home_[p]));
     saved_pages_++;
   }

@@ -122,6 +122,8 @@ class PagedTableBase {
   // (status() set).
   int32_t fetch(uint32_t p) const;
   void touch(int32_t s) const;       // most recently used
+  // Page p's bytes into scratch_: its resident entries encoded, else read from its home.
+  Status page_image(uint32_t p) const;
   void make_dirty(int32_t s);
   // Derived: slot storage.
   virtual void alloc_slot(int32_t s) const = 0;        // storage for slot s exists
