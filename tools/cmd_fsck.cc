@@ -414,12 +414,18 @@ int run_fsck(const Command& cmd, const Args& a) {
     Nand& nand = *img->nand;
     const MountReport& m = img->mount;
     rep.ok("image file", nand.geometry().describe());
+    // (A mount from a checkpoint, replay included, counts no live lpns: it walked none.)
+    const std::string counts =
+        m.from_checkpoint ? strf("%llu free blocks", (unsigned long long)m.free_blocks)
+                          : strf("%llu live lpns, %llu valid differential pages, %llu free blocks",
+                                 (unsigned long long)m.live_lpns,
+                                 (unsigned long long)m.valid_diff_pages,
+                                 (unsigned long long)m.free_blocks);
     const std::string scan =
-        strf("%llu pages scanned, %llu torn, %llu spare headers repaired (one or two flipped bits); "
-             "%llu live lpns, %llu valid differential pages, %llu free blocks",
+        strf("%llu pages scanned, %llu torn, %llu spare headers repaired (one or two flipped bits); ",
              (unsigned long long)m.pages_scanned, (unsigned long long)m.torn_pages,
-             (unsigned long long)m.spare_repairs, (unsigned long long)m.live_lpns,
-             (unsigned long long)m.valid_diff_pages, (unsigned long long)m.free_blocks);
+             (unsigned long long)m.spare_repairs) +
+        counts;
     if (m.damaged_pages == 0)
       rep.ok("mount", scan);
     else

@@ -188,6 +188,11 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
   }
   if (m.from_checkpoint && m.pages_scanned == 0)  // (the scan's counts were not taken)
     std::printf("mount        0 pages scanned: the tables came from the checkpoint\n");
+  else if (m.from_checkpoint)  // a replay: it counts only what it reconsidered
+    std::printf("mount        %llu pages scanned, %llu torn (the replayed blocks and the pages "
+                "of the entries they touch), next seq %llu\n",
+                (unsigned long long)m.pages_scanned, (unsigned long long)m.torn_pages,
+                (unsigned long long)m.next_seq);
   else
     std::printf("mount        %llu pages scanned, %llu torn; %llu live lpns, %llu valid "
                 "differential pages, next seq %llu\n",

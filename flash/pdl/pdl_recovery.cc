@@ -51,7 +51,7 @@ namespace pdl {
 
 PdlRecovery::PdlRecovery(PdlStore& s, Nand& nand, bool legacy)
     : s_(s), nand_(nand), g_(s.geo_), ppb_(g_.pages_per_block), lpns_(s.ppmt_.size()),
-      legacy_(legacy), page_(ppb_), block_(g_.blocks), seqs_(lpns_), data_(g_.page_data),
+      legacy_(legacy), page_(ppb_), block_(g_.blocks), data_(g_.page_data),
       cutoff_(legacy ? std::numeric_limits<uint64_t>::max() : 0) {
   rep_.legacy = legacy;
 }
@@ -63,6 +63,7 @@ PdlRecovery::PdlRecovery(PdlStore& s, Nand& nand, bool legacy)
 // Invariant: blocks are read in order, each block's pages in order, then the data the rules
 // need (repaired headers, the last page if a base page, damaged or differential pages).
 Status PdlRecovery::scan() {
+  seqs_.assign(lpns_, LpnSeqs{});
   for (uint32_t b = kSuperblockBlocks; b < g_.blocks; b++) PDL_TRY(scan_block(b));
   return Status::ok();
 }
@@ -255,7 +256,7 @@ bool PdlRecovery::better_copy(Ppa cur, Ppa ppa) const {
 
 void PdlRecovery::apply(const Item& it) {
   PpmtEntry& e = s_.ppmt_.ref(it.lpn);
-  LpnSeqs& q = seqs_[it.lpn];
+  LpnSeqs& q = seqs(it.lpn);
   if (it.kind == Item::kBase) {  // Case 1: r is a base page
     s_.p2l_.ref(it.ppa) = it.lpn;
     e.copies = e.copies + 1;
@@ -360,22 +361,28 @@ void PdlRecovery::judge_waiting() {
 
 // Resolve tombstones and orphans; rebuild vdct and block valid counts.
 void PdlRecovery::resolve_lpns() {
+  if (replay_) {
+    for (Lpn l : touched_) resolve_lpn(l);
+    return;
+  }
   for (size_t l = 0; l < lpns_; l++) {
-    PpmtEntry& e = s_.ppmt_.ref(l);
-    if (e.diff != kNoPpa) {
-      if (seqs_[l].tomb != 0) {
-        e.base = kNoPpa;                    // trimmed after its last base page
-        if (e.copies == 0) e.diff = kNoPpa;  // and nothing left to hide
-      } else if (e.base == kNoPpa) {
-        e.diff = kNoPpa;                    // a differential without a base page
-      }
-    }
-    if (e.diff != kNoPpa && s_.vdct_.ref(e.diff)++ == 0) block_[e.diff / ppb_].valid++;
-    if (e.base != kNoPpa) {
-      block_[e.base / ppb_].valid++;
-      rep_.live_lpns++;
+    resolve_lpn(Lpn(l));
+    if (s_.ppmt_.get(l).base != kNoPpa) rep_.live_lpns++;
+  }
+}
+
+void PdlRecovery::resolve_lpn(Lpn l) {
+  PpmtEntry& e = s_.ppmt_.ref(l);
+  if (e.diff != kNoPpa) {
+    if (seqs(l).tomb != 0) {
+      e.base = kNoPpa;                    // trimmed after its last base page
+      if (e.copies == 0) e.diff = kNoPpa;  // and nothing left to hide
+    } else if (e.base == kNoPpa) {
+      e.diff = kNoPpa;                    // a differential without a base page
     }
   }
+  if (e.diff != kNoPpa && s_.vdct_.ref(e.diff)++ == 0) block_[e.diff / ppb_].valid++;
+  if (e.base != kNoPpa) block_[e.base / ppb_].valid++;
 }
 
 // With atomic groups the newest commit record is pinned: its page counts as valid until a
@@ -398,8 +405,9 @@ Status PdlRecovery::reopen() {
   PDL_TRY(reopen_heads());
   for (uint32_t b = kSuperblockBlocks; b < g_.blocks; b++)
     if (block_[b].used) s_.blocks_.add_closed(b, block_[b].valid);
-  for (Ppa p = 0; p < g_.total_pages(); p++)
-    if (s_.vdct_.get(p)) rep_.valid_diff_pages++;
+  if (!replay_)  // (a replay counts nothing it did not reconsider: these stay 0)
+    for (Ppa p = 0; p < g_.total_pages(); p++)
+      if (s_.vdct_.get(p)) rep_.valid_diff_pages++;
 
   s_.next_seq_ = max_seq_ + 1;
   rep_.next_seq = s_.next_seq_;

@@ -31,11 +31,13 @@ class PdlRecovery {
   void nvm_commit(uint64_t seq, uint64_t max_seq);
   Status take_nvm_records(const std::vector<std::vector<uint8_t>>& records);
   Status scan();
-  // Instead of scan() (pdl_replay.cc): the checkpoint's store `ck` stands for every block not
-  // in `rescan`, whose blocks are scanned as scan() would. REQUIRES: ck mounted on the same
-  // chip from tables saved after a sync, no NVM.
-  Status replay(const PdlStore& ck, const std::vector<uint8_t>& rescan);
-  void resolve();  // REQUIRES: scan() succeeded
+  // Instead of scan() (pdl_replay.cc): the store is the checkpoint's (mount_tables, its tables
+  // demand-loaded), and only what the blocks in `rescan` change is re-derived, by scan()'s
+  // rules: the lpns their items or the checkpoint's entries name. kCorrupt if the
+  // checkpoint's counts in those blocks are not all explained by those lpns (the caller then
+  // scans). REQUIRES: the store mounted on this chip from tables saved after a sync, no NVM.
+  Status replay(const std::vector<uint8_t>& rescan);
+  void resolve();  // REQUIRES: scan() or replay() succeeded
   Status reopen();  // REQUIRES: resolve() ran
   // pages_scanned .. next_seq; the caller adds timing.
   const MountReport& report() const { return rep_; }
@@ -86,12 +88,20 @@ class PdlRecovery {
   void apply(const Item& it);
   void note_commit(uint64_t seq, Ppa r);
   void take(const Item& it);
-  // replay(): the checkpoint's per-lpn sequence numbers read back from its pages.
-  Status seed_seqs(const PdlStore& ck, Lpn l, const std::vector<uint8_t>& rescan);
+  // Fig. 7's seqs of lpn l: per lpn in a scan, of the touched lpns only in a replay.
+  LpnSeqs& seqs(Lpn l) { return replay_ ? replay_seqs_[l] : seqs_[l]; }
+  // replay() (pdl_replay.cc): the checkpoint's counts of the touched lpns taken out, and
+  // their entries reset to what lies outside the rescanned blocks.
+  Status forget_checkpoint_entries(const std::vector<uint8_t>& rescan,
+                                   const std::unordered_map<Ppa, uint16_t>& rescan_vdct,
+                                   const std::unordered_map<Lpn, uint32_t>& rescan_copies);
+  // The checkpoint's per-lpn sequence numbers read back from its pages (entry c).
+  Status seed_seqs(Lpn l, const PpmtEntry& c, const std::vector<uint8_t>& rescan);
   Status diff_page_records(Ppa r);
   // resolve():
   void judge_waiting();
-  void resolve_lpns();
+  void resolve_lpns();  // every lpn (scan), the touched ones (replay)
+  void resolve_lpn(Lpn l);  // its tombstone or orphan resolved; vdct and valid counts
   void pin_commit();
   // reopen():
   Status reopen_heads();
@@ -104,7 +114,7 @@ class PdlRecovery {
   const bool legacy_;
   std::vector<PageScan> page_;    // per page of the block being scanned
   std::vector<BlockScan> block_;  // per block
-  std::vector<LpnSeqs> seqs_;     // per lpn
+  std::vector<LpnSeqs> seqs_;     // per lpn (scan; allocated by scan())
   std::vector<uint8_t> data_;
   MountReport rep_;
   uint64_t max_seq_ = 0;
@@ -113,9 +123,13 @@ class PdlRecovery {
   Ppa commit_ppa_ = kNoPpa;
   std::vector<Item> waiting_;  // items above the cut-off seen so far
   // replay(): items of rescanned blocks are collected here first (collect_), and the
-  // records of the checkpoint's differential pages read for their seqs, per page.
+  // records of the checkpoint's differential pages read for their seqs, per page. The
+  // touched lpns (sorted) are the only ones resolve() reconsiders.
+  bool replay_ = false;
   bool collect_ = false;
   std::vector<Item> collected_;
+  std::vector<Lpn> touched_;
+  std::unordered_map<Lpn, LpnSeqs> replay_seqs_;
   std::unordered_map<Ppa, std::unordered_map<Lpn, std::pair<uint64_t, bool>>> diff_records_;
 };
 

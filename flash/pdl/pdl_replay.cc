@@ -1,30 +1,43 @@
 // pdl_replay.cc — PdlStore's mount after a power cut from a checkpoint plus the blocks declared
-// since it (docs/design.md §17): PdlStore::replay and PdlRecovery::replay.
+// since it (docs/design.md §17, §18): PdlStore::replay and PdlRecovery::replay.
 //
 // The scan's rules ([PDL] Fig. 7, pdl_recovery.cc) are "newest seq wins" over items, in any
 // order. A block no summary declared has not been programmed, erased or marked bad since the
 // checkpoint, so its items are exactly those the checkpoint's tables were derived from; the
-// checkpoint's ppmt is the fold of all of them. Replay therefore:
-//   * rescans, by scan()'s own per-block code, every declared block and the checkpoint's write
-//     heads (so that which blocks reopen as heads comes out as the scan's): their items are
-//     collected;
-//   * drops the checkpoint's ppmt entries that point into a rescanned block (it may have been
-//     erased) and keeps the others, with their reverse-map entries (copies) and void marks;
-//   * for each lpn a rescanned item names, reads back the sequence numbers of the checkpoint's
-//     entries still kept (the base page's spare; the differential page's records) so that the
-//     items compete with them exactly as in a scan; other lpns need no seq;
-//   * applies the items under the final commit cut-off (the checkpoint's committed seq or a
-//     newer record found in a rescanned block), then resolve() and reopen() as the scan does.
-// The checkpoint's tables are demand-loaded (docs/design.md §18): the walk below reads every
-// table page of the checkpoint (a load that fails fails the replay, and the mount scans), and
-// the replayed store's tables are built in RAM, as a scan's, until its first checkpoint.
+// checkpoint's ppmt is the fold of all of them. The replayed store is the checkpoint's own
+// (its tables demand-loaded, mount_tables), changed only where the rescanned blocks R — the
+// declared ones and the checkpoint's write heads — change it:
+//   * R's blocks are scanned by scan()'s own per-block code; their items are collected;
+//   * the touched lpns are those the items name and those whose base pages the checkpoint's
+//     reverse map places in R. No other lpn's entry can point into R: an entry pointing at a
+//     differential page in R was either found there again (its record is an item), or the
+//     page was superseded, marked obsolete or erased after the checkpoint — a newer item of
+//     the lpn was written first (the write that superseded it, or GC's move before the erase),
+//     in a block programmed after the checkpoint, so in R; and an lpn left with no item at
+//     all had its tombstone dropped, which GC does only once no base page of it is left, so
+//     its base pages were in R. The checkpoint's counts in R are checked against that: after
+//     the touched lpns' entries are taken out, every page's vdct and block's valid count in R
+//     must be zero (else kCorrupt, and the mount scans);
+//   * each touched lpn's entry keeps only its parts outside R, its copies those outside R; the
+//     sequence numbers of those parts are read back (the base page's spare; the differential
+//     page's records) so that the items compete with them exactly as in a scan;
+//   * the items are applied under the final commit cut-off (the checkpoint's committed seq or
+//     a newer record found in R), then resolve() and reopen() as the scan does, but over the
+//     touched lpns only. The block manager is rebuilt as the scan builds it (O(blocks)): R's
+//     blocks as scanned, the others free, bad or closed as the checkpoint had them, with the
+//     valid counts adjusted.
+// So a replay reads R, one spare or page per kept entry of a touched lpn and the table pages
+// those lpns and R's pages live in — nothing proportional to the chip — and the table pages
+// it changes stay dirty in RAM until the next checkpoint appends them.
 // Differences from a scan (none changes what a read returns): a closed block left partly
 // programmed by an older crash is not a head candidate (the checkpoint keeps no per-page
-// state of closed blocks), and of two copies with one seq (a GC move the cut stopped before
-// the victim's erase) the first uncut one in block order wins (better_copy), a kept copy's
-// block taken as whole — both copies hold the same bytes.
+// state of closed blocks), of two copies with one seq (a GC move the cut stopped before the
+// victim's erase) the first uncut one in block order wins (better_copy), a kept copy's block
+// taken as whole — both copies hold the same bytes — and the report's live_lpns and
+// valid_diff_pages stay 0 (a replay does not count what it did not reconsider).
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 
 #include "flash/common/crc32c.h"
 #include "flash/pdl/pdl_recovery.h"
@@ -32,6 +45,14 @@
 #include "flash/store/reread.h"
 
 namespace pdl {
+
+namespace {
+Status inconsistent(const std::string& what) {
+  return Status::error(Errc::kCorrupt, "replay: " + what +
+                                           " (the checkpoint does not match the blocks "
+                                           "declared since it)");
+}
+}  // namespace
 
 Status PdlRecovery::diff_page_records(Ppa r) {
   if (diff_records_.count(r)) return Status::ok();
@@ -60,11 +81,11 @@ Status PdlRecovery::diff_page_records(Ppa r) {
 }
 
 // The seqs Fig. 7 would hold for lpn l before the rescanned items: those of the checkpoint's
-// kept entries (a trimmed lpn's tombstone: its seq, base seq 0 — only its order to the
-// tombstone matters for a differential, and a base page's own test is against the tombstone).
-Status PdlRecovery::seed_seqs(const PdlStore& ck, Lpn l, const std::vector<uint8_t>& rescan) {
-  const PpmtEntry c = ck.ppmt_.get(l);
-  LpnSeqs& q = seqs_[l];
+// kept parts of its entry c (a trimmed lpn's tombstone: its seq, base seq 0 — only its order
+// to the tombstone matters for a differential, and a base page's own test is against the
+// tombstone).
+Status PdlRecovery::seed_seqs(Lpn l, const PpmtEntry& c, const std::vector<uint8_t>& rescan) {
+  LpnSeqs& q = seqs(l);
   if (c.base != kNoPpa && !rescan[c.base / ppb_]) {
     std::vector<uint8_t> spare(g_.page_spare);
     SpareHeader h;
@@ -93,26 +114,72 @@ Status PdlRecovery::seed_seqs(const PdlStore& ck, Lpn l, const std::vector<uint8
   return Status::ok();
 }
 
-Status PdlRecovery::replay(const PdlStore& ck, const std::vector<uint8_t>& rescan) {
-  const Ppa ck_commit = ck.groups_ ? ck.commit_ppa_ : ck.commit_candidate_;
-  const bool commit_kept = ck_commit != kNoPpa && !rescan[ck_commit / ppb_];
-  if (commit_kept) {
-    cutoff_ = ck.committed_seq_;
+Status PdlRecovery::replay(const std::vector<uint8_t>& rescan) {
+  replay_ = true;
+  // The checkpoint's commit record, if outside R (else R's scan finds it or a newer one).
+  const Ppa ck_commit = s_.groups_ ? s_.commit_ppa_ : s_.commit_candidate_;
+  if (ck_commit != kNoPpa && !rescan[ck_commit / ppb_]) {
+    cutoff_ = s_.committed_seq_;
     commit_ppa_ = ck_commit;
   }
-  // Blocks in order: rescanned ones read as scan() reads them, the others from the tables.
+  const uint64_t ck_committed = s_.committed_seq_, ck_next = s_.next_seq_;
+  // Per block: the checkpoint's state and valid count (the pinned commit page's count out).
+  enum : uint8_t { kCkUsed, kCkFree, kCkBad };
+  std::vector<uint8_t> ck_state(g_.blocks, kCkUsed);
+  for (uint32_t b = kSuperblockBlocks; b < g_.blocks; b++) {
+    ck_state[b] = s_.blocks_.is_bad(b) ? kCkBad : s_.blocks_.is_free(b) ? kCkFree : kCkUsed;
+    block_[b].valid = s_.blocks_.valid(b);
+  }
+  if (s_.groups_ && s_.commit_ppa_ != kNoPpa && !s_.referenced(s_.commit_ppa_)) {
+    if (block_[s_.commit_ppa_ / ppb_].valid == 0)
+      return inconsistent("the pinned commit page's block counts no valid page");
+    block_[s_.commit_ppa_ / ppb_].valid--;
+  }
+  // R's pages: the checkpoint's reverse map (base pages name touched lpns) and vdct, then
+  // cleared — the scan of R sets what it finds. R's blocks' void marks are the scan's too.
+  std::unordered_map<Ppa, uint16_t> rescan_vdct;
+  std::unordered_map<Lpn, uint32_t> rescan_copies;
+  for (uint32_t b = kSuperblockBlocks; b < g_.blocks; b++) {
+    if (!rescan[b]) continue;
+    for (Ppa p = Ppa(uint64_t(b) * ppb_); p < Ppa(uint64_t(b + 1) * ppb_); p++) {
+      const uint32_t m = s_.p2l_.get(p);
+      if (m < lpns_) {
+        rescan_copies[m]++;
+        touched_.push_back(m);
+      }
+      if (m != kP2lNone) s_.p2l_.ref(p) = kP2lNone;
+      if (const uint16_t v = s_.vdct_.get(p)) {
+        rescan_vdct[p] = v;
+        s_.vdct_.ref(p) = 0;
+      }
+    }
+    if (s_.void_block_[b]) {
+      s_.void_block_[b] = 0;
+      s_.void_blocks_--;
+    }
+  }
+  PDL_TRY(s_.tables_status());
+
+  // Blocks in order, as the scan hands them to a fresh block manager: R's blocks scanned,
+  // the others as the checkpoint had them (closed blocks never head candidates).
+  {
+    BlockManager fresh(g_, kSuperblockBlocks, s_.params_.gc_reserve_blocks);
+    fresh.set_user_keep(s_.blocks_.user_keep());
+    fresh.set_wear_level(s_.params_.wear_level);
+    s_.blocks_ = std::move(fresh);
+  }
   collect_ = true;
   for (uint32_t b = kSuperblockBlocks; b < g_.blocks; b++) {
     if (rescan[b]) {
       PDL_TRY(scan_block(b));
       continue;
     }
-    if (ck.blocks_.is_bad(b)) {
+    if (ck_state[b] == kCkBad) {
       s_.blocks_.add_bad(b);
       rep_.bad_blocks++;
       continue;
     }
-    if (ck.blocks_.is_free(b)) {
+    if (ck_state[b] == kCkFree) {
       s_.blocks_.add_free(b, false);  // (as the scan: not known erased)
       continue;
     }
@@ -120,40 +187,80 @@ Status PdlRecovery::replay(const PdlStore& ck, const std::vector<uint8_t>& resca
     bs.used = true;
     bs.gap_free = true;
     bs.last_programmed = ppb_ - 1;  // closed: never a head candidate
-    bs.holds_void = ck.void_block_[b] != 0;
-    const Ppa first = Ppa(uint64_t(b) * ppb_);
-    for (Ppa p = first; p < first + ppb_; p++) {
-      const uint32_t m = ck.p2l_.get(p);
-      s_.p2l_.ref(p) = m;
-      if (m < lpns_) s_.ppmt_.ref(m).copies = s_.ppmt_.get(m).copies + 1;
-    }
+    bs.holds_void = s_.void_block_[b] != 0;
   }
   collect_ = false;
-  cutoff_ = std::max(cutoff_, ck.committed_seq_);
-  max_seq_ = std::max(max_seq_, ck.next_seq_ - 1);
+  cutoff_ = std::max(cutoff_, ck_committed);
+  max_seq_ = std::max(max_seq_, ck_next - 1);
 
-  // The checkpoint's entries outside the rescanned blocks.
-  std::vector<uint8_t> touched(lpns_, 0);
-  for (const Item& it : collected_) touched[it.lpn] = 1;
-  for (size_t l = 0; l < lpns_; l++) {
-    const PpmtEntry c = ck.ppmt_.get(l);
-    PpmtEntry& e = s_.ppmt_.ref(l);
-    if (c.base != kNoPpa && !rescan[c.base / ppb_]) e.base = c.base;
-    if (c.diff != kNoPpa && !rescan[c.diff / ppb_]) e.diff = c.diff;
-    if (touched[l]) {
-      PDL_TRY(seed_seqs(ck, Lpn(l), rescan));
-    } else {
-      // Untouched: both entries are kept (an entry in a rescanned block is found there again,
-      // or was superseded by an item found there). A differential without a base page is a
-      // trim's tombstone, as the scan's resolve sees it.
-      seqs_[l].tomb = (e.base == kNoPpa && e.diff != kNoPpa) ? 1 : 0;
-    }
-  }
+  for (const Item& it : collected_) touched_.push_back(it.lpn);
+  std::sort(touched_.begin(), touched_.end());
+  touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+  PDL_TRY(forget_checkpoint_entries(rescan, rescan_vdct, rescan_copies));
   // The rescanned items compete under the final cut-off (the scan's order: block by block;
   // against a kept entry of one seq, the scan's tie rule: the first uncut copy in block order).
   for (const Item& it : collected_) take(it);
   collected_.clear();
-  return Status::ok();
+  return s_.tables_status();
+}
+
+// The touched lpns' checkpoint entries leave the counts (vdct, block valid counts), R's counts
+// must then be zero; each entry keeps its parts outside R (their seqs read back) and its
+// copies outside R.
+Status PdlRecovery::forget_checkpoint_entries(
+    const std::vector<uint8_t>& rescan, const std::unordered_map<Ppa, uint16_t>& rescan_vdct,
+    const std::unordered_map<Lpn, uint32_t>& rescan_copies) {
+  std::unordered_map<Ppa, uint32_t> drops;  // differential page -> touched lpns pointing at it
+  std::vector<PpmtEntry> ck(touched_.size());
+  for (size_t i = 0; i < touched_.size(); i++) {
+    const PpmtEntry c = ck[i] = s_.ppmt_.get(touched_[i]);
+    if (c.in_dwb) return inconsistent("a buffered record at a checkpoint without NVM");
+    if (c.base != kNoPpa) {
+      if (block_[c.base / ppb_].valid == 0)
+        return inconsistent("block " + std::to_string(c.base / ppb_) + "'s valid count");
+      block_[c.base / ppb_].valid--;
+    }
+    if (c.diff != kNoPpa) drops[c.diff]++;
+  }
+  size_t rescan_drops = 0;
+  for (const auto& [p, n] : drops) {
+    const uint32_t b = p / ppb_;
+    uint32_t had;
+    if (rescan[b]) {
+      auto it = rescan_vdct.find(p);
+      had = it == rescan_vdct.end() ? 0 : it->second;
+      rescan_drops++;
+    } else {
+      had = s_.vdct_.get(p);
+    }
+    if (had < n || (had == n && block_[b].valid == 0))
+      return inconsistent("differential page " + std::to_string(p) + "'s count");
+    if (!rescan[b]) s_.vdct_.ref(p) = uint16_t(had - n);
+    if (had == n) block_[b].valid--;
+  }
+  if (rescan_drops != rescan_vdct.size() ||
+      std::any_of(rescan_vdct.begin(), rescan_vdct.end(),
+                  [&](const auto& pv) { return drops[pv.first] != pv.second; }))
+    return inconsistent("a differential page of a replayed block counts other pages");
+  for (uint32_t b = kSuperblockBlocks; b < g_.blocks; b++)
+    if (rescan[b] && block_[b].valid != 0)
+      return inconsistent("replayed block " + std::to_string(b) + " counts " +
+                          std::to_string(block_[b].valid) + " valid pages no lpn explains");
+
+  for (size_t i = 0; i < touched_.size(); i++) {
+    const Lpn l = touched_[i];
+    const PpmtEntry& c = ck[i];
+    auto rc = rescan_copies.find(l);
+    const uint32_t gone = rc == rescan_copies.end() ? 0 : rc->second;
+    if (c.copies < gone) return inconsistent("page " + std::to_string(l) + "'s copies");
+    PpmtEntry& e = s_.ppmt_.ref(l);
+    e.base = c.base != kNoPpa && !rescan[c.base / ppb_] ? c.base : kNoPpa;
+    e.diff = c.diff != kNoPpa && !rescan[c.diff / ppb_] ? c.diff : kNoPpa;
+    e.copies = c.copies - gone;
+    e.in_dwb = 0;
+    PDL_TRY(seed_seqs(l, c, rescan));
+  }
+  return s_.tables_status();
 }
 
 Status PdlStore::replay(Nand& nand, const StoreParams& params, CommitMode mode, TableReader& r,
@@ -165,8 +272,8 @@ Status PdlStore::replay(Nand& nand, const StoreParams& params, CommitMode mode, 
   const MountClock clock(nand);
   std::unique_ptr<PageStore> ck_store;
   PDL_TRY(mount_tables(nand, params, mode, r, &ck_store));
-  const PdlStore& ck = static_cast<const PdlStore&>(*ck_store);
-  const Geometry& g = ck.geo_;
+  std::unique_ptr<PdlStore> s(static_cast<PdlStore*>(ck_store.release()));
+  const Geometry& g = s->geo_;
   std::vector<uint8_t> rescan(g.blocks, 0);
   for (uint32_t b : declared) {
     if (b >= g.blocks || b < kSuperblockBlocks)
@@ -176,25 +283,21 @@ Status PdlStore::replay(Nand& nand, const StoreParams& params, CommitMode mode, 
   }
   uint64_t replayed = 0;
   for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
-    if (!ck.blocks_.is_free(b) && !ck.blocks_.is_bad(b) && !ck.blocks_.is_closed(b))
+    if (!s->blocks_.is_free(b) && !s->blocks_.is_bad(b) && !s->blocks_.is_closed(b))
       rescan[b] = 1;  // a write head of the checkpoint
     replayed += rescan[b];
   }
-  std::unique_ptr<PdlStore> s(new PdlStore(nand, params));
-  s->legacy_ = false;
-  s->groups_ = mode == CommitMode::kGroup && has_atomic_commit(params.method);
-  s->blocks_.set_user_keep(s->groups_ ? 2 : 1);
   PdlRecovery recovery(*s, nand, false);
-  PDL_TRY(recovery.replay(ck, rescan));
-  PDL_TRY(ck.tables_status());  // (a checkpoint table page that failed to load: never replayed)
+  PDL_TRY(recovery.replay(rescan));
   recovery.resolve();
   PDL_TRY(recovery.reopen());
+  PDL_TRY(s->tables_status());  // (a table page that failed to load: never a replayed store)
   MountReport rep = recovery.report();
   clock.finish(&rep);
   rep.replayed_blocks = replayed;
   if (report) *report = rep;
   s->stats_.void_pages = rep.void_pages;
-  s->damaged_pages_ = std::max(ck.damaged_pages_, rep.damaged_pages);
+  s->damaged_pages_ = std::max(s->damaged_pages_, rep.damaged_pages);
   s->ledger_.charge(s->ledger_.other());
   *out = std::move(s);
   return Status::ok();

@@ -118,8 +118,8 @@ struct MountReport {
   uint64_t damaged_pages = 0;     // headers failing CRC that no power cut explains (PDL, OPU:
                                   // later pages of the block are programmed): data may be lost
   uint64_t spare_repairs = 0;     // headers read right after correcting one flipped bit
-  uint64_t live_lpns = 0;
-  uint64_t valid_diff_pages = 0;
+  uint64_t live_lpns = 0;          // counted by a scan; 0 from a checkpoint (replay included:
+  uint64_t valid_diff_pages = 0;   // it reconsiders only the lpns the replayed blocks touch)
   uint64_t free_blocks = 0;
   uint64_t bad_blocks = 0;        // blocks marked bad (skipped)
   uint64_t next_seq = 0;
