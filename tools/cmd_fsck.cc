@@ -24,6 +24,7 @@
 // on corrupt data included; 3 if IMAGE is missing or not an image; 4 if it is in use.
 #include "flash/image/checkpoint_info.h"
 #include "flash/image/open_store.h"
+#include "flash/image/tables_compare.h"
 #include "flash/store/superblock.h"
 #include "tools/commands.h"
 #include "tools/image_open.h"
@@ -303,7 +304,8 @@ void check_bad_blocks(PageStore& store, Nand& nand, Report* rep) {
 // is mounted a second time, from it, on the same chip (reads only: its area pages, each with
 // its spare's and data's CRC, the stream's CRC and header, the engine's check()), and its
 // tables compared with the scan's: every lpn's mapping (mapped, base page, differential page)
-// and every block's valid page count and bad mark. A checkpoint that decodes but disagrees is a
+// and every block's valid page count and bad mark, equal but for the tombstones a checkpoint
+// keeps and a scan drops (tables_compare.h). A checkpoint that decodes but disagrees is a
 // problem: the next open would trust it. One that does not verify is not: a power cut during a
 // checkpoint write (after its area was erased, before its log entry) leaves exactly that, and
 // the next mount scans.
@@ -349,32 +351,11 @@ void check_checkpoint(Image& img, const ImageParams& params, Report* rep) {
       return;
     }
   }
-  const uint32_t ppb = nand.geometry().pages_per_block;
-  auto ppa_text = [ppb](Ppa p) { return p == kNoPpa ? std::string("none") : ppa_str(p, ppb); };
-  std::string first;
-  uint64_t lpn_diffs = 0, block_diffs = 0;
   const Lpn lpns = scanned.logical_pages();
-  if (ck->logical_pages() != lpns)
-    first = strf("%u logical pages, the scan %u", ck->logical_pages(), lpns);
-  for (Lpn l = 0; first.empty() && l < lpns; l++) {
-    const LpnLocation a = scanned.locate(l), b = ck->locate(l);
-    const bool ma = scanned.is_mapped(l), mb = ck->is_mapped(l);
-    if (ma == mb && a.base == b.base && a.diff == b.diff) continue;
-    if (lpn_diffs++ == 0)
-      first = strf("lpn %u: checkpoint says %s base %s diff %s, the scan %s base %s diff %s", l,
-                   mb ? "mapped" : "unmapped", ppa_text(b.base).c_str(),
-                   ppa_text(b.diff).c_str(), ma ? "mapped" : "unmapped",
-                   ppa_text(a.base).c_str(), ppa_text(a.diff).c_str());
-  }
   const uint32_t blocks = scanned.nand().geometry().blocks;
-  for (uint32_t blk = 0; blk < blocks; blk++) {
-    const BlockInfo a = scanned.block_info(blk), b = ck->block_info(blk);
-    const bool bad_a = a.state == BlockInfo::kBad, bad_b = b.state == BlockInfo::kBad;
-    if (a.valid_pages == b.valid_pages && bad_a == bad_b) continue;
-    if (block_diffs++ == 0 && first.empty())
-      first = strf("block %u: checkpoint says %u valid pages%s, the scan %u%s", blk,
-                   b.valid_pages, bad_b ? " (bad)" : "", a.valid_pages, bad_a ? " (bad)" : "");
-  }
+  // (Equal but for tombstones the run time keeps and a scan drops: tables_compare.h.)
+  const std::string first =
+      compare_tables(*ck, scanned, blocks, nand.geometry().pages_per_block).first;
   if (first.empty())
     rep->ok("checkpoint", strf("checkpoint gen %llu agrees with the scan: %u lpns, %u blocks "
                                "(%llu area pages read, CRCs good)",

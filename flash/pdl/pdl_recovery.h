@@ -94,7 +94,8 @@ class PdlRecovery {
   // their entries reset to what lies outside the rescanned blocks.
   Status forget_checkpoint_entries(const std::vector<uint8_t>& rescan,
                                    const std::unordered_map<Ppa, uint16_t>& rescan_vdct,
-                                   const std::unordered_map<Lpn, uint32_t>& rescan_copies);
+                                   const std::unordered_map<Lpn, uint32_t>& rescan_copies,
+                                   uint64_t ck_next);
   // The checkpoint's per-lpn sequence numbers read back from its pages (entry c).
   Status seed_seqs(Lpn l, const PpmtEntry& c, const std::vector<uint8_t>& rescan);
   Status diff_page_records(Ppa r);

@@ -20,15 +20,17 @@
 //     must be zero (else kCorrupt, and the mount scans);
 //   * each touched lpn's entry keeps only its parts outside R, its copies those outside R; the
 //     sequence numbers of those parts are read back (the base page's spare; the differential
-//     page's records) so that the items compete with them exactly as in a scan;
+//     page's records) so that the items compete with them exactly as in a scan — for an lpn
+//     with an item older than the checkpoint (a GC copy, a page of the checkpoint's heads);
+//     against items newer than the checkpoint every kept part loses whatever its seq;
 //   * the items are applied under the final commit cut-off (the checkpoint's committed seq or
 //     a newer record found in R), then resolve() and reopen() as the scan does, but over the
 //     touched lpns only. The block manager is rebuilt as the scan builds it (O(blocks)): R's
 //     blocks as scanned, the others free, bad or closed as the checkpoint had them, with the
 //     valid counts adjusted.
-// So a replay reads R, one spare or page per kept entry of a touched lpn and the table pages
-// those lpns and R's pages live in — nothing proportional to the chip — and the table pages
-// it changes stay dirty in RAM until the next checkpoint appends them.
+// So a replay reads R, one spare or page per kept part of an lpn with an older item, and the
+// table pages the touched lpns and R's pages live in — nothing proportional to the chip — and
+// the table pages it changes stay dirty in RAM until the next checkpoint appends them.
 // Differences from a scan (none changes what a read returns): a closed block left partly
 // programmed by an older crash is not a head candidate (the checkpoint keeps no per-page
 // state of closed blocks), of two copies with one seq (a GC move the cut stopped before the
@@ -196,7 +198,7 @@ Status PdlRecovery::replay(const std::vector<uint8_t>& rescan) {
   for (const Item& it : collected_) touched_.push_back(it.lpn);
   std::sort(touched_.begin(), touched_.end());
   touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
-  PDL_TRY(forget_checkpoint_entries(rescan, rescan_vdct, rescan_copies));
+  PDL_TRY(forget_checkpoint_entries(rescan, rescan_vdct, rescan_copies, ck_next));
   // The rescanned items compete under the final cut-off (the scan's order: block by block;
   // against a kept entry of one seq, the scan's tie rule: the first uncut copy in block order).
   for (const Item& it : collected_) take(it);
@@ -205,11 +207,18 @@ Status PdlRecovery::replay(const std::vector<uint8_t>& rescan) {
 }
 
 // The touched lpns' checkpoint entries leave the counts (vdct, block valid counts), R's counts
-// must then be zero; each entry keeps its parts outside R (their seqs read back) and its
-// copies outside R.
+// must then be zero; each entry keeps its parts outside R and its copies outside R. The seqs
+// of the kept parts are read back only for an lpn with an item older than the checkpoint (a
+// GC copy, or a page of the checkpoint's write heads): an item of seq >= ck_next is newer
+// than anything the checkpoint holds, so against it any stand-in of the kept parts' seqs
+// below ck_next decides alike (ck_next - 1 is used; a kept differential without a base page
+// is a trim's tombstone, as the scan's resolve sees it).
 Status PdlRecovery::forget_checkpoint_entries(
     const std::vector<uint8_t>& rescan, const std::unordered_map<Ppa, uint16_t>& rescan_vdct,
-    const std::unordered_map<Lpn, uint32_t>& rescan_copies) {
+    const std::unordered_map<Lpn, uint32_t>& rescan_copies, uint64_t ck_next) {
+  std::unordered_map<Lpn, bool> older_item;  // lpn -> an item of seq < ck_next names it
+  for (const Item& it : collected_)
+    if (it.seq < ck_next) older_item[it.lpn] = true;
   std::unordered_map<Ppa, uint32_t> drops;  // differential page -> touched lpns pointing at it
   std::vector<PpmtEntry> ck(touched_.size());
   for (size_t i = 0; i < touched_.size(); i++) {
@@ -258,7 +267,14 @@ Status PdlRecovery::forget_checkpoint_entries(
     e.diff = c.diff != kNoPpa && !rescan[c.diff / ppb_] ? c.diff : kNoPpa;
     e.copies = c.copies - gone;
     e.in_dwb = 0;
-    PDL_TRY(seed_seqs(l, c, rescan));
+    if (older_item.count(l)) {
+      PDL_TRY(seed_seqs(l, c, rescan));
+      continue;
+    }
+    LpnSeqs& q = seqs(l);
+    q.base_seq = e.base != kNoPpa ? ck_next - 1 : 0;
+    q.diff_seq = e.diff != kNoPpa ? ck_next - 1 : 0;
+    q.tomb = c.base == kNoPpa && e.diff != kNoPpa ? 1 : 0;
   }
   return s_.tables_status();
 }
