@@ -12,6 +12,7 @@
 // fault-injection tests cut at the n-th operation). Recovery writes nothing.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
@@ -89,7 +90,11 @@ class PdlRecovery {
   void note_commit(uint64_t seq, Ppa r);
   void take(const Item& it);
   // Fig. 7's seqs of lpn l: per lpn in a scan, of the touched lpns only in a replay.
-  LpnSeqs& seqs(Lpn l) { return replay_ ? replay_seqs_[l] : seqs_[l]; }
+  LpnSeqs& seqs(Lpn l) { return replay_ ? replay_seqs_[touched_index(l)] : seqs_[l]; }
+  // REQUIRES: l in touched_ (sorted).
+  size_t touched_index(Lpn l) const {
+    return size_t(std::lower_bound(touched_.begin(), touched_.end(), l) - touched_.begin());
+  }
   // replay() (pdl_replay.cc): the checkpoint's counts of the touched lpns taken out, and
   // their entries reset to what lies outside the rescanned blocks.
   Status forget_checkpoint_entries(const std::vector<uint8_t>& rescan,
@@ -130,7 +135,7 @@ class PdlRecovery {
   bool collect_ = false;
   std::vector<Item> collected_;
   std::vector<Lpn> touched_;
-  std::unordered_map<Lpn, LpnSeqs> replay_seqs_;
+  std::vector<LpnSeqs> replay_seqs_;  // parallel to touched_ (no per-lpn node: RAM at mount)
   std::unordered_map<Ppa, std::unordered_map<Lpn, std::pair<uint64_t, bool>>> diff_records_;
 };
 

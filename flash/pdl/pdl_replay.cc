@@ -202,7 +202,8 @@ Status PdlRecovery::replay(const std::vector<uint8_t>& rescan) {
   // The rescanned items compete under the final cut-off (the scan's order: block by block;
   // against a kept entry of one seq, the scan's tie rule: the first uncut copy in block order).
   for (const Item& it : collected_) take(it);
-  collected_.clear();
+  std::vector<Item>().swap(collected_);  // (freed: the mounted store's RAM is its tables)
+  diff_records_.clear();
   return s_.tables_status();
 }
 
@@ -216,9 +217,10 @@ Status PdlRecovery::replay(const std::vector<uint8_t>& rescan) {
 Status PdlRecovery::forget_checkpoint_entries(
     const std::vector<uint8_t>& rescan, const std::unordered_map<Ppa, uint16_t>& rescan_vdct,
     const std::unordered_map<Lpn, uint32_t>& rescan_copies, uint64_t ck_next) {
-  std::unordered_map<Lpn, bool> older_item;  // lpn -> an item of seq < ck_next names it
+  replay_seqs_.assign(touched_.size(), LpnSeqs{});
+  std::vector<uint8_t> older_item(touched_.size(), 0);  // an item of seq < ck_next names it
   for (const Item& it : collected_)
-    if (it.seq < ck_next) older_item[it.lpn] = true;
+    if (it.seq < ck_next) older_item[touched_index(it.lpn)] = 1;
   std::unordered_map<Ppa, uint32_t> drops;  // differential page -> touched lpns pointing at it
   std::vector<PpmtEntry> ck(touched_.size());
   for (size_t i = 0; i < touched_.size(); i++) {
@@ -267,7 +269,7 @@ Status PdlRecovery::forget_checkpoint_entries(
     e.diff = c.diff != kNoPpa && !rescan[c.diff / ppb_] ? c.diff : kNoPpa;
     e.copies = c.copies - gone;
     e.in_dwb = 0;
-    if (older_item.count(l)) {
+    if (older_item[i]) {
       PDL_TRY(seed_seqs(l, c, rescan));
       continue;
     }
