@@ -9,6 +9,7 @@
 // the store, so a table mounted from a checkpoint is checked against the chip's scan.
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -193,6 +194,50 @@ Status step(PageStore& s, Model* pending, std::mt19937_64& rng, int n) {
   PDL_TRY(s.trim(t));
   (*pending)[t].reset();
   return s.sync();
+}
+
+// The cases' common start on `chip` (formatted): opened (with `summaries` or not), `n` random
+// writes and a trim synced, a checkpoint written; *model the contents it acknowledged.
+void checkpoint_after_step(EmulatedNand& chip, Model* model, std::mt19937_64& rng, int n,
+                           bool summaries = false) {
+  std::unique_ptr<PageStore> s;
+  bool from = false;
+  REQUIRE(open_paged(chip, &s, &from, summaries).is_ok());
+  Model m(s->logical_pages(), std::nullopt);
+  REQUIRE(step(*s, &m, rng, n).is_ok());
+  *model = m;
+  REQUIRE(s->write_checkpoint({}).is_ok());
+}
+
+// The cut campaigns' rounds, after the power cut is armed: up to 8 of a step (3 writes, 50
+// every third round) and a checkpoint (`before` it, `written` once it is), until the power
+// goes. *acked follows the acknowledged syncs, *pending the step the cut interrupted.
+struct CutRounds {
+  bool cut = false, in_checkpoint = false, was_full = false;
+};
+CutRounds checkpoint_rounds(PageStore& s, Model* acked, Model* pending, std::mt19937_64& wr,
+                            const std::function<void()>& before = [] {},
+                            const std::function<void()>& written = [] {}) {
+  CutRounds run;
+  for (int round = 0; round < 8 && !run.cut; round++) {
+    *pending = *acked;
+    if (!step(s, pending, wr, round % 3 == 2 ? 50 : 3).is_ok()) {
+      run.cut = true;
+      break;
+    }
+    *acked = *pending;
+    auto& cs = static_cast<CheckpointedStore&>(s);
+    before();
+    const Status st = cs.write_checkpoint({});
+    if (st.is_ok()) {
+      written();
+      continue;
+    }
+    REQUIRE(st.is(Errc::kPowerCut));
+    run.cut = run.in_checkpoint = true;
+    run.was_full = cs.pager().last_full();
+  }
+  return run;
 }
 
 // Every lpn reads as `model` (PagedEngine's reads also check its table against the store).
@@ -422,16 +467,7 @@ TEST_CASE("a power cut at any operation of an incremental or a full checkpoint l
   auto base = formatted_chip();
   auto rng = pdl::test::seeded_rng(31);
   Model model;
-  {
-    std::unique_ptr<PageStore> s;
-    bool from = false;
-    REQUIRE(open_paged(*base, &s, &from).is_ok());
-    model.assign(s->logical_pages(), std::nullopt);
-    Model m = model;
-    REQUIRE(step(*s, &m, rng, 40).is_ok());
-    model = m;
-    REQUIRE(s->write_checkpoint({}).is_ok());
-  }
+  checkpoint_after_step(*base, &model, rng, 40);
   uint64_t cuts_in_full = 0, cuts_in_incremental = 0, cuts = 0;
   for (uint64_t k = 0;; k++) {
     INFO("cut at operation " << k);
@@ -444,22 +480,8 @@ TEST_CASE("a power cut at any operation of an incremental or a full checkpoint l
                                                                      : Tear::kRandomBits, k);
     Model acked = model, pending = model;
     auto wr = pdl::test::seeded_rng(5);
-    bool cut = false, in_checkpoint = false, was_full = false;
-    for (int round = 0; round < 8 && !cut; round++) {
-      pending = acked;
-      if (!step(*s, &pending, wr, round % 3 == 2 ? 50 : 3).is_ok()) {
-        cut = true;
-        break;
-      }
-      acked = pending;
-      auto& cs = static_cast<CheckpointedStore&>(*s);
-      const Status st = cs.write_checkpoint({});
-      if (!st.is_ok()) {
-        REQUIRE(st.is(Errc::kPowerCut));
-        cut = in_checkpoint = true;
-        was_full = cs.pager().last_full();
-      }
-    }
+    const CutRounds run = checkpoint_rounds(*s, &acked, &pending, wr);
+    const bool cut = run.cut, in_checkpoint = run.in_checkpoint, was_full = run.was_full;
     s.reset();
     chip->restore_power();
     if (!cut) break;
@@ -499,16 +521,7 @@ TEST_CASE("with summaries, a power cut at any operation of a checkpoint write le
   auto base = formatted_chip();
   auto rng = pdl::test::seeded_rng(37);
   Model model;
-  {
-    std::unique_ptr<PageStore> s;
-    bool from = false;
-    REQUIRE(open_paged(*base, &s, &from, true).is_ok());
-    model.assign(s->logical_pages(), std::nullopt);
-    Model m = model;
-    REQUIRE(step(*s, &m, rng, 40).is_ok());
-    model = m;
-    REQUIRE(s->write_checkpoint({}).is_ok());
-  }
+  checkpoint_after_step(*base, &model, rng, 40, true);
   const uint64_t gen0 = newest_entry(*base).gen;
   uint64_t cuts = 0, in_full = 0, in_incremental = 0, old_kept = 0, new_taken = 0;
   for (uint64_t k = 0;; k++) {
@@ -522,28 +535,13 @@ TEST_CASE("with summaries, a power cut at any operation of a checkpoint write le
     uint64_t gen = gen0;
     chip->cut_power_after(k, k % 3 == 0 ? Tear::kNone : k % 3 == 1 ? Tear::kPrefix
                                                                      : Tear::kRandomBits, k);
-    Model acked = model;
+    Model acked = model, pending;
     auto wr = pdl::test::seeded_rng(6);
-    bool cut = false, in_checkpoint = false, was_full = false;
-    for (int round = 0; round < 8 && !cut; round++) {
-      Model pending = acked;
-      if (!step(*s, &pending, wr, round % 3 == 2 ? 50 : 3).is_ok()) {
-        cut = true;
-        break;
-      }
-      acked = pending;
-      auto& cs = static_cast<CheckpointedStore&>(*s);
-      // (the new gen's table, in case its entry becomes durable just before a cut)
-      tables[gen + 1] = table_of(acked);
-      const Status st = cs.write_checkpoint({});
-      if (st.is_ok()) {
-        gen++;
-        continue;
-      }
-      REQUIRE(st.is(Errc::kPowerCut));
-      cut = in_checkpoint = true;
-      was_full = cs.pager().last_full();
-    }
+    const CutRounds run = checkpoint_rounds(
+        *s, &acked, &pending, wr,
+        // (the new gen's table, in case its entry becomes durable just before a cut)
+        [&] { tables[gen + 1] = table_of(acked); }, [&] { gen++; });
+    const bool cut = run.cut, in_checkpoint = run.in_checkpoint, was_full = run.was_full;
     s.reset();
     chip->restore_power();
     if (!cut) break;
@@ -627,16 +625,7 @@ TEST_CASE("a table page that fails to load halts the engine with the error, and 
   auto chip = formatted_chip();
   auto rng = pdl::test::seeded_rng(41);
   Model model;
-  {
-    std::unique_ptr<PageStore> s;
-    bool from = false;
-    REQUIRE(open_paged(*chip, &s, &from).is_ok());
-    model.assign(s->logical_pages(), std::nullopt);
-    Model m = model;
-    REQUIRE(step(*s, &m, rng, 80).is_ok());
-    model = m;
-    REQUIRE(s->write_checkpoint({}).is_ok());
-  }
+  checkpoint_after_step(*chip, &model, rng, 80);
   for (Ppa p : table_pages(*chip)) smash(*chip, p);
   std::unique_ptr<PageStore> s;
   bool from = false;

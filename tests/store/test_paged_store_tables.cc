@@ -24,6 +24,7 @@
 #include "flash/image/open_store.h"
 #include "flash/store/page_store.h"
 #include "tests/support/ram_pager.h"
+#include "tests/support/random_ops.h"
 #include "tests/support/same_tables.h"
 #include "tests/support/store_matrix.h"
 #include "tests/support/test_util.h"
@@ -76,60 +77,12 @@ bool checkpoint(PageStore& store, test::RamPager& pager, std::vector<uint8_t>* s
   return true;
 }
 
-// One random step of a workload: a write (a few bytes changed, or a whole page), a trim, a
-// sync, or (with groups) now and then an abort. The model follows; `committed` is the model
-// as of the last commit.
 void step(PageStore& store, Model& model, Model& committed, std::mt19937_64& rng) {
-  const Lpn lpns = store.logical_pages();
-  const Lpn l = Lpn(rng() % lpns);
-  const unsigned r = unsigned(rng() % 100);
-  auto sync = [&] {
-    const Status st = store.sync();
-    INFO("sync: " << st.to_string());
-    if (st.is(Errc::kFull) && store.atomic()) {
-      REQUIRE(store.abort().is_ok());
-      model = committed;
-      return;
-    }
-    REQUIRE(st.is_ok());
-    committed = model;
-  };
-  if (r < 70) {
-    Page p = model[l] ? *model[l] : pdl::test::random_page(rng, store.page_size());
-    if (model[l] && rng() % 4 != 0) {
-      const size_t off = rng() % (p.size() - 8);
-      for (size_t k = 0; k < 1 + rng() % 8; k++) p[off + k] = uint8_t(rng());
-    } else {
-      p = pdl::test::random_page(rng, store.page_size());
-    }
-    Status st = store.write(l, p);
-    if (st.is(Errc::kFull) && store.atomic()) {
-      sync();
-      st = store.write(l, p);
-    }
-    INFO("write " << l << ": " << st.to_string());
-    REQUIRE(st.is_ok());
-    model[l] = p;
-  } else if (r < 84) {
-    REQUIRE(store.trim(l).is_ok());
-    model[l].reset();
-  } else if (r < 96) {
-    sync();
-  } else if (store.atomic()) {
-    REQUIRE(store.abort().is_ok());
-    model = committed;
-  }
+  pdl::test::random_op(store, model, committed, rng);
 }
 
 void sync_all(PageStore& store, Model& model, Model& committed) {
-  const Status st = store.sync();
-  if (st.is(Errc::kFull) && store.atomic()) {
-    REQUIRE(store.abort().is_ok());
-    model = committed;
-    return;
-  }
-  REQUIRE(st.is_ok());
-  committed = model;
+  pdl::test::sync_model(store, model, committed);
 }
 
 void check_reads(PageStore& store, const Model& model) {

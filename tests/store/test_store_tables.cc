@@ -20,6 +20,7 @@
 #include "flash/image/mount_tables.h"
 #include "flash/image/open_store.h"
 #include "flash/store/page_store.h"
+#include "tests/support/random_ops.h"
 #include "tests/support/store_matrix.h"
 #include "tests/support/same_tables.h"
 #include "tests/support/test_util.h"
@@ -36,52 +37,12 @@ CommitMode mode_of(const StoreParams& p) {
   return has_atomic_commit(p.method) ? CommitMode::kGroup : CommitMode::kPerPage;
 }
 
-// Random writes (sparse changes and whole pages), trims and syncs; ends synced. In a store
-// with atomic groups a group may outgrow the room (IPL keeps each shadow-merged logical block's
-// committed erase block until the commit): a write refused with kFull commits the group and is
-// tried again; a commit refused with kFull aborts the group (the model goes back to the last
-// commit), as test_atomic_commit does.
+// Random writes (sparse changes and whole pages), trims and syncs (random_ops.h); ends synced.
 void workload(PageStore& store, Model& model, std::mt19937_64& rng, int ops) {
-  const Lpn lpns = store.logical_pages();
   Model committed = model;
-  auto sync = [&] {
-    const Status st = store.sync();
-    INFO("sync: " << st.to_string());
-    if (st.is(Errc::kFull) && store.atomic()) {
-      REQUIRE(store.abort().is_ok());
-      model = committed;
-      return;
-    }
-    REQUIRE(st.is_ok());
-    committed = model;
-  };
-  for (int i = 0; i < ops; i++) {
-    const Lpn l = Lpn(rng() % lpns);
-    const unsigned r = unsigned(rng() % 100);
-    if (r < 70) {
-      Page p = model[l] ? *model[l] : pdl::test::random_page(rng, store.page_size());
-      if (model[l] && rng() % 4 != 0) {
-        const size_t off = rng() % (p.size() - 8);
-        for (size_t k = 0; k < 1 + rng() % 8; k++) p[off + k] = uint8_t(rng());
-      } else {
-        p = pdl::test::random_page(rng, store.page_size());
-      }
-      Status st = store.write(l, p);
-      if (st.is(Errc::kFull) && store.atomic()) {
-        sync();
-        st = store.write(l, p);
-      }
-      INFO("write " << l << ": " << st.to_string());
-      REQUIRE(st.is_ok());
-      model[l] = p;
-    } else if (r < 85) {
-      REQUIRE(store.trim(l).is_ok());
-      model[l].reset();
-    } else if (r < 95) {
-      sync();
-    }
-  }
-  sync();
+  const pdl::test::OpMix mix{70, 85, 95, false};
+  for (int i = 0; i < ops; i++) pdl::test::random_op(store, model, committed, rng, mix);
+  pdl::test::sync_model(store, model, committed);
   REQUIRE(!store.dirty());
 }
 
