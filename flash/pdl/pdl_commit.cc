@@ -95,7 +95,7 @@ uint64_t PdlStore::commit_pages() const {
 
 // The pending base page goes to flash (its lpn's class pays), as the commit page if asked.
 Status PdlStore::program_pending(bool commit) {
-  assert(!tables_status().is_ok() || (pending_.held && ppmt_.get(pending_.lpn).base == kPendingPpa));
+  assert((pending_.held && ppmt_.get(pending_.lpn).base == kPendingPpa) || !tables_status().is_ok());
   const Lpn lpn = pending_.lpn;
   SpareHeader h;
   h.type = PageType::kBase;

@@ -49,7 +49,7 @@ Status PdlStore::gc_flush_compaction() {
     const Ppa src = gc_sources_[i++];  // the victim's page the record came from
     PpmtEntry& e = ppmt_.ref(r.lpn);
     auto c = committed_.find(r.lpn);
-    assert(!tables_status().is_ok() || (vdct_.get(src) > 0));  // (the victim's own valid count no longer matters)
+    assert((vdct_.get(src) > 0) || !tables_status().is_ok());  // (the victim's own valid count no longer matters)
     vdct_.ref(src)--;
     if (e.diff == src) e.diff = q;
     if (c != committed_.end() && c->second.diff == src) c->second.diff = q;
@@ -231,7 +231,7 @@ Status PdlStore::gc_once(int64_t victim) {
     else PDL_TRY(program_marker(BlockManager::Head::kGc, committed_seq_));
   }
 
-  for (Ppa ppa = first; ppa < end; ppa++) assert(!tables_status().is_ok() || (vdct_.get(ppa) == 0));  // Invariant: victim empty
+  for (Ppa ppa = first; ppa < end; ppa++) assert((vdct_.get(ppa) == 0) || !tables_status().is_ok());  // Invariant: victim empty
   // A victim a program failed in, or whose erase fails, is retired: marked bad, so that no
   // mount ever scans it again (its stale pages stay).
   const Status st = blocks_.retiring(uint32_t(victim))

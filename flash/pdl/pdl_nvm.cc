@@ -104,7 +104,7 @@ Status PdlStore::nvm_merge_oldest(bool* merged) {
   if (first || r.tombstone || r.size() <= geo_.page_data / 8) return Status::ok();
   const Lpn lpn = r.lpn;
   const PpmtEntry e = ppmt_.get(lpn);
-  assert(!tables_status().is_ok() || (e.base != kNoPpa && e.base != kPendingPpa));  // a buffered record's base is on flash
+  assert((e.base != kNoPpa && e.base != kPendingPpa) || !tables_status().is_ok());  // a buffered record's base is on flash
   PDL_TRY(read_checked(e.base, scratch_base_, nullptr));
   PDL_TRY(diff_apply(r.runs, scratch_base_));
   ledger_.charge_current();

@@ -150,7 +150,7 @@ Status PdlStore::mark_obsolete(Ppa ppa, bool* marked) {
 
 // decreaseValidDifferentialCount (Fig. 5).
 Status PdlStore::decrease_vdct(Ppa dp) {
-  assert(!tables_status().is_ok() || (vdct_.get(dp) > 0));  // Invariant: vdct counts the lpns pointing at dp
+  assert((vdct_.get(dp) > 0) || !tables_status().is_ok());  // Invariant: vdct counts the lpns pointing at dp
   if (--vdct_.ref(dp) != 0) return Status::ok();
   if (dp != commit_ppa_) blocks_.valid_dec(dp);
   bool marked;  // an unmarked stale differential page is harmless (older than what replaced it)
@@ -167,7 +167,7 @@ Status PdlStore::base_becomes_stale(Ppa bp) {
   if (bp != commit_ppa_) blocks_.valid_dec(bp);
   if (params_.obsolete != ObsoleteMode::kSpare || group_page(bp) || bp == commit_ppa_)
     return Status::ok();
-  assert(!tables_status().is_ok() || (p2l_.get(bp) < ppmt_.size()));  // Invariant: a current base page is in the reverse map
+  assert((p2l_.get(bp) < ppmt_.size()) || !tables_status().is_ok());  // Invariant: a current base page is in the reverse map
   PpmtEntry& e = ppmt_.ref(p2l_.get(bp));
   bool marked;
   PDL_TRY(mark_obsolete(bp, &marked));

@@ -193,7 +193,9 @@ class PdlStore final : public StoreBase {
    private:
     Nand& n_;
   };
-  // The first failed table page load (PagedTable::status()), or ok.
+  // The first failed table page load (PagedTable::status()), or ok. (An assert on table
+  // entries reads them first and asks this second: the read may load a page, and a load that
+  // fails — the device gone at a power cut — is what makes the entries fill values.)
   Status tables_status() const;
   // `st`, unless a table page failed to load: then the store is poisoned with that error (as
   // by a device error: every later call returns it; reads never see the fill values a failed

@@ -24,9 +24,11 @@
 // it pinned (commit_ppa_), per page it keeps the page mount found (commit_candidate_) until it
 // programs — after which the newest record is no longer known (every page is a record of its
 // own). Mount converts between the modes as set_commit_mode does, so a store saved in one
-// mode mounts in the other (the image mounts per page, then switches to groups); saving a
-// per-page PDL/OPU store after it programmed is refused (kUnsupported: the next mount scans),
-// since a later switch to groups would need that record. The FTL device never has groups.
+// mode mounts in the other (the image mounts per page, then switches to groups). A per-page
+// PDL/OPU store that programmed since its mount saves its record as unknown (version 3, flag
+// bit 2): such tables mount per page (which needs no record: recovery's cut-off covers every
+// page there, each a record of its own) and refuse groups (kUnsupported: that mount scans,
+// and the scan finds the record to pin). The FTL device never has groups.
 //
 // The NVM log (method=pdl&nvm=SIZE) is read again by mount_tables, as by the scan mount: the
 // log must be re-read anyway to set up its next commit (a remount always writes a fresh log,
@@ -42,7 +44,11 @@ namespace pdl {
 
 namespace {
 constexpr uint8_t kVersion = 2;
-constexpr uint8_t kFlagGroups = 1, kFlagNvm = 2;
+// Version 3: as 2, and flag bit 2 may say the newest commit record is not known (a per-page
+// PDL/OPU store that programmed since its mount). Written only then, so that every other
+// checkpoint stays readable by a pdl that knows version 2 (one that does not know 3 scans).
+constexpr uint8_t kVersionRecordUnknown = 3;
+constexpr uint8_t kFlagGroups = 1, kFlagNvm = 2, kFlagRecordUnknown = 4;
 }  // namespace
 
 Status PdlStore::save_tables(TableWriter& w) const {
@@ -64,16 +70,18 @@ Status PdlStore::save_tables(TableWriter& w) const {
   if (!gc_buffer_.empty() || gc_victim_ >= 0 || !stage_.empty())
     return refuse(Errc::kInvalidArgument, "in the middle of a garbage collection");
   const bool atomic_method = has_atomic_commit(params_.method);
-  if (atomic_method && !groups_ && programmed_)
-    return refuse(Errc::kUnsupported,
-                  "per-page writes since the mount: the newest commit record is not tracked "
-                  "(a scan finds it)");
-  const Ppa commit = !atomic_method ? kNoPpa : groups_ ? commit_ppa_ : commit_candidate_;
+  // Per page, once a page was programmed the newest commit record is no longer tracked (every
+  // page is one): saved as unknown — a per-page mount needs none; one with groups scans.
+  const bool record_unknown = atomic_method && !groups_ && programmed_;
+  const Ppa commit = !atomic_method || record_unknown ? kNoPpa
+                     : groups_                        ? commit_ppa_
+                                                      : commit_candidate_;
   const uint32_t ppb = geo_.pages_per_block;
 
   w.tag("PDLS");
-  w.u8(kVersion);
-  w.u8(uint8_t((groups_ ? kFlagGroups : 0) | (nvm_ ? kFlagNvm : 0)));
+  w.u8(record_unknown ? kVersionRecordUnknown : kVersion);
+  w.u8(uint8_t((groups_ ? kFlagGroups : 0) | (nvm_ ? kFlagNvm : 0) |
+               (record_unknown ? kFlagRecordUnknown : 0)));
   w.u32(uint32_t(ppmt_.size()));
   w.u32(geo_.blocks);
   w.u32(ppb);
@@ -121,9 +129,13 @@ Status PdlStore::mount_tables(Nand& nand, const StoreParams& params, CommitMode 
   const Ppa commit = r.u32();
   const uint64_t damaged = r.u64(), nvm_seq = r.u64(), group_buckets = r.u64();
   PDL_TRY(r.status());
-  if (version != kVersion) return bad("PDL tables of version " + std::to_string(version));
-  if ((flags & ~(kFlagGroups | kFlagNvm)) != 0 || bool(flags & kFlagNvm) != bool(s->nvm_) ||
-      ((flags & kFlagGroups) && !atomic_method))
+  if (version != kVersion && version != kVersionRecordUnknown)
+    return bad("PDL tables of version " + std::to_string(version));
+  const bool record_unknown = flags & kFlagRecordUnknown;
+  if ((flags & ~(kFlagGroups | kFlagNvm | kFlagRecordUnknown)) != 0 ||
+      bool(flags & kFlagNvm) != bool(s->nvm_) || ((flags & kFlagGroups) && !atomic_method) ||
+      record_unknown != (version == kVersionRecordUnknown) ||
+      (record_unknown && ((flags & kFlagGroups) || !atomic_method)))
     return bad("PDL tables' flags " + std::to_string(flags) + " do not fit the method");
   if (n_lpns != lpns || blocks != g.blocks || n_ppb != ppb || capacity != s->dwb_.capacity())
     return bad("PDL tables of another store (" + std::to_string(n_lpns) + " logical pages, " +
@@ -131,7 +143,8 @@ Status PdlStore::mount_tables(Nand& nand, const StoreParams& params, CommitMode 
                " pages, a write buffer of " + std::to_string(capacity) + " bytes)");
   if (next_seq == 0 || committed_seq >= next_seq || (s->nvm_ && nvm_seq >= next_seq))
     return bad("sequence numbers out of order (next " + std::to_string(next_seq) + ")");
-  if (commit != kNoPpa && (!atomic_method || commit >= pages || commit / ppb < kSuperblockBlocks))
+  if (commit != kNoPpa &&
+      (!atomic_method || record_unknown || commit >= pages || commit / ppb < kSuperblockBlocks))
     return bad("commit page " + std::to_string(commit) + " out of range");
   if (group_buckets == 0 || group_buckets > 4 * uint64_t(lpns) + 64)
     return bad("the open group's map of " + std::to_string(group_buckets) + " buckets");
@@ -187,6 +200,10 @@ Status PdlStore::mount_tables(Nand& nand, const StoreParams& params, CommitMode 
   s->legacy_ = false;
   const bool saved_groups = flags & kFlagGroups;
   const bool groups = mode == CommitMode::kGroup && atomic_method;
+  if (record_unknown && groups)
+    return Status::error(Errc::kUnsupported,
+                         "checkpoint: saved after per-page writes, which leave the newest commit "
+                         "record untracked; atomic groups need it pinned (a scan finds it)");
   s->groups_ = saved_groups;
   if (saved_groups) s->commit_ppa_ = commit;
   else s->commit_candidate_ = commit;
@@ -205,7 +222,7 @@ Status PdlStore::mount_tables(Nand& nand, const StoreParams& params, CommitMode 
   s->commit_ppa_ = groups ? commit : kNoPpa;
   s->commit_candidate_ = groups ? kNoPpa : commit;
   s->blocks_.set_user_keep(groups ? 2 : 1);
-  s->programmed_ = false;
+  s->programmed_ = record_unknown;  // (set_commit_mode then refuses groups, as after writes)
   PDL_TRY(s->tables_status());  // (a table page the commit page's test loaded)
 
   // ---- the NVM log, read again: it must be the one the tables were saved with ----

@@ -107,8 +107,11 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
       {"ipu, a grown bad block", Method::kIpu, FtlKind::kNone, CommitMode::kPerPage, true, 0, 23},
       {"stablebuffer on the page ftl", Method::kStableBuffer, FtlKind::kPage,
        CommitMode::kPerPage},
+      // (Per page, PDL and OPU checkpoint with their newest commit record unknown.)
+      {"pdl per page", Method::kPdl, FtlKind::kNone, CommitMode::kPerPage},
+      {"opu per page", Method::kOpu, FtlKind::kNone, CommitMode::kPerPage},
   };
-  const size_t which = size_t(GENERATE(range(0, 9)));
+  const size_t which = size_t(GENERATE(range(0, 11)));
   if (!pdl::test::in_matrix_sample(which)) return;
   const Config c = configs[which];
   INFO("config " << c.name);

@@ -1,7 +1,8 @@
 // test_vfs_checkpoint.cc — the checkpoint at clean unmount (docs/design.md §17) seen from
 // SQLite: what a clean close, a crash and a power cut during the close's checkpoint write leave
 // for the next open, through the pdl VFS, for every method and commit mode (PDL and OPU
-// committing page by page write none: they are checked to mount by scan, saying so).
+// committing page by page included: their checkpoints say the newest commit record is not
+// known, docs/format.md §13.1, and mount per page).
 //
 // For each method {pdl, opu, ipu, ipl, the FTL devices} and commit mode {atomic, journal; IPU
 // and the FTL devices have only journal}, on a 2M chip of 16-page blocks with checkpoint=on
@@ -39,11 +40,6 @@ const char* const kLargeChip =
 struct Config {
   std::string method;  // URI value of method= with its parameters
   std::string commit;  // "atomic" or "journal"
-  // PDL and OPU committing page by page write no checkpoint once they programmed (their
-  // newest commit record is not tracked: docs/format.md §13.1): they mount by scan.
-  bool checkpoints() const {
-    return !(commit == "journal" && (method == "pdl" || method == "opu"));
-  }
   // After a power cut the mount replays the blocks declared since the checkpoint.
   bool replays() const {
     return method == "pdl" || method == "opu" || method == "ftl" || method == "ipl" ||
@@ -128,19 +124,14 @@ TEST_CASE("a clean close leaves a checkpoint the next open mounts from; a crash 
       Conn db(uri(c, path));
       const Json j = stats(db);
       CHECK(json_number(j, "checkpoint.area_blocks") >= 1);
-      if (c.checkpoints()) {
-        CHECK(json_string(j, "checkpoint.mount") == "checkpoint");
-        CHECK(json_string(j, "checkpoint.scan_reason").empty());
-        CHECK(json_number(j, "checkpoint.checkpoint_gen") >= 1);
-        CHECK(json_number(j, "checkpoint.checkpoint_pages") >= 1);
-        CHECK(json_number(j, "mount.pages_scanned") == 0);
-        // The Volume's section carries no owner map: its pages stay on flash, unread.
-        CHECK(json_number(j, "volume.owner_loads") == 0);
-        CHECK(json_number(j, "ram.owner_pages_cached") == 0);
-      } else {
-        CHECK(json_string(j, "checkpoint.mount") == "scan");
-        CHECK(json_string(j, "checkpoint.scan_reason") == "no checkpoint");
-      }
+      CHECK(json_string(j, "checkpoint.mount") == "checkpoint");
+      CHECK(json_string(j, "checkpoint.scan_reason").empty());
+      CHECK(json_number(j, "checkpoint.checkpoint_gen") >= 1);
+      CHECK(json_number(j, "checkpoint.checkpoint_pages") >= 1);
+      CHECK(json_number(j, "mount.pages_scanned") == 0);
+      // The Volume's section carries no owner map: its pages stay on flash, unread.
+      CHECK(json_number(j, "volume.owner_loads") == 0);
+      CHECK(json_number(j, "ram.owner_pages_cached") == 0);
       CHECK(json_number(j, "ram.table_bytes") > 0);
       CHECK(json_number(j, "ram.ram_bytes_per_gib") ==
             Approx(json_number(j, "ram.table_bytes") * 512));  // a 2 MiB chip
@@ -156,22 +147,17 @@ TEST_CASE("a clean close leaves a checkpoint the next open mounts from; a crash 
     // PDL, OPU, the page FTL, IPL and IPU declared the changes after the checkpoint in summary
     // pages (the log still names the checkpoint) and re-read only the declared blocks; the
     // others wrote "stale" at the first change and scan.
-    const bool replays = c.replays();
-    if (c.checkpoints()) {
-      if (replays) {
-        CHECK(json_string(j, "checkpoint.log.entry") == "checkpoint");
-        CHECK(json_number(j, "checkpoint.summary_pages") >= 1);
-        CHECK(json_string(j, "checkpoint.mount") == "checkpoint");
-        CHECK(json_number(j, "checkpoint.replayed_blocks") >= 1);
-        CHECK(json_number(j, "mount.pages_scanned") <
-              json_number(j, "checkpoint.replayed_blocks") * 64 + 64);
-      } else {
-        CHECK(json_string(j, "checkpoint.mount") == "scan");
-        CHECK(json_string(j, "checkpoint.scan_reason") == "changed since the checkpoint");
-        CHECK(json_string(j, "checkpoint.log.entry") == "stale");
-      }
+    if (c.replays()) {
+      CHECK(json_string(j, "checkpoint.log.entry") == "checkpoint");
+      CHECK(json_number(j, "checkpoint.summary_pages") >= 1);
+      CHECK(json_string(j, "checkpoint.mount") == "checkpoint");
+      CHECK(json_number(j, "checkpoint.replayed_blocks") >= 1);
+      CHECK(json_number(j, "mount.pages_scanned") <
+            json_number(j, "checkpoint.replayed_blocks") * 64 + 64);
     } else {
       CHECK(json_string(j, "checkpoint.mount") == "scan");
+      CHECK(json_string(j, "checkpoint.scan_reason") == "changed since the checkpoint");
+      CHECK(json_string(j, "checkpoint.log.entry") == "stale");
     }
     CHECK(json_number(j, "mount.pages_scanned") > 0);
     check_intact(db);
@@ -187,7 +173,6 @@ TEST_CASE("a power cut at every operation of a close's checkpoint write: the nex
   std::string summary;
   for (const std::string& chip_uri : {std::string(kChip), std::string(kLargeChip)})
   for (const Config& c : configs()) {
-    if (!c.checkpoints()) continue;  // (no checkpoint write to cut)
     // (No periodic checkpoint in the template's sessions — IPU declares two blocks per page
     // written — so that the close is what writes the next checkpoint.)
     const std::string chip_s = chip_uri + "&replay_blocks=1000";
@@ -264,8 +249,8 @@ TEST_CASE("a read-only open writes nothing: no checkpoint, no stale entry", "[vf
         // summaries declared; the others scan.)
         const bool replays = c.replays();
         CHECK(json_string(j, "checkpoint.mount") ==
-              (c.checkpoints() && (round == 0 || replays) ? "checkpoint" : "scan"));
-        if (round == 1 && c.checkpoints() && replays)
+              (round == 0 || replays ? "checkpoint" : "scan"));
+        if (round == 1 && replays)
           CHECK(json_number(j, "checkpoint.replayed_blocks") >= 1);
         check_intact(db);
         if (round == 0) REQUIRE(content(db) == rows);
