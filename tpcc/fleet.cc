@@ -365,7 +365,7 @@ Status Fleet::count_checkpoints(std::vector<Measurement>* ms) {
     const NandCounters c0 = m.image->nand->counters();
     const uint64_t t0 = cs->pager().stores();  // (table pages programmed: demand-loaded tables)
     if (const Status st = cs->write_checkpoint({}); st.is(Errc::kUnsupported)) {
-      f.none = std::string(st.message());  // (a per-page store that programmed: its close writes none)
+      f.none = std::string(st.message());  // (an engine whose tables are not saved: none)
       continue;
     } else {
       PDL_TRY(st);
