@@ -27,6 +27,7 @@
 #include "flash/store/paged_table.h"
 #include "flash/store/superblock.h"
 #include "tests/support/forwarding_store.h"
+#include "tests/support/tables_engine.h"
 #include "tests/support/test_util.h"
 
 using namespace pdl;
@@ -39,16 +40,10 @@ using Model = std::vector<std::optional<Page>>;
 // 512-byte pages, 8 per block, 64 blocks; the last 8 are the area (two halves of 4 blocks).
 constexpr uint32_t kArea = 8, kBlocks = 64, kPpb = 8;
 constexpr uint32_t kSpread = 8;  // table entries per lpn: the table spans many table pages
-Geometry chip_geometry() { return pdl::test::geometry(512, 32, kPpb, kBlocks); }
-
-StoreParams area_params() {
-  StoreParams p;
-  p.method = Method::kPdl;
-  p.max_differential = 64;
-  p.checkpoint = true;
-  p.checkpoint_blocks = kArea;
-  return p;
-}
+// (The chip and parameters of tables_engine.h: 64 blocks of 8 pages, an 8-block area.)
+using pdl::test::area_params;
+using pdl::test::chip_geometry;
+static_assert(pdl::test::kArea == kArea);
 
 uint32_t crc_entry(std::span<const uint8_t> p) { return crc32c(p.data(), p.size()) | 1u; }
 
@@ -196,6 +191,29 @@ Status step(PageStore& s, Model* pending, std::mt19937_64& rng, int n) {
   return s.sync();
 }
 
+// One checkpoint of table `t` through `pager` (gen, half, full or incremental): its pages
+// saved, its root written, made durable. The entry, the root's bytes and the table pages the
+// save programmed.
+struct Saved {
+  LogEntry e;
+  std::vector<uint8_t> root;
+  uint64_t written = 0;
+};
+Saved save_through(AreaPager& pager, PagedTableBase& t, uint64_t gen, uint32_t half, bool full) {
+  Saved out;
+  pager.begin(gen, half, full);
+  CHECK(pager.relocate_all() == full);
+  TableWriter w;
+  w.set_pager(&pager);
+  REQUIRE(t.save(w).is_ok());
+  out.written = pager.written();
+  REQUIRE(pager.write_root(w.data(), &out.e).is_ok());
+  pager.finish(true);
+  t.saved(true);
+  out.root = w.data();
+  return out;
+}
+
 // The cases' common start on `chip` (formatted): opened (with `summaries` or not), `n` random
 // writes and a trim synced, a checkpoint written; *model the contents it acknowledged.
 void checkpoint_after_step(EmulatedNand& chip, Model* model, std::mt19937_64& rng, int n,
@@ -289,14 +307,8 @@ TEST_CASE("an area pager round-trips table pages and a root through the chip, wh
   PagedTable<U32Codec> t(5, 1500, 0, 512, 2);  // 12 table pages
   for (uint64_t i = 0; i < t.size(); i++) t.set(i, uint32_t(i * 7 + 1));
   const NandCounters c0 = chip->counters();
-  pager.begin(1, 0, true);
-  TableWriter w;
-  w.set_pager(&pager);
-  REQUIRE(t.save(w).is_ok());
-  LogEntry e;
-  REQUIRE(pager.write_root(w.data(), &e).is_ok());
-  pager.finish(true);
-  t.saved(true);
+  const Saved s1 = save_through(pager, t, 1, 0, true);
+  LogEntry e = s1.e;
   const NandCounters c1 = chip->counters();
   CHECK(c1.programs - c0.programs == 12 + e.pages);
   CHECK(c1.erases - c0.erases == (12 + e.pages + kPpb - 1) / kPpb);
@@ -309,7 +321,7 @@ TEST_CASE("an area pager round-trips table pages and a root through the chip, wh
   e.kind = LogKind::kCheckpoint;
   e.gen = 1;
   REQUIRE(read_area(*chip, first, kArea, e, &root, &pages).is_ok());
-  CHECK(root == w.data());
+  CHECK(root == s1.root);
   // An entry naming a place outside its half, or another half, is refused before any read.
   using Edit = void (*)(LogEntry*);
   for (Edit bad : std::initializer_list<Edit>{
@@ -332,30 +344,14 @@ TEST_CASE("an area pager round-trips table pages and a root through the chip, wh
   CHECK(chip->counters().page_reads - reads0 == pager.loads() - loads0);
   // An incremental save appends after the root: only the dirty page, in the same half.
   m.set(3, 99);
-  pager.begin(2, pager.half(), false);
-  CHECK_FALSE(pager.relocate_all());
-  TableWriter w2;
-  w2.set_pager(&pager);
-  REQUIRE(m.save(w2).is_ok());
-  CHECK(pager.written() == 1);
-  LogEntry e2;
-  REQUIRE(pager.write_root(w2.data(), &e2).is_ok());
-  pager.finish(true);
-  m.saved(true);
-  CHECK(e2.half == 0);
-  CHECK(e2.root_page == e.root_page + e.pages + 1);
+  const Saved s2 = save_through(pager, m, 2, pager.half(), false);
+  CHECK(s2.written == 1);
+  CHECK(s2.e.half == 0);
+  CHECK(s2.e.root_page == e.root_page + e.pages + 1);
   // A full save relocates every homed page into the other half.
-  pager.begin(3, 1, true);
-  CHECK(pager.relocate_all());
-  TableWriter w3;
-  w3.set_pager(&pager);
-  REQUIRE(m.save(w3).is_ok());
-  CHECK(pager.written() == 12);
-  LogEntry e3;
-  REQUIRE(pager.write_root(w3.data(), &e3).is_ok());
-  pager.finish(true);
-  m.saved(true);
-  CHECK(e3.half == 1);
+  const Saved s3 = save_through(pager, m, 3, 1, true);
+  CHECK(s3.written == 12);
+  CHECK(s3.e.half == 1);
   CHECK(pager.half() == 1);
   for (uint64_t i = 0; i < m.size(); i += 11)
     REQUIRE(m.get(i) == (i == 3 ? 99u : uint32_t(i * 7 + 1)));
