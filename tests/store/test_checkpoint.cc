@@ -24,8 +24,9 @@
 #include "flash/store/checkpoint_view.h"
 #include "flash/store/checkpointed_store.h"
 #include "flash/store/superblock.h"
-#include "tests/support/tables_engine.h"
+#include "tests/support/random_ops.h"
 #include "tests/support/same_tables.h"
+#include "tests/support/tables_engine.h"
 #include "tests/support/test_util.h"
 
 using namespace pdl;
@@ -542,19 +543,7 @@ CommitMode mode_of(const StoreParams& p) {
 }
 
 
-void require_reads(PageStore& s, const Model& model) {
-  Page got(s.page_size());
-  for (Lpn l = 0; l < model.size(); l++) {
-    const Status st = s.read(l, got);
-    INFO("lpn " << l << ": " << st.to_string());
-    if (model[l]) {
-      REQUIRE(st.is_ok());
-      REQUIRE(got == *model[l]);
-    } else {
-      REQUIRE(st.is(Errc::kNotFound));
-    }
-  }
-}
+void require_reads(PageStore& store, const Model& model) { pdl::test::require_reads(store, model); }
 
 }  // namespace
 

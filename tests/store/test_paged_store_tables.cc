@@ -85,19 +85,7 @@ void sync_all(PageStore& store, Model& model, Model& committed) {
   pdl::test::sync_model(store, model, committed);
 }
 
-void check_reads(PageStore& store, const Model& model) {
-  Page got(store.page_size());
-  for (Lpn l = 0; l < model.size(); l++) {
-    Status st = store.read(l, got);
-    INFO("lpn " << l << ": " << st.to_string());
-    if (model[l]) {
-      REQUIRE(st.is_ok());
-      REQUIRE(got == *model[l]);
-    } else {
-      REQUIRE(st.is(Errc::kNotFound));
-    }
-  }
-}
+void check_reads(PageStore& store, const Model& model) { pdl::test::require_reads(store, model); }
 
 // Whether the tables of a store on `g` span several table pages (the 2 KiB-page chip of the
 // matrix has 192 pages: one table page each, always resident).

@@ -46,19 +46,7 @@ void workload(PageStore& store, Model& model, std::mt19937_64& rng, int ops) {
   REQUIRE(!store.dirty());
 }
 
-void check_reads(PageStore& store, const Model& model) {
-  Page got(store.page_size());
-  for (Lpn l = 0; l < model.size(); l++) {
-    Status st = store.read(l, got);
-    INFO("lpn " << l << ": " << st.to_string());
-    if (model[l]) {
-      REQUIRE(st.is_ok());
-      REQUIRE(got == *model[l]);
-    } else {
-      REQUIRE(st.is(Errc::kNotFound));
-    }
-  }
-}
+void check_reads(PageStore& store, const Model& model) { pdl::test::require_reads(store, model); }
 
 
 }  // namespace

@@ -7,6 +7,8 @@
 // random_op: per the Mix's percentages, a write (a few bytes changed, or a whole page; a write
 // refused with kFull in an atomic store syncs and is tried again), a trim, a sync, and in the
 // rest, if `aborts` and the store is atomic, an abort (else nothing).
+// require_reads: every lpn reads as the model says — its page, or kNotFound (REQUIRE, naming
+// the lpn and the status).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -66,6 +68,20 @@ inline void random_op(PageStore& store, StoreState& model, StoreState& committed
   } else if (mix.aborts && store.atomic()) {
     REQUIRE(store.abort().is_ok());
     model = committed;
+  }
+}
+
+inline void require_reads(PageStore& store, const StoreState& model) {
+  std::vector<uint8_t> got(store.page_size());
+  for (Lpn l = 0; l < model.size(); l++) {
+    const Status st = store.read(l, got);
+    INFO("lpn " << l << ": " << st.to_string());
+    if (model[l]) {
+      REQUIRE(st.is_ok());
+      REQUIRE(got == *model[l]);
+    } else {
+      REQUIRE(st.is(Errc::kNotFound));
+    }
   }
 }
 
