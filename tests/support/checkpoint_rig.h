@@ -116,14 +116,6 @@ inline std::unique_ptr<EmulatedNand> checkpointed_chip(const CkConfig& c, CkMode
   return chip;
 }
 
-// PDL_EXHAUSTIVE_STRIDE=s (the sanitizer run of CI): an exhaustive campaign takes every s-th
-// case only.
-inline uint64_t exhaustive_stride() {
-  const char* e = std::getenv("PDL_EXHAUSTIVE_STRIDE");
-  const long s = e && *e ? std::atol(e) : 1;
-  return s > 1 ? uint64_t(s) : 1;
-}
-
 // Every programmed page (data or spare not all 0xFF) of the checkpoint log's blocks (0 and 1:
 // superblock copies and log entries) and of the area (the chip's last `area_blocks` blocks:
 // stream pages, summary pages and whatever else the area holds), read from the chip.

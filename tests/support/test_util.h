@@ -91,4 +91,12 @@ inline bool in_matrix_sample(size_t i) {
   return s <= 1 || i % size_t(s) == 0;
 }
 
+// PDL_EXHAUSTIVE_STRIDE=s (the sanitizer run of CI): an exhaustive campaign takes every s-th
+// case only.
+inline uint64_t exhaustive_stride() {
+  const char* e = std::getenv("PDL_EXHAUSTIVE_STRIDE");
+  const long s = e && *e ? std::atol(e) : 1;
+  return s > 1 ? uint64_t(s) : 1;
+}
+
 }  // namespace pdl::test
