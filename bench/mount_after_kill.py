@@ -11,16 +11,21 @@ inserts N rows in transactions of 1,000 and closes cleanly (the close writes a c
 a second process runs K statements — each an UPDATE of one row and an INSERT, committed — and
 kills itself (SIGKILL: no close, no checkpoint: what the image file holds is what a power cut
 of the emulated chip leaves); then `pdl info --json IMG` mounts it (with the area: the
-checkpoint plus the blocks declared since, replayed; without: a scan of every page) and
+checkpoint plus the blocks declared since, replayed; without: a scan of every page), opens the
+Volume (from the checkpoint's tables, caught up with what the replay names, where the engine
+lists it; else reading its directory and owner map) — and `pdl info --volume-pages` does the
+same with the Volume reading its pages, for comparison — and
 `pdl fsck IMG` checks it (with the area it also mounts from the checkpoint and compares that
 mount's tables with a scan's). One table row per image: pages the mount read, its simulated
 time (machine-independent: the emulator's Table 1 timings), summary pages and blocks replayed,
-fsck's verdict. Images live in a temporary directory (under --work-dir or TMPDIR), removed at
+the whole open's pages and simulated time both ways, fsck's verdict. Images live in a
+temporary directory (under --work-dir or TMPDIR), removed at
 the end.
 
 --check (the test suite's use): fails unless the image with the area mounted from the
 checkpoint by replaying at least one block, the one without scanned, the replay read fewer
-pages than the scan, and fsck found both clean.
+pages than the scan, the Volume's open read no more than reading its pages (and, for PDL and
+OPU, caught up from the checkpoint's tables), and fsck found both clean.
 """
 import argparse
 import json
@@ -82,11 +87,19 @@ def measure(args, tmp, checkpoint):
     r = run([args.tool, "info", "--json", img])
     if r.returncode != 0:
         sys.exit("pdl info failed: " + r.stdout + r.stderr)
-    m = json.loads(r.stdout)["image"]["mount"]
+    info = json.loads(r.stdout)
+    m = info["image"]["mount"]
+    # The whole open (the store's mount and the Volume's open), and the same with the Volume
+    # reading its directory and owner map instead of the checkpoint's tables.
+    opened = info["checkpoint"]["open"]
+    r = run([args.tool, "info", "--json", "--volume-pages", img])
+    if r.returncode != 0:
+        sys.exit("pdl info --volume-pages failed: " + r.stdout + r.stderr)
+    reading = json.loads(r.stdout)["checkpoint"]["open"]
     f = run([args.tool, "fsck", img])
     os.unlink(img)
-    return {"checkpoint": checkpoint, "mount": m, "fsck": f.returncode == 0,
-            "fsck_out": f.stdout + f.stderr}
+    return {"checkpoint": checkpoint, "mount": m, "open": opened, "reading": reading,
+            "fsck": f.returncode == 0, "fsck_out": f.stdout + f.stderr}
 
 
 def main():
@@ -112,14 +125,18 @@ def main():
           (args.method + "".join(" " + a for a in args.format_arg), args.size, args.rows,
            args.statements))
     print("| checkpoint area | mount | pages read | simulated | summary pages | blocks replayed "
+          "| whole open: pages, simulated (volume) | the volume reading its pages instead "
           "| fsck |")
-    print("|---|---|---:|---:|---:|---:|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     for x in rows:
-        m = x["mount"]
-        print("| %s | %s | %d | %.1f ms | %d | %d | %s |" %
+        m, o, rd = x["mount"], x["open"], x["reading"]
+        volume = ("caught up" if o["volume"] == "tables" and m["replayed_blocks"] else
+                  "its tables" if o["volume"] == "tables" else "read its pages")
+        print("| %s | %s | %d | %.1f ms | %d | %d | %d, %.1f ms (%s) | %d, %.1f ms | %s |" %
               (x["checkpoint"], "checkpoint + replay" if m["from_checkpoint"] else
                "scan (%s)" % m["scan_reason"], m["pages_scanned"] + m["checkpoint_pages"],
                m["sim_us"] / 1000.0, m["summary_pages"], m["replayed_blocks"],
+               o["pages"], o["sim_us"] / 1000.0, volume, rd["pages"], rd["sim_us"] / 1000.0,
                "clean" if x["fsck"] else "PROBLEM"))
     if not args.check:
         return 0
@@ -131,6 +148,10 @@ def main():
         errors.append("the image without a checkpoint area did not scan")
     if not on["pages_scanned"] + on["checkpoint_pages"] < off["pages_scanned"]:
         errors.append("the replay read no fewer pages than the scan")
+    if args.method in ("pdl", "opu") and rows[0]["open"]["volume"] != "tables":
+        errors.append("the volume did not catch up from the checkpoint's tables")
+    if rows[0]["open"]["pages"] > rows[0]["reading"]["pages"]:
+        errors.append("the volume's open from its tables read more than reading its pages")
     for x in rows:
         if not x["fsck"]:
             errors.append("fsck (checkpoint %s): %s" % (x["checkpoint"], x["fsck_out"]))

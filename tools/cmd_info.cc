@@ -220,6 +220,14 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
                 double(c.mount_sim_us) / 1000.0);
   else
     std::printf("             this open mounted by scan: %s\n", c.scan_reason.c_str());
+  std::printf("open         %llu pages read, simulated %.1f ms: the store's mount and the "
+              "volume's open, %s%s\n",
+              (unsigned long long)c.open_pages, double(c.open_sim_us) / 1000.0,
+              c.volume_from_tables ? "from its tables in the checkpoint"
+                                   : "reading its directory and owner map",
+              c.volume_tables_refused.empty()
+                  ? ""
+                  : (" (its tables were refused: " + c.volume_tables_refused + ")").c_str());
   std::printf("ram          tables %llu bytes (store %llu, volume %llu): %.0f bytes = %.2f MiB "
               "per GiB of chip\n",
               (unsigned long long)c.table_bytes(), (unsigned long long)c.store_table_bytes,
@@ -311,7 +319,12 @@ const Command kInfoCommand = {
     "checkpoint: its gen, pages read, simulated time; else by scan and why) and the RAM\n"
     "the tables take (PageStore::table_bytes, per GiB of chip). Writes nothing: an open\n"
     "by pdl info neither writes a checkpoint nor marks one stale.\n",
-    {{"json", 0, nullptr, "one JSON object instead of text"}, kNvmPathOption, kOwnerCacheOption},
+    {{"json", 0, nullptr, "one JSON object instead of text"},
+     kNvmPathOption,
+     kOwnerCacheOption,
+     {"volume-pages", 0, nullptr,
+      "the volume reads its directory and owner map instead of its tables in the checkpoint\n"
+      "(the \"open\" line then shows what they save)"}},
     1,
     1,
     run_info,

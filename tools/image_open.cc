@@ -23,6 +23,7 @@ Status open_read_only(const std::string& path, const Args& a, std::unique_ptr<Im
   ImageParams p;
   if (a.has("nvm-path")) p.nvm_path = a.get("nvm-path");
   PDL_TRY(owner_cache_option(a, &p));
+  if (a.has("volume-pages")) p.volume_tables = false;
   return open_image(path, p, ImageMode::kOpen, /*read_only=*/true, "", out);
 }
 

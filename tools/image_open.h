@@ -18,8 +18,8 @@ namespace pdl::tool {
 // `nvm_path`: the NVM file of an image whose NVM is in a file of its own (nvm_path=).
 Status open_read_only(const std::string& path, std::unique_ptr<Image>* out,
                       const std::string& nvm_path = "");
-// The same with the command's --nvm-path and --owner-cache, if given (kNvmPathOption,
-// kOwnerCacheOption; a bad --owner-cache is kInvalidArgument naming it).
+// The same with the command's --nvm-path, --owner-cache and --volume-pages, if given
+// (kNvmPathOption, kOwnerCacheOption; a bad --owner-cache is kInvalidArgument naming it).
 Status open_read_only(const std::string& path, const Args& a, std::unique_ptr<Image>* out);
 
 // --owner-cache into `p` if given; kInvalidArgument naming it if it is not 1 .. 1048576 (the

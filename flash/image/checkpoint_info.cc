@@ -68,12 +68,16 @@ Status checkpoint_info(Image& image, CheckpointInfo* out) {
   c.replayed_blocks = m.replayed_blocks;
   c.scan_reason = m.scan_reason;
   c.mount_sim_us = m.sim_us;
+  c.open_pages = image.open.page_reads + image.open.spare_reads;
+  c.open_sim_us = image.open.sim_us;
   // (outside the Volume's lock: the Volume's table_bytes takes it)
   c.volume_table_bytes = image.volume ? image.volume->table_bytes() : 0;
   if (image.volume) {
     const VolumeStats vs = image.volume->stats();
     c.owner_cache_pages = vs.owner_cache_pages;
     c.owner_pages_cached = vs.owner_cached;
+    c.volume_from_tables = image.volume->from_tables();
+    c.volume_tables_refused = image.volume->tables_refused();
   }
   *out = c;
   return Status::ok();
@@ -98,7 +102,12 @@ JsonObj checkpoint_json(const CheckpointInfo& c) {
       .u("summary_pages", c.summary_pages)
       .u("replayed_blocks", c.replayed_blocks)
       .u("table_page_loads", c.table_page_loads)
-      .s("scan_reason", c.scan_reason);
+      .s("scan_reason", c.scan_reason)
+      .o("open", JsonObj()
+                     .u("pages", c.open_pages)
+                     .u("sim_us", c.open_sim_us)
+                     .s("volume", c.volume_from_tables ? "tables" : "pages")
+                     .s("volume_tables_refused", c.volume_tables_refused));
 }
 
 JsonObj ram_json(const CheckpointInfo& c) {

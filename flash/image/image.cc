@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -238,10 +239,13 @@ Status open_image(const std::string& path, const ImageParams& params, ImageMode 
 
 Status mount_image(Image& img, const ImageParams& params, bool read_only) {
   Nand& nand = *img.nand;
+  const NandCounters c0 = nand.counters();
+  const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<PageStore> store;
   const StoreParams run_time = params.run_time();
-  std::vector<uint8_t> client;  // the Volume's tables, if the store came from a checkpoint
+  ClientTables client;  // the Volume's tables, if the store came from a checkpoint
   PDL_TRY(mount_store(nand, &store, &img.mount, CommitMode::kPerPage, &run_time, &client));
+  if (!params.volume_tables) client.clear();
   const StoreParams sp = store->params();
   std::unique_ptr<Volume> vol;
   // An image of an older format is brought up to date by its first writable open; then the
@@ -253,7 +257,8 @@ Status mount_image(Image& img, const ImageParams& params, bool read_only) {
   if (s.is_ok() && !store->legacy_format()) s = store->set_commit_mode(commit_mode(params));
   // The Volume's tables from the checkpoint (it reads its pages if they do not fit).
   if (s.is_ok())
-    s = Volume::open(std::move(store), volume_options(params, nand, read_only), &vol, client);
+    s = Volume::open(std::move(store), volume_options(params, nand, read_only), &vol,
+                     client.section, client.replayed ? &client.touched : nullptr);
   if ((s.is(Errc::kFull) || s.is(Errc::kHostFull)) && !read_only) {
     // No room for the mount's clean-up (a chip at the end of its life, or one filled up to a
     // write that failed): mounted again, from what is on flash as after a crash, without the
@@ -269,6 +274,12 @@ Status mount_image(Image& img, const ImageParams& params, bool read_only) {
   PDL_TRY(s);
   PDL_TRY(check_params_match(params, nand, sp, vol->layout()));
   img.volume = std::move(vol);
+  const NandCounters& c1 = nand.counters();
+  img.open.page_reads = c1.page_reads - c0.page_reads;
+  img.open.spare_reads = c1.spare_reads - c0.spare_reads;
+  img.open.programs = c1.programs - c0.programs;
+  img.open.sim_us = c1.sim_us - c0.sim_us;
+  img.open.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Status::ok();
 }
 

@@ -27,6 +27,16 @@ struct Image {
   std::string path;
   bool created = false;       // this open created the image
   MountReport mount;          // what mounting the store found and cost (empty if created)
+  // What the whole open cost (empty if created): the store's mount (`mount`) plus the Volume's
+  // open — from its tables in the checkpoint, or by reading its directory and owner map — and
+  // a writable open's clean-up. Flash counters of the image's chip, simulated time, wall.
+  struct OpenCost {
+    uint64_t page_reads = 0;   // data-area reads (NandCounters::page_reads)
+    uint64_t spare_reads = 0;  // spare-area-only reads
+    uint64_t programs = 0;     // (a writable open's clean-up after a crash programs)
+    uint64_t sim_us = 0;
+    double wall_s = 0;
+  } open;
   std::unique_ptr<Nand> nand;
   std::unique_ptr<Volume> volume;  // owns the PageStore; destroyed before `nand`
 

@@ -74,6 +74,11 @@ struct ImageParams {
   // Mount by scanning even when a checkpoint is current (StoreParams::scan_mount; a run-time
   // choice for tools, pdl fsck: no URI key).
   bool scan_mount = false;
+  // The Volume takes its tables from the checkpoint (clean close, or periodic and caught up
+  // after a power cut) when it can; false: it reads its directory and owner map instead (a
+  // run-time choice for tools, pdl info --volume-pages, to measure or cross-check what the
+  // tables save: no URI key).
+  bool volume_tables = true;
 
   // Set one parameter from its text form. Unknown key: kNotFound (callers decide whether
   // foreign keys are allowed). Bad value: kInvalidArgument "<key>=<value>: <why>".

@@ -164,11 +164,12 @@ Status replay_engine(Nand& view, const StoreParams& params, CommitMode mode, Tab
 // checked in its half of the area, the engine's tables mounted on `view` (their table pages
 // loaded through `pager`) and checked; the client's section into `client`. The summary pages
 // after the root read too, and if they declare blocks, the engine replays them (the client's
-// section is then out of date: not returned). On success the pager is placed on the root's
-// half, its cursor after the summaries. Any error: the caller scans.
+// section is then out of date: returned only with the lpns the replay reconsidered). On
+// success the pager is placed on the root's half, its cursor after the summaries. Any error:
+// the caller scans.
 Status mount_from_checkpoint(Nand& nand, const Superblock& sb, CheckpointLog& log,
                              CheckpointView& view, AreaPager& pager, CommitMode mode,
-                             std::unique_ptr<PageStore>* out, std::vector<uint8_t>* client,
+                             std::unique_ptr<PageStore>* out, ClientTables* client,
                              CheckpointRead* cr) {
   PDL_TRY(refuse_legacy_group(sb, mode));
   const LogEntry& e = log.newest();
@@ -193,7 +194,12 @@ Status mount_from_checkpoint(Nand& nand, const Superblock& sb, CheckpointLog& lo
   if (in_page(sb.params.method)) PDL_TRY((*out)->set_commit_mode(mode));
   cr->pages += pager.loads() - loads0;
   pager.place(e.half, cr->cursor);
-  if (client && !cr->replayed) client->assign(client_section.begin(), client_section.end());
+  std::vector<uint32_t> touched;  // (taken from the engine even without a client: its RAM)
+  const bool listed = cr->replayed && (*out)->take_replayed_lpns(&touched);
+  if (!client || (cr->replayed && !listed)) return Status::ok();  // (out of date, no list)
+  client->section.assign(client_section.begin(), client_section.end());
+  client->replayed = cr->replayed;
+  client->touched = std::move(touched);
   return Status::ok();
 }
 
@@ -269,7 +275,7 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
 }
 
 Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report,
-                   CommitMode mode, const StoreParams* run_time, std::vector<uint8_t>* client) {
+                   CommitMode mode, const StoreParams* run_time, ClientTables* client) {
   const uint64_t t0 = nand.counters().sim_us;
   const auto w0 = std::chrono::steady_clock::now();
   auto wall = [&] {

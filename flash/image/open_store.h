@@ -37,10 +37,19 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
 // checkpoint support — and the engine scans as above (`client` empty). `report` says which
 // (from_checkpoint, checkpoint_gen, checkpoint_pages, scan_reason) and the simulated time of
 // the whole mount (sim_us).
+// After a power cut the engine replays the blocks declared since the checkpoint; the client's
+// section of that checkpoint is then handed over only with the lpns the replay reconsidered
+// (ClientTables::replayed, touched: PageStore::take_replayed_lpns), from which the client
+// brings its tables up to date — an engine that does not list them: no section.
+struct ClientTables {
+  std::vector<uint8_t> section;  // the client's section of the checkpoint (empty: none)
+  bool replayed = false;         // the store is that checkpoint plus blocks replayed since
+  std::vector<uint32_t> touched;  // then: every lpn changed since it, and maybe more (sorted)
+  void clear() { *this = ClientTables(); }
+};
 Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* report = nullptr,
                    CommitMode mode = CommitMode::kPerPage,
-                   const StoreParams* run_time = nullptr,
-                   std::vector<uint8_t>* client = nullptr);
+                   const StoreParams* run_time = nullptr, ClientTables* client = nullptr);
 // The checkpoint area a format of `params` on `g` gets: 0 unless params.checkpoint; else
 // params.checkpoint_blocks, or checkpoint_area_blocks' bound when 0. kInvalidArgument naming
 // why if it does not fit (more than half the chip, or the parameters do not resolve on the

@@ -39,6 +39,8 @@ class PdlRecovery {
   // scans). REQUIRES: the store mounted on this chip from tables saved after a sync, no NVM.
   Status replay(const std::vector<uint8_t>& rescan);
   void resolve();  // REQUIRES: scan() or replay() succeeded
+  // After replay(): the lpns it reconsidered (sorted), moved out.
+  std::vector<Lpn> take_touched() { return std::move(touched_); }
   Status reopen();  // REQUIRES: resolve() ran
   // pages_scanned .. next_seq; the caller adds timing.
   const MountReport& report() const { return rep_; }

@@ -317,6 +317,8 @@ Status PdlStore::replay(Nand& nand, const StoreParams& params, CommitMode mode, 
   s->stats_.void_pages = rep.void_pages;
   s->damaged_pages_ = std::max(s->damaged_pages_, rep.damaged_pages);
   s->ledger_.charge(s->ledger_.other());
+  s->replayed_ = true;
+  s->replayed_lpns_ = recovery.take_touched();
   *out = std::move(s);
   return Status::ok();
 }

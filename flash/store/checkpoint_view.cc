@@ -41,6 +41,11 @@ bool CheckpointView::due() const {
   return n_declared_ >= budget_ || !cursor_->usable;
 }
 
+bool CheckpointView::overdue() const {
+  if (!summaries_) return false;
+  return n_declared_ >= budget_ + budget_ / 2 || !cursor_->usable;
+}
+
 // Before a change to `block`: declare it (summaries on), else the stale guard.
 Status CheckpointView::guard_block(uint32_t block) {
   if (!armed_) return Status::ok();

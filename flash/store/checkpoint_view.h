@@ -64,6 +64,9 @@ class CheckpointView final : public Nand {
   uint32_t declared_blocks() const { return n_declared_; }
   uint64_t summary_pages() const { return summary_pages_; }
   bool due() const;
+  // Due for half the budget again (or the summary room low): the store writes the periodic
+  // checkpoint itself, though a client that writes them (set_client_checkpoints) has not.
+  bool overdue() const;
   bool armed() const { return armed_; }
   // The guard ran since the last arm(): the chip changed since the checkpoint.
   bool fired() const { return fired_; }

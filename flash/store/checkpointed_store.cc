@@ -76,6 +76,7 @@ Status CheckpointedStore::write_checkpoint(std::span<const uint8_t> client) {
   // The newest checkpoint is this state already (with the client's section, if one is given).
   if (current() && (client.empty() || has_client_)) return Status::ok();
   const uint64_t gen = log_->max_gen() + 1;
+  const bool was_due = view_->due();  // (counted as periodic: by the store's sync or the client)
   // Incremental when the pager has a half with room left; else (and after an incremental
   // attempt that found no room or a failing page) full into the other half, again after a
   // block of it failed (marked bad: the next attempt skips it).
@@ -108,6 +109,7 @@ Status CheckpointedStore::write_checkpoint(std::span<const uint8_t> client) {
   (full ? full_ : incremental_)++;
   current_ = true;
   has_client_ = !client.empty();
+  if (was_due) periodic_++;
   if (sb_.summaries && replayable_)
     view_->start_summaries(e.gen, &pager_->cursor(), {},
                            replay_budget(params_.replay_blocks, view_->real().geometry(),
@@ -120,9 +122,9 @@ Status CheckpointedStore::write_checkpoint(std::span<const uint8_t> client) {
 Status CheckpointedStore::sync() {
   PDL_TRY(engine_->sync());
   if (!view_->due() || engine_->dirty()) return Status::ok();
+  if (client_checkpoints_ && !view_->overdue()) return Status::ok();  // (the client's turn)
   const Status st = write_checkpoint({});
   if (st.is(Errc::kPowerCut) || st.is(Errc::kIoError)) return st;
-  if (st.is_ok()) periodic_++;
   return Status::ok();
 }
 

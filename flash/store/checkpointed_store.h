@@ -44,11 +44,14 @@ class CheckpointedStore final : public PageStore {
   // area's or the log's (kFull: the area is too small). After an error the store is usable and
   // the next mount scans.
   // With summaries (format 7) a sync after which a periodic checkpoint is due (the view's
-  // due()) writes one, without a client section (the client's own sync may write one with it
-  // later; a mount from one without reads the client's pages): errors other than a power cut
-  // or an I/O error leave the store as it was (the declarations go on, then "stale").
+  // due()) writes one, without a client section (a mount from one without reads the
+  // client's pages) — or, with set_client_checkpoints(true), only once overdue: until then
+  // the client writes it, with its section, when its tables describe the flash. Errors other
+  // than a power cut or an I/O error leave the store as it was (the declarations go on, then
+  // "stale").
   Status write_checkpoint(std::span<const uint8_t> client) override;
   bool current() const { return current_ && !view_->fired(); }
+  // Checkpoints written while one was due (by sync, or by the client).
   uint64_t periodic_checkpoints() const { return periodic_; }
   // Checkpoints written into the other half whole (full), and appended (incremental).
   uint64_t full_checkpoints() const { return full_; }
@@ -66,6 +69,8 @@ class CheckpointedStore final : public PageStore {
   }
   Status trim(Lpn lpn) override { return engine_->trim(lpn); }
   Status sync() override;
+  bool checkpoint_due() const override { return view_->due() && !engine_->dirty(); }
+  void set_client_checkpoints(bool on) override { client_checkpoints_ = on; }
   Status set_commit_mode(CommitMode mode) override { return engine_->set_commit_mode(mode); }
   bool atomic() const override { return engine_->atomic(); }
   Status abort() override { return engine_->abort(); }
@@ -116,6 +121,7 @@ class CheckpointedStore final : public PageStore {
   // checkpoint; else the stale guard (a summary would be of no use to its mount).
   bool replayable_ = false;
   uint64_t periodic_ = 0;
+  bool client_checkpoints_ = false;  // the client writes the periodic ones (until overdue)
   uint64_t full_ = 0, incremental_ = 0;
 
   // One attempt: the tables and the root into `half` (full or appended), then the log entry.

@@ -308,6 +308,23 @@ class PageStore {
   // tables (PDL, OPU, page FTL: every table page would be read) checks less here, and
   // check() stays the full one (pdl fsck, the tests).
   virtual Status check_mount() const { return check(); }
+  // After a mount that replayed blocks past a checkpoint (docs/design.md §17): every lpn the
+  // replay reconsidered — each one written, trimmed or moved since the checkpoint, and
+  // possibly more — sorted, handed over once (the store keeps no copy). False if this store
+  // was not replayed, or its engine does not say (the client then treats its tables of that
+  // checkpoint as out of date).
+  virtual bool take_replayed_lpns(std::vector<Lpn>* out) {
+    (void)out;
+    return false;
+  }
+  // Periodic checkpoints by the client (a store with a checkpoint area and summaries,
+  // docs/design.md §17): with set_client_checkpoints(true), a sync after which one is due
+  // (checkpoint_due()) leaves it to the client, who writes it with its own section
+  // (write_checkpoint) once its tables describe what is on flash; the store writes one
+  // without a client section itself only when overdue (half the budget of declared blocks
+  // later, or the area's summary room low).
+  virtual bool checkpoint_due() const { return false; }
+  virtual void set_client_checkpoints(bool on) { (void)on; }
 
   // ---- inspection (pdl fsck / dump): RAM only, no flash operation, no stats ----
   // The store whose mapping names the chip's pages: this one, or, for a layer in front of

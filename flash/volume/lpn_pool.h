@@ -40,6 +40,13 @@ class LpnPool {
     if (i / 64 < hint_) hint_ = i / 64;
     free_++;
   }
+  // Take this free lpn (a Volume brought up to date after a replay: volume_catch_up.cc).
+  void remove(uint32_t lpn) {
+    const uint32_t i = lpn - first_;
+    assert(i < count_ && is_free(lpn));
+    words_[i / 64] &= ~(uint64_t(1) << (i % 64));
+    free_--;
+  }
   bool is_free(uint32_t lpn) const {
     const uint32_t i = lpn - first_;
     return (words_[i / 64] >> (i % 64)) & 1;

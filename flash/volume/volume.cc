@@ -73,6 +73,7 @@ Volume::Volume(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
       old_(hdr.layout.chunk) {
   lpn_kind_.fill(0, hdr.layout.data_first, uint8_t(FileKind::kDirectory));
   store_->set_classifier([this](uint32_t lpn) { return lpn_kind_.get(lpn); });
+  if (!opts.read_only) store_->set_client_checkpoints(true);  // (periodic_checkpoint)
 }
 
 Volume::~Volume() { store_->set_classifier(nullptr); }
@@ -152,6 +153,7 @@ Status Volume::remount_store() {
   store_->set_classifier(nullptr);
   store_ = std::move(fresh);
   store_->set_classifier([this](uint32_t lpn) { return lpn_kind_.get(lpn); });
+  if (!opts_.read_only) store_->set_client_checkpoints(true);
   return Status::ok();
 }
 
@@ -907,7 +909,34 @@ Status Volume::sync_locked() {
   // for the caller to roll back or make room. (An auto-commit does commit what it has.)
   if (!data.is_ok() && atomic_ && !committing_) return data;
   PDL_TRY(commit_meta());
+  if (data.is_ok()) PDL_TRY(periodic_checkpoint());
   return data;
+}
+
+// The store leaves periodic checkpoints to the Volume (set_client_checkpoints): when one is
+// due after a sync, the Volume's tables are made to describe the flash — lazy mtimes
+// persisted, releases carried through (at most three more metadata commits, each holding only
+// the Volume's own pages and trims) — and the checkpoint written with them, so that a mount
+// after a power cut brings them up to date (volume_catch_up.cc) instead of reading the owner
+// map. If they still cannot be saved (a trim waiting for room), nothing: the store writes one
+// without them once overdue. Only a power cut or an I/O error is an error (the sync's data is
+// durable either way).
+Status Volume::periodic_checkpoint() {
+  if (opts_.read_only || !store_->checkpoint_due()) return Status::ok();
+  for (auto& [id, f] : files_)
+    if (f.mtime_dirty) slot_changed(f);
+  for (int k = 0; k < 3; k++) {
+    if (!dirty_locked() && pending_free_.empty() && trimmed_.empty() && uncleared_.empty() &&
+        stale_slots_.empty() && vacated_.empty())
+      break;
+    PDL_TRY(commit_meta());
+  }
+  TableWriter w;
+  if (!save_tables_locked(w).is_ok()) return Status::ok();
+  const Status st = store_->write_checkpoint(w.data());
+  if (st.is(Errc::kPowerCut) || st.is(Errc::kIoError)) return st;
+  if (st.is_ok()) stats_.checkpoints++;
+  return Status::ok();
 }
 
 Status Volume::flush(FileId id) {

@@ -96,6 +96,8 @@ struct VolumeStats {
   uint64_t owner_loads = 0, owner_writebacks = 0;
   uint32_t owner_cached = 0, owner_cache_pages = 0;  // pages resident; capacity
   uint32_t free_lpns = 0;  // data lpns free now (a snapshot, not a counter)
+  // Periodic checkpoints the Volume wrote with its tables (after a sync, when one was due).
+  uint64_t checkpoints = 0;
   bool changes_tracked = false;  // VolumeOptions::track_changes: bytes_changed is measured
 };
 
@@ -156,8 +158,14 @@ class Volume {
   // decode, disagree with the header, or with the store (a stale section) are refused: the
   // open then reads the metadata pages as above, and tables_refused() says why.
   // volume_tables.cc.
+  // `touched` (with tables; volume_catch_up.cc): the store was replayed past the checkpoint
+  // that holds `tables` (ClientTables, flash/image/open_store.h), and these are the lpns the
+  // replay reconsidered (sorted): the tables are brought up to date from the directory and
+  // the owner-map pages among them — what a reading open would build, without reading the
+  // rest of the owner map. caught_up() says so.
   static Status open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
-                     std::unique_ptr<Volume>* out, std::span<const uint8_t> tables);
+                     std::unique_ptr<Volume>* out, std::span<const uint8_t> tables,
+                     const std::vector<uint32_t>* touched = nullptr);
   ~Volume();
 
   // ---- checkpoint (volume_tables.cc) ----
@@ -176,6 +184,8 @@ class Volume {
   // How the last open went: from a checkpoint's tables, or by reading the metadata pages; if
   // tables were offered and refused, why (empty otherwise).
   bool from_tables() const { return from_tables_; }
+  // The tables were a checkpoint's older than the store, brought up to date (open, touched).
+  bool caught_up() const { return caught_up_; }
   const std::string& tables_refused() const { return tables_refused_; }
 
   // ---- files ----
@@ -265,8 +275,14 @@ class Volume {
   // Mount's recovery (volume_mount.cc): load() runs the phases below in this order.
   Status load();
   // The tables from a checkpoint section (volume_tables.cc) instead of load(); on an error the
-  // state is partly built: the caller resets it and calls load().
-  Status load_tables(std::span<const uint8_t> tables);
+  // state is partly built: the caller resets it and calls load(). `replayed`: the store
+  // changed since the tables were saved (the checks against the store's metadata locations
+  // and lowest free lpns are then catch_up's).
+  Status load_tables(std::span<const uint8_t> tables, bool replayed);
+  // load()'s last phases, after the owner map (or catch_up): the next id, then the dead lpns
+  // released and (writable) the clean-up made durable.
+  Status finish_load(FileId max_id, const std::vector<uint32_t>& dead,
+                     const std::vector<bool>& drop_slot);
   uint32_t meta_locations_crc() const;  // where the metadata pages lie in the store now
   Status load_directory(FileId* max_id, std::vector<bool>* drop_slot);
   Status load_owner_map(FileId* max_id, std::vector<uint32_t>* dead);
@@ -295,6 +311,18 @@ class Volume {
   Status evict_one();
   void drop_cache(FileId id, uint32_t first_chunk);
   Status sync_locked();
+  Status save_tables_locked(TableWriter& w);
+  // After a sync: the periodic checkpoint the store leaves to the Volume, with its tables.
+  Status periodic_checkpoint();
+  // volume_catch_up.cc: load()'s first phases for tables (load_tables) of a checkpoint older
+  // than the store, from the pages among `touched` (the replay's lpns); then finish_load.
+  // An error leaves the state partly built (the caller resets it and calls load()).
+  Status catch_up(const std::vector<uint32_t>& touched, FileId* max_id,
+                  std::vector<bool>* drop_slot, std::vector<uint32_t>* dead);
+  // An owner entry found on flash (lpn's), by load_owner_map's rules: the file's claim of its
+  // chunk (the newest generation wins: the other lpn goes to `dead`), or `dead`.
+  Status claim(uint32_t lpn, const Owner& o, FileId* max_id, std::vector<uint32_t>* dead);
+  Status claim_page(uint32_t p, FileId* max_id, std::vector<uint32_t>* dead, bool pooled = false);
   Status flush_cache(FileId only = 0);  // 0: every file
   Status commit_meta();
   Status zero_tail(File& f);
@@ -364,6 +392,7 @@ class Volume {
   VolumeStats stats_;
   std::vector<uint8_t> scratch_, old_;
   bool from_tables_ = false;     // the last open restored the tables from a checkpoint
+  bool caught_up_ = false;       // ... and brought them up to date after a replay
   std::string tables_refused_;   // why offered tables were not used (empty: none refused)
 };
 

@@ -44,6 +44,11 @@ Status Volume::load() {
   PDL_TRY(load_directory(&max_id, &drop_slot));
   std::vector<uint32_t> dead;
   PDL_TRY(load_owner_map(&max_id, &dead));
+  return finish_load(max_id, dead, drop_slot);
+}
+
+Status Volume::finish_load(FileId max_id, const std::vector<uint32_t>& dead,
+                           const std::vector<bool>& drop_slot) {
   next_id_ = max_id + 1;
   if (next_id_ == 0) next_id_ = 0xFFFFFFFFu;  // ids exhausted: creates fail with kFull
   PDL_TRY(release_dead(dead));
@@ -120,40 +125,56 @@ Status Volume::load_directory(FileId* max_id, std::vector<bool>* drop_slot) {
 // a page at a time, except when a chunk is claimed twice (after a crash) and the older claim's
 // page is read again to compare generations.
 Status Volume::load_owner_map(FileId* max_id, std::vector<uint32_t>* dead) {
+  for (uint32_t p = 0; p < hdr_.layout.owner_pages; p++) PDL_TRY(claim_page(p, max_id, dead));
+  return Status::ok();
+}
+
+// Every entry of owner page `p`, in lpn order, claimed (claim). `pooled`: its lpns may be in
+// the pool (catch_up: as the checkpoint left them); each is taken out first, and claim pools
+// it again if its entry is empty and the store does not map it.
+Status Volume::claim_page(uint32_t p, FileId* max_id, std::vector<uint32_t>* dead, bool pooled) {
   const VolumeLayout& L = hdr_.layout;
   const uint32_t per_owner_page = L.owners_per_page();
-  for (uint32_t p = 0; p < L.owner_pages; p++) {
-    for (uint32_t i = 0; i < per_owner_page; i++) {
-      const size_t idx = size_t(p) * per_owner_page + i;
-      if (idx >= L.data_lpns) break;
-      const uint32_t lpn = L.data_first + uint32_t(idx);
-      Owner o;
-      PDL_TRY(get_owner(lpn, &o));
-      if (o.id == 0) {
-        if (store_->is_mapped(lpn)) dead->push_back(lpn);  // written, allocation never synced
-        else pool_.put(lpn);
-        continue;
-      }
-      *max_id = std::max(*max_id, o.id);
-      next_version_ = std::max(next_version_, o.gen + 1);
-      auto it = files_.find(o.id);
-      if (it != files_.end() && o.chunk < chunk_count(it->second.meta.size)) {
-        File& f = it->second;
-        if (f.chunks.size() <= o.chunk) f.chunks.resize(size_t(o.chunk) + 1, kNoLpn);
-        Owner held_by;
-        if (f.chunks[o.chunk] != kNoLpn) PDL_TRY(get_owner(f.chunks[o.chunk], &held_by));
-        uint32_t& held = f.chunks[o.chunk];
-        if (held == kNoLpn || held_by.gen < o.gen) {
-          // The newer claim wins: an allocation's bytes are on flash before its entry.
-          if (held != kNoLpn) dead->push_back(held);
-          held = lpn;
-          lpn_kind_.set(lpn, uint8_t(f.kind));
-          continue;
-        }
-      }
-      dead->push_back(lpn);
+  for (uint32_t i = 0; i < per_owner_page; i++) {
+    const size_t idx = size_t(p) * per_owner_page + i;
+    if (idx >= L.data_lpns) break;
+    const uint32_t lpn = L.data_first + uint32_t(idx);
+    Owner o;
+    PDL_TRY(get_owner(lpn, &o));
+    if (pooled && pool_.is_free(lpn)) pool_.remove(lpn);
+    PDL_TRY(claim(lpn, o, max_id, dead));
+  }
+  return Status::ok();
+}
+
+// In: the files (and their claims so far). Out: the entry `o` of `lpn` applied — an empty one
+// puts lpn in the pool (or in *dead if the store maps it: written, allocation never synced);
+// a live one claims its file's chunk unless a newer claim holds it; *max_id, next_version_
+// raised.
+Status Volume::claim(uint32_t lpn, const Owner& o, FileId* max_id, std::vector<uint32_t>* dead) {
+  if (o.id == 0) {
+    if (store_->is_mapped(lpn)) dead->push_back(lpn);
+    else pool_.put(lpn);
+    return Status::ok();
+  }
+  *max_id = std::max(*max_id, o.id);
+  next_version_ = std::max(next_version_, o.gen + 1);
+  auto it = files_.find(o.id);
+  if (it != files_.end() && o.chunk < chunk_count(it->second.meta.size)) {
+    File& f = it->second;
+    if (f.chunks.size() <= o.chunk) f.chunks.resize(size_t(o.chunk) + 1, kNoLpn);
+    Owner held_by;
+    if (f.chunks[o.chunk] != kNoLpn) PDL_TRY(get_owner(f.chunks[o.chunk], &held_by));
+    uint32_t& held = f.chunks[o.chunk];
+    if (held == kNoLpn || held_by.gen < o.gen) {
+      // The newer claim wins: an allocation's bytes are on flash before its entry.
+      if (held != kNoLpn) dead->push_back(held);
+      held = lpn;
+      lpn_kind_.set(lpn, uint8_t(f.kind));
+      return Status::ok();
     }
   }
+  dead->push_back(lpn);
   return Status::ok();
 }
 

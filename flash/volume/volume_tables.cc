@@ -4,16 +4,18 @@
 //
 // What is saved is what a reading open (volume_mount.cc, load) would build from the metadata
 // pages, not the session's RAM as it happens to be: each file's slot (id, size, version,
-// mtime, name) and its chunk table cut after the last mapped chunk. The owner map is NOT in
-// the section (version 2): at a clean close the owner pages on flash are current (nothing
-// dirty), so the restored Volume reads them on demand through its owner cache, like any other
-// (owner_cache.h) — a mount from a checkpoint reads no owner page. What a reading open derives
-// from the owner pages is derived from the chunk tables or saved: the lpn classes, the free
-// pool (every unowned data lpn: a bitmap, lowest first, so its order is the set's), the next
-// file id (max id + 1, derived and checked against the saved one) and the next version (1 +
-// the largest slot version or owner generation: saved, since the generations are on flash;
-// checked to exceed every slot's version). Version 1 sections (owner generations per chunk)
-// are refused: the open then reads the pages.
+// mtime, name) and its chunk table cut after the last mapped chunk, in runs (version 3: a file
+// written in order is a few runs of consecutive lpns; version 2 took 4 bytes per chunk). The
+// owner map is NOT in the section (since version 2): at a clean close the owner pages on flash
+// are current (nothing dirty), so the restored Volume reads them on demand through its owner
+// cache, like any other (owner_cache.h) — a mount from a checkpoint reads no owner page. What
+// a reading open derives from the owner pages is derived from the chunk tables or saved: the
+// lpn classes, the free pool (every unowned data lpn: a bitmap, lowest first, so its order is
+// the set's), the next file id (max id + 1, derived and checked against the saved one) and the
+// next version (1 + the largest slot version or owner generation: saved, since the
+// generations are on flash; checked to exceed every slot's version). Version 2 sections (no
+// runs) are read too; version 1 (owner generations per chunk) is refused: that open reads the
+// pages.
 // Invariants save_tables checks, so that restored == read (else it refuses, naming the cause):
 //   * nothing unsynced, no lazy mtime, no stale slot, no vacated name: the directory and the
 //     owner map on flash are exactly the RAM tables (no owner page dirty in the cache);
@@ -48,7 +50,12 @@ namespace pdl {
 namespace {
 
 constexpr uint32_t kStaleProbe = 64;  // lowest free lpns load_tables asks the store about
-constexpr uint32_t kTablesVersion = 2;
+constexpr uint32_t kTablesVersion = 3;
+// A chunk table entry (docs/format.md §13.4): an lpn; kNoLpn, then a count of holes; or
+// kLpnRun, then the first lpn and a count of chunks holding consecutive lpns (written for
+// kMinLpnRun chunks or more, and for the one lpn equal to the marker).
+constexpr uint32_t kLpnRun = 0xFFFFFFFEu;
+constexpr uint32_t kMinLpnRun = 4;
 }  // namespace
 
 uint32_t Volume::meta_locations_crc() const {
@@ -64,8 +71,11 @@ uint32_t Volume::meta_locations_crc() const {
 }
 
 uint64_t Volume::max_table_bytes(const VolumeLayout& L) {
-  // Fixed part (with the longest main name) and CRC; per file (longest name); per mapped
-  // chunk 12 bytes, per hole run 8, and a run only ever precedes a mapped chunk.
+  // Version 1's bound (it sizes the checkpoint area at format: kept, so formats do not
+  // change): fixed part (with the longest main name) and CRC; per file (longest name); per
+  // data lpn 12 + 8 bytes. Version 3 takes less (docs/format.md §13.4): per mapped chunk 4
+  // bytes, or 8 more after a hole run (a hole run only ever precedes a mapped chunk), 12 for
+  // the one lpn written as a run of one; per owner page at most a 12-byte generation run.
   constexpr uint64_t kFixed = 4 + 4 + 6 * 4 + 2 + kMaxNameBytes + 4 + 4 + 4 + 8 + 4 + 4;
   constexpr uint64_t kPerFile = 4 + 4 + 8 + 8 + 8 + 1 + kMaxNameBytes + 4;
   return kFixed + uint64_t(L.max_files()) * kPerFile + uint64_t(L.data_lpns) * (12 + 8);
@@ -73,6 +83,10 @@ uint64_t Volume::max_table_bytes(const VolumeLayout& L) {
 
 Status Volume::save_tables(TableWriter& w) {
   std::lock_guard<std::mutex> g(mu_);
+  return save_tables_locked(w);
+}
+
+Status Volume::save_tables_locked(TableWriter& w) {
   auto refuse = [](const std::string& why) {
     return Status::error(Errc::kInvalidArgument, "volume tables not saved: " + why);
   };
@@ -161,7 +175,18 @@ Status Volume::save_tables(TableWriter& w) {
   w.u32(mapped);
   w.u32(max_id == 0xFFFFFFFFu ? max_id : max_id + 1);
   w.u64(next_version);
-  for (uint64_t g : page_gen_) w.u64(g);
+  // The owner pages' generations in runs of equal values (most are 0: never written).
+  uint32_t gen_runs = 0;
+  for (size_t p = 0; p < page_gen_.size(); p++)
+    gen_runs += p == 0 || page_gen_[p] != page_gen_[p - 1];
+  w.u32(gen_runs);
+  for (size_t p = 0; p < page_gen_.size();) {
+    size_t e = p + 1;
+    while (e < page_gen_.size() && page_gen_[e] == page_gen_[p]) e++;
+    w.u64(page_gen_[p]);
+    w.u32(uint32_t(e - p));
+    p = e;
+  }
   w.u32(uint32_t(by_slot.size()));
   uint32_t chunks_owned = 0;
   for (const File* f : by_slot) {
@@ -178,17 +203,24 @@ Status Volume::save_tables(TableWriter& w) {
     w.u32(uint32_t(n));
     for (size_t c = 0; c < n;) {
       const uint32_t l = f->chunks[c];
-      if (l == kNoLpn) {  // a run of holes (never the last entry: n ends on a mapped chunk)
-        size_t e = c;
+      size_t e = c + 1;  // the run of holes, or of consecutive lpns, from c
+      if (l == kNoLpn) {  // (never the last entry: n ends on a mapped chunk)
         while (f->chunks[e] == kNoLpn) e++;
         w.u32(kNoLpn);
         w.u32(uint32_t(e - c));
-        c = e;
-        continue;
+      } else {
+        while (e < n && f->chunks[e] != kNoLpn && f->chunks[e] == l + (e - c)) e++;
+        if (e - c < kMinLpnRun && l != kLpnRun) {
+          e = c + 1;
+          w.u32(l);
+        } else {
+          w.u32(kLpnRun);
+          w.u32(l);
+          w.u32(uint32_t(e - c));
+        }
+        chunks_owned += uint32_t(e - c);
       }
-      w.u32(l);
-      chunks_owned++;
-      c++;
+      c = e;
     }
   }
   if (chunks_owned != owned)
@@ -202,7 +234,7 @@ Status Volume::save_tables(TableWriter& w) {
 // In: the Volume as constructed (empty tables, header from the page). Out: the tables a
 // reading open builds, from `tables`; an error (kCorrupt naming the cause) leaves them partly
 // built.
-Status Volume::load_tables(std::span<const uint8_t> tables) {
+Status Volume::load_tables(std::span<const uint8_t> tables, bool replayed) {
   const VolumeLayout& L = hdr_.layout;
   if (tables.size() < 8)
     return Status::error(Errc::kCorrupt, "volume tables: " + std::to_string(tables.size()) +
@@ -214,8 +246,8 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
   TableReader r(tables);
   r.tag("VOLT");
   const uint32_t version = r.u32();
-  if (r.status().is_ok() && version != kTablesVersion)
-    r.fail("volume tables: version " + std::to_string(version) + ", this pdl reads " +
+  if (r.status().is_ok() && version != kTablesVersion && version != 2)
+    r.fail("volume tables: version " + std::to_string(version) + ", this pdl reads 2 and " +
            std::to_string(kTablesVersion));
   const uint32_t echo[] = {r.u32(), r.u32(), r.u32(), r.u32(), r.u32(), r.u32()};
   const uint32_t want[] = {store_->logical_pages(), L.chunk,      L.dir_pages,
@@ -228,16 +260,29 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
     r.fail("volume tables: the main name differs from the volume header's");
   const uint32_t locations = r.u32(), mapped_saved = r.u32(), next_id_saved = r.u32();
   const uint64_t next_version_saved = r.u64();
-  if (r.status().is_ok() && locations != meta_locations_crc())
+  if (r.status().is_ok() && !replayed && locations != meta_locations_crc())
     r.fail("volume tables: the directory or owner map moved in the store since they were saved");
-  r.check_count(L.owner_pages, 8, "volume tables: owner page generations");
+  // (Version 2: a generation per owner page, read as runs of one.)
+  const uint32_t gen_runs = version == 2 ? L.owner_pages : r.u32();
+  r.check_count(gen_runs, version == 2 ? 8 : 12, "volume tables: owner page generation runs");
   PDL_TRY(r.status());
   uint64_t gens_above = 1;  // 1 + the largest owner generation
-  for (uint32_t p = 0; p < L.owner_pages; p++) {
-    page_gen_[p] = r.u64();
-    if (page_gen_[p] == UINT64_MAX) r.fail("volume tables: owner page generation out of range");
-    gens_above = std::max(gens_above, page_gen_[p] + 1);
+  for (uint32_t k = 0, p = 0; k < gen_runs && r.status().is_ok(); k++) {
+    const uint64_t gen = r.u64();
+    const uint32_t run = version == 2 ? 1 : r.u32();
+    if (!r.status().is_ok()) break;
+    if (gen == UINT64_MAX) r.fail("volume tables: owner page generation out of range");
+    if (run == 0 || run > L.owner_pages - p)
+      r.fail("volume tables: owner page generation runs beyond the owner map");
+    if (!r.status().is_ok()) break;
+    std::fill_n(page_gen_.begin() + p, run, gen);
+    p += run;
+    gens_above = std::max(gens_above, gen + 1);
+    if (k + 1 == gen_runs && p != L.owner_pages)
+      r.fail("volume tables: owner page generation runs end before the owner map");
   }
+  if (gen_runs == 0 && L.owner_pages != 0 && r.status().is_ok())
+    r.fail("volume tables: no owner page generations");
   const uint32_t nfiles = r.u32();
   r.check(nfiles, uint64_t(slot_ids_.size()) + 1, "volume tables: file count");
   r.check_count(nfiles, 4 + 4 + 8 + 8 + 8 + 1 + 4, "volume tables: files");
@@ -268,12 +313,15 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
     if (f.meta.size > max_file_size()) r.fail(what + ": size beyond the data area");
     if (!r.check(n, chunk_count(f.meta.size) + 1, "volume tables: chunk count")) break;
     f.kind = kind_of(f.meta.name);
-    // (chunk, lpn) of the mapped chunks, read first: an entry takes at least 8 bytes, so this
-    // list is bounded by the section, and the chunk table is sized only once its last entry
-    // is known to be a mapped chunk — as a reading open sizes it.
-    std::vector<std::pair<uint32_t, uint32_t>> mapped;
+    // The runs of mapped chunks (first chunk, first lpn, count), read first: an entry takes
+    // at least 4 bytes, so this list is bounded by the section, and the chunk table is sized
+    // only once its last entry is known to be a mapped chunk — as a reading open sizes it.
+    struct Run {
+      uint32_t chunk, lpn, count;
+    };
+    std::vector<Run> mapped;
     for (uint64_t c = 0; c < n && r.status().is_ok();) {
-      const uint32_t l = r.u32();
+      uint32_t l = r.u32(), count = 1;
       if (l == kNoLpn) {
         const uint32_t run = r.u32();
         if (r.status().is_ok() && (run == 0 || c + run >= n))
@@ -283,20 +331,32 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
         c += run;
         continue;
       }
+      if (l == kLpnRun && version != 2) {
+        l = r.u32();
+        count = r.u32();
+        if (r.status().is_ok() && (count == 0 || count > n - c))
+          r.fail(what + ": a run of " + std::to_string(count) + " lpns at chunk " +
+                 std::to_string(c) + " of " + std::to_string(n));
+      }
       // (An lpn below the data area wraps to a huge offset: out of range too.)
-      if (!r.check(uint64_t(l) - L.data_first, L.data_lpns, "volume tables: lpn")) break;
-      const uint32_t i = l - L.data_first;
-      if (owned[i / 64] >> (i % 64) & 1)
-        r.fail(what + ": lpn " + std::to_string(l) + " owned twice");
-      owned[i / 64] |= uint64_t(1) << (i % 64);
-      mapped.emplace_back(uint32_t(c), l);
-      lpn_kind_.set(l, uint8_t(f.kind));
-      c++;
+      if (!r.check(uint64_t(l) - L.data_first + count - 1, L.data_lpns, "volume tables: lpn"))
+        break;
+      for (uint32_t k = 0; k < count; k++) {
+        const uint32_t i = l - L.data_first + k;
+        if (owned[i / 64] >> (i % 64) & 1) {
+          r.fail(what + ": lpn " + std::to_string(l + k) + " owned twice");
+          break;
+        }
+        owned[i / 64] |= uint64_t(1) << (i % 64);
+        lpn_kind_.set(l + k, uint8_t(f.kind));
+      }
+      mapped.push_back(Run{uint32_t(c), l, count});
+      c += count;
     }
     PDL_TRY(r.status());
     f.chunks.assign(n, kNoLpn);
-    for (const auto& [c, l] : mapped) f.chunks[c] = l;
-    PDL_TRY(r.status());
+    for (const Run& m : mapped)
+      for (uint32_t k = 0; k < m.count; k++) f.chunks[m.chunk + k] = m.lpn + k;
     max_id = std::max(max_id, f.meta.id);
     if (f.meta.version == UINT64_MAX) return Status::error(Errc::kCorrupt, what + ": version");
     versions_above = std::max(versions_above, f.meta.version + 1);
@@ -332,7 +392,7 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
   // Tables older than the store: a file grown since took the lowest free lpns (the pool hands
   // those out first), so the lowest few free ones must still be unmapped — a bounded probe of
   // one or two table pages, where asking every lpn would read them all.
-  uint32_t probed = 0;
+  uint32_t probed = replayed ? kStaleProbe : 0;  // (after a replay: catch_up's)
   for (uint32_t i = 0; i < L.data_lpns && probed < kStaleProbe; i++) {
     const uint32_t lpn = L.data_first + i;
     if (owned[i / 64] >> (i % 64) & 1) continue;
@@ -345,7 +405,8 @@ Status Volume::load_tables(std::span<const uint8_t> tables) {
 }
 
 Status Volume::open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
-                    std::unique_ptr<Volume>* out, std::span<const uint8_t> tables) {
+                    std::unique_ptr<Volume>* out, std::span<const uint8_t> tables,
+                    const std::vector<uint32_t>* touched) {
   std::vector<uint8_t> page(store->page_size());
   Status st = store->read(0, page);
   if (st.is(Errc::kNotFound))
@@ -363,12 +424,21 @@ Status Volume::open(std::unique_ptr<PageStore> store, const VolumeOptions& opts,
   PDL_TRY(st);
   std::unique_ptr<Volume> v(new Volume(std::move(store), opts, h));
   if (!tables.empty()) {
-    const Status t = v->load_tables(tables);
+    Status t = v->load_tables(tables, touched != nullptr);
+    // After a replay: brought up to date from the pages the replay names; an error there
+    // (a page that does not read or decode) and the open reads every page instead.
+    FileId max_id = 0;
+    std::vector<bool> drop_slot;
+    std::vector<uint32_t> dead;
+    if (t.is_ok() && touched) t = v->catch_up(*touched, &max_id, &drop_slot, &dead);
     v->from_tables_ = t.is_ok();
+    v->caught_up_ = t.is_ok() && touched;
     if (!t.is_ok()) {
+      if (t.is(Errc::kPowerCut)) return t;
       v->tables_refused_ = std::string(t.message());
       v->reset_state();
     }
+    if (v->caught_up_) PDL_TRY(v->finish_load(max_id, dead, drop_slot));
   }
   if (!v->from_tables_) PDL_TRY(v->load());
   *out = std::move(v);

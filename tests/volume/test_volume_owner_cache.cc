@@ -175,7 +175,7 @@ TEST_CASE("a version 1 volume section is refused and the owner pages are read in
   // The section as a pdl of section version 1 would find it: the version field (offset 4)
   // says 1, sealed with a valid CRC.
   REQUIRE(old.size() > 12);
-  REQUIRE(le::get32(old.data() + 4) == 2);
+  REQUIRE(le::get32(old.data() + 4) == 3);
   le::put32(old.data() + 4, 1);
   le::put32(old.data() + old.size() - 4, crc32c(old.data(), old.size() - 4));
   REQUIRE(open_volume(*nand, CommitMode::kGroup, with_cache(4), old, &vol).is_ok());

@@ -18,113 +18,15 @@
 #include "tests/support/store_matrix.h"
 #include "tests/support/test_util.h"
 #include "tests/support/volume_options.h"
+#include "tests/support/volume_snapshot.h"
 
 using namespace pdl;
+using pdl::test::random_work;
+using pdl::test::require_equal;
+using pdl::test::snapshot;
+using pdl::test::Snapshot;
 
 namespace {
-
-// Everything a user or the next operations can see of a Volume.
-struct Snapshot {
-  std::vector<FileInfo> files;
-  std::map<std::string, std::vector<uint8_t>> bytes;
-  std::map<std::string, std::vector<uint32_t>> lpns;
-  std::vector<Owner> owners;
-  uint32_t free_lpns = 0;
-  std::string main_name;
-};
-
-// `live`: a volume that was not just opened keeps holes at the end of a chunk table that a
-// truncate left (an open builds tables up to the last mapped chunk): compared without them.
-Snapshot snapshot(Volume& v, bool live = false) {
-  Snapshot s;
-  s.files = v.list();
-  for (const FileInfo& fi : s.files) {
-    Volume::FileId id;
-    REQUIRE(v.lookup(fi.name, &id).is_ok());
-    std::vector<uint8_t> b(fi.size);
-    size_t got = 0;
-    REQUIRE(v.read(id, 0, b, &got).is_ok());
-    REQUIRE(got == fi.size);
-    s.bytes[fi.name] = b;
-    std::vector<uint32_t>& lpns = s.lpns[fi.name];
-    REQUIRE(v.chunk_lpns(fi.name, &lpns).is_ok());
-    while (live && !lpns.empty() && lpns.back() == Volume::kNoLpn) lpns.pop_back();
-  }
-  const VolumeLayout& L = v.layout();
-  for (uint32_t l = L.data_first; l < L.data_first + L.data_lpns; l++)
-  {
-    Owner o;
-    REQUIRE(v.owner_of(l, &o).is_ok());
-    s.owners.push_back(o);
-  }
-  s.free_lpns = v.stats().free_lpns;
-  s.main_name = v.main_name();
-  return s;
-}
-
-void require_equal(const Snapshot& a, const Snapshot& b, const char* what) {
-  INFO(what);
-  REQUIRE(a.files.size() == b.files.size());
-  for (size_t i = 0; i < a.files.size(); i++) {
-    INFO("file " << a.files[i].name);
-    CHECK(a.files[i].id == b.files[i].id);
-    CHECK(a.files[i].name == b.files[i].name);
-    CHECK(a.files[i].size == b.files[i].size);
-    CHECK(a.files[i].mtime_ns == b.files[i].mtime_ns);
-    CHECK(a.files[i].chunks_mapped == b.files[i].chunks_mapped);
-    CHECK(a.files[i].kind == b.files[i].kind);
-  }
-  CHECK(a.bytes == b.bytes);
-  CHECK(a.lpns == b.lpns);
-  REQUIRE(a.owners.size() == b.owners.size());
-  for (size_t i = 0; i < a.owners.size(); i++) {
-    INFO("data lpn index " << i);
-    CHECK(a.owners[i].id == b.owners[i].id);
-    CHECK(a.owners[i].chunk == b.owners[i].chunk);
-    CHECK(a.owners[i].gen == b.owners[i].gen);
-  }
-  CHECK(a.free_lpns == b.free_lpns);
-  CHECK(a.main_name == b.main_name);
-}
-
-// Random file work: creates, whole and partial writes (holes too), truncates down and up,
-// renames (some replacing), removes, mtimes, syncs. Stays well within the chip.
-void random_work(Volume& v, std::mt19937& rng, int ops) {
-  const size_t chunk = v.layout().chunk;
-  const uint64_t cap = std::min<uint64_t>(v.max_file_size() / 8, 12 * chunk);
-  const char* names[] = {"db", "db-journal", "db-wal", "a", "b", "c"};
-  for (int i = 0; i < ops; i++) {
-    const std::string name = names[rng() % 6];
-    Volume::FileId id;
-    const bool exists = v.lookup(name, &id).is_ok();
-    switch (rng() % 9) {
-      case 0:
-      case 1:
-      case 2: {  // write somewhere (creating)
-        REQUIRE(v.open_file(name, true, &id).is_ok());
-        const uint64_t off = rng() % cap;
-        const size_t len = 1 + rng() % (2 * chunk);
-        std::vector<uint8_t> d(len, uint8_t(rng()));
-        if (off + len <= cap) REQUIRE(v.write(id, off, d).is_ok());
-        break;
-      }
-      case 3:
-        if (exists) REQUIRE(v.truncate(id, rng() % cap).is_ok());
-        break;
-      case 4:
-        if (exists) REQUIRE(v.rename(name, names[rng() % 6]).is_ok());
-        break;
-      case 5:
-        if (exists && rng() % 2) REQUIRE(v.remove(name).is_ok());
-        break;
-      case 6:
-        if (exists) REQUIRE(v.set_mtime(id, 1800000000000000000ull + rng()).is_ok());
-        break;
-      default:
-        REQUIRE(v.sync().is_ok());
-    }
-  }
-}
 
 // Modification times from the logical clock: two chips given the same work hold the same bytes.
 VolumeOptions options() {
@@ -335,6 +237,163 @@ TEST_CASE("damaged, hostile and stale volume tables are refused and the pages ar
     INFO("rename only: " << vol->tables_refused());
     if (!unmoved) CHECK(!vol->from_tables());
     if (!vol->from_tables()) require_equal(want_moved, snapshot(*vol), "comparison 8");
+    vol.reset();
+  }
+}
+
+namespace {
+
+// The same section in version 2's bytes (docs/format.md §13.4: a generation per owner page, a
+// chunk table without lpn runs), re-sealed: what an older pdl wrote at its clean close.
+std::vector<uint8_t> as_version_2(const std::vector<uint8_t>& v3) {
+  size_t at = 0;
+  std::vector<uint8_t> out;
+  auto copy = [&](size_t n) {
+    REQUIRE(at + n <= v3.size() - 4);
+    out.insert(out.end(), v3.begin() + long(at), v3.begin() + long(at + n));
+    at += n;
+  };
+  auto u32 = [&](size_t off) { return le::get32(v3.data() + off); };
+  auto put32 = [&](uint32_t v) {
+    uint8_t b[4];
+    le::put32(b, v);
+    out.insert(out.end(), b, b + 4);
+  };
+  copy(4);
+  REQUIRE(u32(at) == 3);
+  put32(2);
+  at += 4;
+  copy(24);
+  copy(2 + le::get16(v3.data() + at));
+  copy(4 + 4 + 4 + 8);
+  const uint32_t runs = u32(at);
+  at += 4;
+  for (uint32_t k = 0; k < runs; k++, at += 12)
+    for (uint32_t j = 0; j < u32(at + 8); j++) out.insert(out.end(), v3.begin() + long(at),
+                                                          v3.begin() + long(at + 8));
+  const uint32_t files = u32(at);
+  copy(4);
+  for (uint32_t f = 0; f < files; f++) {
+    copy(4 + 4 + 8 + 8 + 8);
+    copy(1 + v3[at]);
+    const uint32_t n = u32(at);
+    copy(4);
+    for (uint32_t c = 0; c < n;) {
+      const uint32_t x = u32(at);
+      if (x == 0xFFFFFFFFu) {
+        c += u32(at + 4);
+        copy(8);
+      } else if (x == 0xFFFFFFFEu) {
+        for (uint32_t k = 0; k < u32(at + 8); k++) put32(u32(at + 4) + k);
+        c += u32(at + 8);
+        at += 12;
+      } else {
+        copy(4);
+        c++;
+      }
+    }
+  }
+  REQUIRE(at == v3.size() - 4);
+  put32(crc32c(out.data(), out.size()));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("chunk tables of consecutive lpns are saved as runs, mixed with single lpns and holes",
+          "[volume][checkpoint]") {
+  const CommitMode mode = GENERATE(CommitMode::kPerPage, CommitMode::kGroup);
+  test::StoreConfig cfg = test::store_matrix().front();
+  cfg.geo.blocks *= 4;  // (room for a run worth the name)
+  cfg.params.logical_pages = (cfg.geo.blocks - 6) * cfg.geo.pages_per_block * 7 / 8;
+  INFO(cfg.name << (mode == CommitMode::kGroup ? ", atomic" : ", per page"));
+  auto nand = test::make_ram_nand(cfg.geo);
+  std::unique_ptr<Volume> vol = test::fresh_volume(*nand, cfg.params, mode, 16, "db", options());
+  const size_t chunk = vol->layout().chunk;
+  const size_t n = std::min<size_t>(vol->layout().data_lpns / 4, 400);
+  REQUIRE(n >= 40);
+  std::vector<uint8_t> d(chunk);
+  auto put = [&](const char* name, size_t c) {
+    Volume::FileId id;
+    REQUIRE(vol->open_file(name, true, &id).is_ok());
+    std::fill(d.begin(), d.end(), uint8_t(c * 7 + name[0]));
+    REQUIRE(vol->write(id, uint64_t(c) * chunk, d).is_ok());
+  };
+  std::vector<uint8_t> empty;
+  {
+    // Only the header's fixed part and the empty file "db": the baseline size.
+    REQUIRE(vol->sync().is_ok());
+    empty = saved_tables(*vol);
+  }
+  // "db": n chunks written in order (one run of lpns); "a" and "b": written alternately (their
+  // lpns interleave: single lpns), "b" with a hole in the middle; then "db" grows by a chunk
+  // far past its end (a hole run, then one lpn).
+  for (size_t c = 0; c < n; c++) put("db", c);
+  for (size_t c = 0; c < 12; c++) {
+    put("a", c);
+    if (c != 5 && c != 6) put("b", c);
+  }
+  put("db", n + 30);
+  REQUIRE(vol->sync().is_ok());
+  const std::vector<uint8_t> tables = saved_tables(*vol);
+  const Snapshot want = snapshot(*vol, true);
+  std::vector<uint32_t> lpns;
+  REQUIRE(vol->chunk_lpns("db", &lpns).is_ok());
+  REQUIRE(lpns.size() == n + 31);
+  for (size_t c = 1; c < n; c++) REQUIRE(lpns[c] == lpns[0] + c);  // (the premise: one run)
+  // A run costs 12 bytes where single lpns cost 4 each: everything written adds less than a
+  // byte per chunk of "db" (two more files' slots, "a" and "b" at 4 bytes per chunk, a hole
+  // run, and a 12-byte generation run per owner page written), where 4 bytes per chunk and
+  // 8 per owner page were the cost before runs.
+  const size_t owner_pages = (n + 31 + 24) / vol->layout().owners_per_page() + 2;
+  // (Three slots at most — "db" may be new — a run, two hole runs, a lone lpn, "a" and "b".)
+  const size_t bound =
+      3 * (4 + 4 + 8 + 8 + 8 + 1 + 2 + 4) + 12 + 2 * 8 + 4 + 22 * 4 + 12 * owner_pages;
+  INFO("empty " << empty.size() << " bytes, now " << tables.size() << ", n " << n);
+  CHECK(tables.size() - empty.size() <= bound);
+  CHECK(bound < 4 * (n + 23));  // (the premise: runs save)
+  vol.reset();
+  REQUIRE(open_volume(*nand, mode, tables, &vol).is_ok());
+  INFO("refused: " << vol->tables_refused());
+  REQUIRE(vol->from_tables());
+  require_equal(want, snapshot(*vol), "restored");
+  REQUIRE(vol->check().is_ok());
+  CHECK(saved_tables(*vol) == tables);
+  vol.reset();
+  REQUIRE(open_volume(*nand, mode, {}, &vol).is_ok());
+  require_equal(want, snapshot(*vol), "read");
+  vol.reset();
+  // An older pdl's section (version 2) is read alike; the next save writes version 3.
+  const std::vector<uint8_t> v2 = as_version_2(tables);
+  CHECK(v2.size() > tables.size() + 4 * (n - 4));
+  REQUIRE(open_volume(*nand, mode, v2, &vol).is_ok());
+  INFO("refused: " << vol->tables_refused());
+  REQUIRE(vol->from_tables());
+  require_equal(want, snapshot(*vol), "restored from version 2");
+  CHECK(saved_tables(*vol) == tables);
+
+  // A run that overlaps lpns another file owns, or runs past the chunk table or the data
+  // area, is refused (re-sealed with a valid CRC: the decoder's own checks).
+  vol.reset();
+  size_t at = 0;
+  for (size_t i = 0; i + 12 <= tables.size(); i++)
+    if (le::get32(tables.data() + i) == 0xFFFFFFFEu && le::get32(tables.data() + i + 4) == lpns[0] &&
+        le::get32(tables.data() + i + 8) == n) {
+      at = i;
+      break;
+    }
+  REQUIRE(at != 0);
+  for (uint32_t count : {uint32_t(0), uint32_t(n + 1), uint32_t(n + 40), 0xFFFFFFFFu}) {
+    std::vector<uint8_t> bad(tables.begin(), tables.end() - 4);
+    le::put32(bad.data() + at + 8, count);
+    uint8_t c[4];
+    le::put32(c, crc32c(bad.data(), bad.size()));
+    bad.insert(bad.end(), c, c + 4);
+    INFO("run count " << count);
+    REQUIRE(open_volume(*nand, mode, bad, &vol).is_ok());
+    CHECK(!vol->from_tables());
+    CHECK(!vol->tables_refused().empty());
+    require_equal(want, snapshot(*vol), "refused run");
     vol.reset();
   }
 }
