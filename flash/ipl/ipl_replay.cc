@@ -132,6 +132,17 @@ Status IplStore::replay(Nand& nand, const StoreParams& params, CommitMode mode, 
   clock.finish(&rep);
   rep.replayed_blocks = replayed;
   s->ledger_.charge(s->ledger_.other());
+  // The lpns that may have changed since the checkpoint (take_replayed_lpns): every lpn of a
+  // logical block whose erase block, then or now, was re-read — a write, an unmap or a merge
+  // since the checkpoint programs the block its logical block is in (declared), and a merge
+  // moves it to another.
+  s->replayed_ = true;
+  for (uint32_t lbn = 0; lbn < s->lblocks_.size(); lbn++) {
+    const uint32_t now = s->lblocks_[lbn].block, then = ck.lblocks_[lbn].block;
+    if (now == then && (now == kNoBlock || !rescan[now])) continue;
+    for (Lpn l = s->first_lpn(lbn); l < s->first_lpn(lbn) + s->lpns_in(lbn); l++)
+      s->replayed_lpns_.push_back(l);
+  }
   if (report) *report = rep;
   *out = std::move(s);
   return Status::ok();

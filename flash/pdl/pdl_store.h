@@ -157,13 +157,6 @@ class PdlStore final : public StoreBase {
   size_t mapping_bytes_per_lpn() const override { return sizeof(PpmtEntry); }
   Status check() const override;        // pdl_check.cc
   Status check_mount() const override;  // pdl_check.cc
-  bool take_replayed_lpns(std::vector<Lpn>* out) override {
-    if (!replayed_) return false;
-    *out = std::move(replayed_lpns_);
-    replayed_ = false;
-    replayed_lpns_ = {};
-    return true;
-  }
   LpnLocation locate(Lpn lpn) const override;            // pdl_inspect.cc
   BlockInfo block_info(uint32_t block) const override;  // pdl_inspect.cc
 
@@ -313,9 +306,6 @@ class PdlStore final : public StoreBase {
   uint64_t next_seq_ = 1;
   int64_t gc_victim_ = -1;    // block being collected (its pages are not marked obsolete)
   uint64_t damaged_pages_ = 0;  // MountReport::damaged_pages of the mount that made this store
-  // The lpns the replay that made this store reconsidered, until take_replayed_lpns.
-  bool replayed_ = false;
-  std::vector<Lpn> replayed_lpns_;
   uint64_t retired_at_reset_ = 0;
   uint64_t scrubbed_at_reset_ = 0;
   uint64_t table_loads_at_reset_ = 0, table_evictions_at_reset_ = 0;

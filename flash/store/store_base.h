@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "flash/store/cost_ledger.h"
 #include "flash/store/page_store.h"
@@ -53,6 +54,13 @@ class StoreBase : public PageStore {
   }
   void reset_stats() override;
   Nand& nand() override { return nand_; }
+  bool take_replayed_lpns(std::vector<Lpn>* out) override {
+    if (!replayed_) return false;
+    *out = std::move(replayed_lpns_);
+    replayed_ = false;
+    replayed_lpns_ = {};
+    return true;
+  }
 
  protected:
   StoreBase(Nand& nand, const StoreParams& params);
@@ -105,6 +113,10 @@ class StoreBase : public PageStore {
   CostLedger ledger_;
   bool groups_ = false;  // CommitMode::kGroup
   bool legacy_ = false;  // superblock format 1: no commit records, every page counts
+  // The lpns the replay that made this store reconsidered (its replay sets them), until
+  // take_replayed_lpns.
+  bool replayed_ = false;
+  std::vector<Lpn> replayed_lpns_;
 };
 
 }  // namespace pdl
