@@ -220,9 +220,10 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
                 double(c.mount_sim_us) / 1000.0);
   else
     std::printf("             this open mounted by scan: %s\n", c.scan_reason.c_str());
-  std::printf("open         %llu pages read, simulated %.1f ms: the store's mount and the "
-              "volume's open, %s%s\n",
+  std::printf("open         %llu pages read, simulated %.1f ms (wall %.1f ms): the store's mount "
+              "and the volume's open, %s%s\n",
               (unsigned long long)c.open_pages, double(c.open_sim_us) / 1000.0,
+              c.open_wall_s * 1000.0,
               c.volume_from_tables ? "from its tables in the checkpoint"
                                    : "reading its directory and owner map",
               c.volume_tables_refused.empty()

@@ -69,7 +69,9 @@ Status checkpoint_info(Image& image, CheckpointInfo* out) {
   c.scan_reason = m.scan_reason;
   c.mount_sim_us = m.sim_us;
   c.open_pages = image.open.page_reads + image.open.spare_reads;
+  c.open_programs = image.open.programs;
   c.open_sim_us = image.open.sim_us;
+  c.open_wall_s = image.open.wall_s;
   // (outside the Volume's lock: the Volume's table_bytes takes it)
   c.volume_table_bytes = image.volume ? image.volume->table_bytes() : 0;
   if (image.volume) {
@@ -105,7 +107,9 @@ JsonObj checkpoint_json(const CheckpointInfo& c) {
       .s("scan_reason", c.scan_reason)
       .o("open", JsonObj()
                      .u("pages", c.open_pages)
+                     .u("programs", c.open_programs)
                      .u("sim_us", c.open_sim_us)
+                     .n("wall_s", c.open_wall_s)
                      .s("volume", c.volume_from_tables ? "tables" : "pages")
                      .s("volume_tables_refused", c.volume_tables_refused));
 }

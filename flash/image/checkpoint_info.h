@@ -48,8 +48,10 @@ struct CheckpointInfo {
   // The whole open (Image::open): the store's mount above plus the Volume's open — from its
   // tables (the checkpoint's client section) or by reading its directory and owner map, and
   // why offered tables were refused (empty: none offered, or used).
-  uint64_t open_pages = 0;  // data-area and spare-only reads
+  uint64_t open_pages = 0;     // data-area and spare-only reads
+  uint64_t open_programs = 0;  // a writable open's clean-up after a crash
   uint64_t open_sim_us = 0;
+  double open_wall_s = 0;      // this machine's
   bool volume_from_tables = false;
   std::string volume_tables_refused;
   // RAM of the tables: the store's table_bytes() and the Volume's, and their sum per GiB of
@@ -79,7 +81,7 @@ Status checkpoint_info(Image& image, CheckpointInfo* out);
 // The "checkpoint" member of PRAGMA pdl_stats and `pdl info --json`: area_blocks, area_bytes,
 // superblock_format, log {entry: "checkpoint"|"stale"|"none", gen, doubt}, mount ("checkpoint"
 // or "scan"), checkpoint_gen, checkpoint_pages, summary_pages, replayed_blocks, scan_reason,
-// open {pages, sim_us, volume: "tables"|"pages", volume_tables_refused}.
+// open {pages, programs, sim_us, wall_s, volume: "tables"|"pages", volume_tables_refused}.
 JsonObj checkpoint_json(const CheckpointInfo& c);
 // The "ram" member: table_bytes, store_table_bytes, volume_table_bytes, owner_cache_pages,
 // owner_pages_cached, table_cache_pages, table_pages_resident, table_loads, table_evictions,
