@@ -125,9 +125,13 @@ Status run_mount_probe(const std::string& image, const std::string& expect,
   std::fflush(stderr);
   // The child reads the image with pread (file_media.h): a mapped image would count the chip's
   // pages the mount touched in its RSS, which a real chip's reads do not take.
-  std::vector<std::string> env_s = {"PDL_IMAGE_IO=pread"};
+  // Nor its pread cache of raw pages (PDL_IMAGE_READ_CACHE=0): an emulator's stand-in for the
+  // host's page cache, 2 MiB of chip pages that no mount on a real chip holds.
+  std::vector<std::string> env_s = {"PDL_IMAGE_IO=pread", "PDL_IMAGE_READ_CACHE=0"};
   for (char** e = environ; *e; e++)
-    if (std::strncmp(*e, "PDL_IMAGE_IO=", 13) != 0) env_s.push_back(*e);
+    if (std::strncmp(*e, "PDL_IMAGE_IO=", 13) != 0 &&
+        std::strncmp(*e, "PDL_IMAGE_READ_CACHE=", 21) != 0)
+      env_s.push_back(*e);
   std::vector<char*> env;
   for (std::string& e : env_s) env.push_back(e.data());
   env.push_back(nullptr);

@@ -2,8 +2,8 @@
 // hidden mode `--mount-probe IMG EXPECT OUT`), so that its peak RSS is the mount's alone, and
 // the parent's side that runs it (fork + exec of pdl-bench itself).
 //
-// The probe (run with PDL_IMAGE_IO=pread: the image is not mapped, so its RSS holds none of the
-// chip's pages, as a real chip's reads take none) opens IMG, runs mount_store and
+// The probe (run with PDL_IMAGE_IO=pread and PDL_IMAGE_READ_CACHE=0: the image is neither mapped
+// nor cached, so its RSS holds none of the chip's pages, as a real chip's reads take none) opens IMG, runs mount_store and
 // set_commit_mode(kGroup) as an image's open does, then reads VmHWM / VmRSS / RssAnon / RssFile
 // from /proc/self/status, the store's table_bytes and the chip's counters (pages read, simulated
 // time), then — only then, so that none of it is counted in the mount's RSS — loads EXPECT

@@ -238,10 +238,11 @@ void print_text(const std::string& path, const Image& img, const InfoData& d) {
               c.owner_pages_cached, c.owner_cache_pages);
   if (c.table_cache_pages)
     std::printf("             store table cache: %llu pages resident, %llu clean kept per table "
-                "(table_cache=); %llu loads, %llu evictions\n",
+                "(table_cache=); %llu loads, %llu evictions; %llu changed entries folded\n",
                 (unsigned long long)c.table_pages_resident,
                 (unsigned long long)c.table_cache_pages, (unsigned long long)c.table_loads,
-                (unsigned long long)c.table_evictions);
+                (unsigned long long)c.table_evictions,
+                (unsigned long long)c.table_entries_folded);
 }
 
 std::string extras_json(const std::string& path, const Image& img, const InfoData& d) {

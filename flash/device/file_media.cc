@@ -38,6 +38,15 @@ HostFs host_fs(int fd) {
   const unsigned long t = static_cast<unsigned long>(s.f_type);
   return t == kTmpfsMagic ? HostFs::kTmpfs : t == kExt4Magic ? HostFs::kExt4 : HostFs::kOther;
 }
+// Raw pages the pread cache holds: PDL_IMAGE_READ_CACHE=N (0: none, every read a pread),
+// else 1024. (pdl-bench's mount probe turns it off: its RSS is then the mount's alone.)
+uint32_t read_cache_pages() {
+  const char* n = std::getenv("PDL_IMAGE_READ_CACHE");
+  if (n == nullptr || *n == '\0') return 1024;
+  char* end = nullptr;
+  const unsigned long v = std::strtoul(n, &end, 10);
+  return *end == '\0' ? uint32_t(std::min<unsigned long>(v, 1u << 20)) : 1024;
+}
 bool mapping_wanted() {
   const char* io = std::getenv("PDL_IMAGE_IO");
   return !(io && std::strcmp(io, "pread") == 0);
@@ -224,15 +233,15 @@ class FileMedia final : public NandMedia {
   Status cached_read(uint64_t off, uint8_t* buf, size_t n) {
     const uint64_t page = off / l_.raw_page;
     const uint64_t in = off % l_.raw_page;
-    if (in + n > l_.raw_page) return io(false, l_.pages_off + off, buf, n);
+    if (in + n > l_.raw_page || cache_pages_ == 0) return io(false, l_.pages_off + off, buf, n);
     if (cache_.empty()) {  // made at the first read the mapping does not serve
-      cache_.resize(size_t(kCachePages) * l_.raw_page);
-      cached_.assign(kCachePages, kNone);
+      cache_.resize(size_t(cache_pages_) * l_.raw_page);
+      cached_.assign(cache_pages_, kNone);
     }
-    uint8_t* slot = &cache_[size_t(page % kCachePages) * l_.raw_page];
-    if (cached_[page % kCachePages] != page) {
+    uint8_t* slot = &cache_[size_t(page % cache_pages_) * l_.raw_page];
+    if (cached_[page % cache_pages_] != page) {
       PDL_TRY(io(false, l_.pages_off + page * l_.raw_page, slot, l_.raw_page));
-      cached_[page % kCachePages] = page;
+      cached_[page % cache_pages_] = page;
     }
     std::memcpy(buf, slot + in, n);
     return Status::ok();
@@ -375,12 +384,12 @@ class FileMedia final : public NandMedia {
   void forget(uint64_t off, uint64_t n) {
     if (cached_.empty() || n == 0) return;
     for (uint64_t p = off / l_.raw_page; p <= (off + n - 1) / l_.raw_page; p++) {
-      if (cached_[p % kCachePages] == p) cached_[p % kCachePages] = kNone;
-      if (p - off / l_.raw_page >= kCachePages) break;  // every slot already checked
+      if (cached_[p % cache_pages_] == p) cached_[p % cache_pages_] = kNone;
+      if (p - off / l_.raw_page >= cache_pages_) break;  // every slot already checked
     }
   }
 
-  static constexpr uint32_t kCachePages = 1024;
+  const uint32_t cache_pages_ = read_cache_pages();
   static constexpr uint64_t kNone = ~uint64_t(0);
   int fd_;
   std::string path_;
@@ -392,7 +401,7 @@ class FileMedia final : public NandMedia {
   std::vector<uint8_t> reserved_;
   bool no_fallocate_ = false;  // the host file system has no fallocate
   std::vector<uint32_t> erase_counts_;
-  std::vector<uint8_t> cache_;    // kCachePages raw pages, for reads not served by the mapping
+  std::vector<uint8_t> cache_;    // cache_pages_ raw pages, for reads not served by the mapping
   std::vector<uint64_t> cached_;  // page index held by each cache slot
   MapState map_state_;
   uint8_t* map_ = nullptr;     // the whole file, once mapped

@@ -15,7 +15,8 @@
 // whose host storage is known to be allocated — reserved by this process, or found fully
 // allocated when the image was opened (SEEK_DATA/SEEK_HOLE) — plus the redo record and, so:
 //   * holes stay holes: reading a hole through a shared mapping allocates it on tmpfs, so
-//     every other block is read with pread (through a small cache of raw pages);
+//     every other block is read with pread (through a small cache of raw pages: 1024, or
+//     PDL_IMAGE_READ_CACHE=N pages, 0 for none);
 //   * a full host file system is an error status, never a SIGBUS: stores reach only
 //     allocated storage. Mapped stores are used only where fallocate guarantees later writes
 //     into the range (tmpfs, ext4); on xfs (reflinked copies), a copy-on-write file system (btrfs), NFS, FUSE

@@ -59,6 +59,7 @@ Status checkpoint_info(Image& image, CheckpointInfo* out) {
     c.table_pages_resident = ss.table_pages_resident;
     c.table_loads = ss.table_loads;
     c.table_evictions = ss.table_evictions;
+    c.table_entries_folded = ss.table_entries_folded;
   }
   const MountReport& m = image.mount;
   c.from_checkpoint = m.from_checkpoint;
@@ -125,6 +126,7 @@ JsonObj ram_json(const CheckpointInfo& c) {
       .u("table_pages_resident", c.table_pages_resident)
       .u("table_loads", c.table_loads)
       .u("table_evictions", c.table_evictions)
+      .u("table_entries_folded", c.table_entries_folded)
       .u("chip_bytes", c.chip_bytes)
       .n("ram_bytes_per_gib", c.bytes_per_gib())
       .n("ram_mib_per_gib", c.bytes_per_gib() / double(1 << 20));

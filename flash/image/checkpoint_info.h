@@ -62,9 +62,10 @@ struct CheckpointInfo {
   // of the store's page size (part of volume_table_bytes).
   uint32_t owner_cache_pages = 0, owner_pages_cached = 0;
   // The store's demand-loaded tables (StoreStats::table_*; PDL, OPU, page FTL): clean pages
-  // each table keeps at most, pages resident now, loads and evictions since reset_stats.
+  // each table keeps at most, pages resident now, loads and evictions since reset_stats,
+  // changed entries kept folded now (their pages dropped until the next checkpoint).
   uint64_t table_cache_pages = 0, table_pages_resident = 0, table_loads = 0,
-           table_evictions = 0;
+           table_evictions = 0, table_entries_folded = 0;
   uint64_t chip_bytes = 0;
   uint64_t table_bytes() const { return store_table_bytes + volume_table_bytes; }
   double bytes_per_gib() const;
@@ -85,7 +86,7 @@ Status checkpoint_info(Image& image, CheckpointInfo* out);
 JsonObj checkpoint_json(const CheckpointInfo& c);
 // The "ram" member: table_bytes, store_table_bytes, volume_table_bytes, owner_cache_pages,
 // owner_pages_cached, table_cache_pages, table_pages_resident, table_loads, table_evictions,
-// chip_bytes, ram_bytes_per_gib, ram_mib_per_gib.
+// table_entries_folded, chip_bytes, ram_bytes_per_gib, ram_mib_per_gib.
 JsonObj ram_json(const CheckpointInfo& c);
 
 }  // namespace pdl

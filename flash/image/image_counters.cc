@@ -34,7 +34,7 @@ ImageCounters snapshot(Image& img) {
 }
 
 ImageCounters operator-(const ImageCounters& after, const ImageCounters& before) {
-  static_assert(sizeof(StoreStats) == 43 * sizeof(uint64_t), "StoreStats: update this file");
+  static_assert(sizeof(StoreStats) == 45 * sizeof(uint64_t), "StoreStats: update this file");
   static_assert(sizeof(KindStats) == 7 * sizeof(uint64_t), "KindStats: update this file");
   static_assert(sizeof(FlashCost) == 7 * sizeof(double), "FlashCost: update this file");
   ImageCounters d;
@@ -43,6 +43,7 @@ ImageCounters operator-(const ImageCounters& after, const ImageCounters& before)
   d.store.bad_blocks = after.store.bad_blocks;  // a state, not work
   d.store.table_pages_resident = after.store.table_pages_resident;  // states too
   d.store.table_cache_pages = after.store.table_cache_pages;
+  d.store.table_entries_folded = after.store.table_entries_folded;
   for (unsigned k = 0; k < kFileKinds; k++)
     d.volume.kind[k] = minus_fields<uint64_t>(after.volume.kind[k], before.volume.kind[k]);
   d.volume.syncs = after.volume.syncs - before.volume.syncs;

@@ -65,6 +65,8 @@ JsonObj store_stats_json(const StoreStats& ss) {
       .u("table_evictions", ss.table_evictions)
       .u("table_pages_resident", ss.table_pages_resident)
       .u("table_cache_pages", ss.table_cache_pages)
+      .u("table_folds", ss.table_folds)
+      .u("table_entries_folded", ss.table_entries_folded)
       .u("wl_runs", ss.wl_runs)
       .u("wl_page_moves", ss.wl_page_moves)
       .u("wl_erases", ss.wl_erases);

@@ -362,7 +362,10 @@ void PdlRecovery::judge_waiting() {
 // Resolve tombstones and orphans; rebuild vdct and block valid counts.
 void PdlRecovery::resolve_lpns() {
   if (replay_) {
-    for (Lpn l : touched_) resolve_lpn(l);
+    for (size_t i = 0; i < touched_.size(); i++) {
+      resolve_lpn(touched_[i]);
+      if (i % 64 == 63) s_.fold_tables();
+    }
     return;
   }
   for (size_t l = 0; l < lpns_; l++) {

@@ -201,7 +201,10 @@ Status PdlRecovery::replay(const std::vector<uint8_t>& rescan) {
   PDL_TRY(forget_checkpoint_entries(rescan, rescan_vdct, rescan_copies, ck_next));
   // The rescanned items compete under the final cut-off (the scan's order: block by block;
   // against a kept entry of one seq, the scan's tie rule: the first uncut copy in block order).
-  for (const Item& it : collected_) take(it);
+  for (size_t i = 0; i < collected_.size(); i++) {
+    take(collected_[i]);
+    if (i % 64 == 63) s_.fold_tables();  // (the replay's dirty table pages stay bounded)
+  }
   std::vector<Item>().swap(collected_);  // (freed: the mounted store's RAM is its tables)
   diff_records_.clear();
   return s_.tables_status();
@@ -259,6 +262,7 @@ Status PdlRecovery::forget_checkpoint_entries(
                           std::to_string(block_[b].valid) + " valid pages no lpn explains");
 
   for (size_t i = 0; i < touched_.size(); i++) {
+    if (i % 64 == 63) s_.fold_tables();
     const Lpn l = touched_[i];
     const PpmtEntry& c = ck[i];
     auto rc = rescan_copies.find(l);

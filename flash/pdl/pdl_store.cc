@@ -73,6 +73,7 @@ void PdlStore::reset_stats() {
   const PagedTableStats t = paged_stats();
   table_loads_at_reset_ = t.loads;
   table_evictions_at_reset_ = t.evictions;
+  table_folds_at_reset_ = t.folds;
 }
 
 Status PdlStore::read_checked(Ppa ppa, std::span<uint8_t> data, SpareHeader* hdr) {

@@ -150,6 +150,8 @@ class PdlStore final : public StoreBase {
     stats_.table_evictions = t.evictions - table_evictions_at_reset_;
     stats_.table_pages_resident = t.resident;
     stats_.table_cache_pages = table_cache();
+    stats_.table_folds = t.folds - table_folds_at_reset_;
+    stats_.table_entries_folded = t.folded_entries;
     return stats_;
   }
   void reset_stats() override;
@@ -201,6 +203,13 @@ class PdlStore final : public StoreBase {
   // by a device error: every later call returns it; reads never see the fill values a failed
   // load leaves) and it is returned.
   Status guard(Status st);
+  // Fold the paged tables' sparse dirty pages (PagedTableBase::fold): where no reference
+  // from ref() is held — at the end of each operation (guard) and between a replay's steps.
+  void fold_tables() {
+    ppmt_.fold();
+    p2l_.fold();
+    vdct_.fold();
+  }
 
   // --- writing (pdl_store.cc) ---
   Status write_op(Lpn lpn, std::span<const uint8_t> page);
@@ -308,7 +317,7 @@ class PdlStore final : public StoreBase {
   uint64_t damaged_pages_ = 0;  // MountReport::damaged_pages of the mount that made this store
   uint64_t retired_at_reset_ = 0;
   uint64_t scrubbed_at_reset_ = 0;
-  uint64_t table_loads_at_reset_ = 0, table_evictions_at_reset_ = 0;
+  uint64_t table_loads_at_reset_ = 0, table_evictions_at_reset_ = 0, table_folds_at_reset_ = 0;
   std::vector<uint8_t> scratch_base_, scratch_diff_, scratch_runs_, scratch_spare_;
   std::vector<uint8_t> older_;  // write(): the lpn's replaced buffered record, kept until the
                                 // new one is in

@@ -296,6 +296,9 @@ PagedTableStats PdlStore::paged_stats() const {
     sum.resident += x.resident;
     sum.dirty += x.dirty;
     sum.homed += x.homed;
+    sum.folded_entries += x.folded_entries;
+    sum.folded_pages += x.folded_pages;
+    sum.folds += x.folds;
   }
   return sum;
 }
@@ -307,6 +310,7 @@ Status PdlStore::tables_status() const {
 }
 
 Status PdlStore::guard(Status st) {
+  fold_tables();
   const Status t = tables_status();
   if (t.is_ok()) return st;
   if (poisoned_.is_ok())

@@ -104,11 +104,15 @@ struct StoreStats {
   // Demand-loaded tables (PDL/OPU/page FTL, docs/design.md §18): table pages read from flash
   // (each one page read, in the NAND counters and the cost ledger as the operation's own) and
   // clean pages dropped from the cache since reset_stats; not counts of work: the pages
-  // resident now and the clean pages each table keeps at most (table_cache=).
+  // resident now and the clean pages each table keeps at most (table_cache=). Folds: sparse
+  // dirty pages whose changed entries were kept one by one instead (since reset_stats), and
+  // the entries so kept now (until the next checkpoint).
   uint64_t table_loads = 0;
   uint64_t table_evictions = 0;
   uint64_t table_pages_resident = 0;
   uint64_t table_cache_pages = 0;
+  uint64_t table_folds = 0;
+  uint64_t table_entries_folded = 0;
 };
 
 // What mount() found and what it cost (simulated time is the Nand's; wall time is measured).

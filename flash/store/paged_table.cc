@@ -19,10 +19,12 @@ PagedTableBase::PagedTableBase(uint32_t table, uint64_t size, uint32_t entry_byt
       entry_bytes_(entry_bytes),
       page_bytes_(page_bytes),
       per_page_(page_bytes / entry_bytes),
-      capacity_(capacity == 0 ? 1 : capacity) {
+      capacity_(capacity == 0 ? 1 : capacity),
+      mark_words_((per_page_ + 63) / 64) {
   const uint64_t pages = per_page_ == 0 ? 0 : (size + per_page_ - 1) / per_page_;
   home_.assign(size_t(pages), kNoHome);
   slot_of_.assign(size_t(pages), -1);
+  folded_.assign(size_t(pages), 0);
 }
 
 void PagedTableBase::set_capacity(uint32_t pages) {
@@ -38,12 +40,17 @@ PagedTableStats PagedTableBase::stats() const {
   s.resident = uint64_t(clean_) + dirty_;
   s.dirty = dirty_;
   for (uint32_t h : home_) s.homed += h != kNoHome;
+  s.folded_entries = folded_entries_;
+  s.folded_pages = folded_pages_;
+  s.folds = folds_;
   return s;
 }
 
 uint64_t PagedTableBase::ram_bytes() const {
   return (uint64_t(clean_) + dirty_) * per_page_ * entry_bytes_ +
-         home_.size() * (sizeof(uint32_t) + sizeof(int32_t)) + slots_.size() * sizeof(Slot);
+         folded_entries_ * folded_entry_bytes() +
+         home_.size() * (sizeof(uint32_t) + sizeof(int32_t) + sizeof(uint32_t)) +
+         slots_.size() * (sizeof(Slot) + mark_words_ * sizeof(uint64_t));
 }
 
 void PagedTableBase::unlink(int32_t s) const {
@@ -99,6 +106,8 @@ int32_t PagedTableBase::new_slot(uint32_t p) const {
     slots_.emplace_back();
   }
   slots_[size_t(s)] = Slot{p, false, -1, -1};
+  marks_.resize(slots_.size() * mark_words_);
+  std::fill_n(marks_.begin() + ptrdiff_t(size_t(s) * mark_words_), mark_words_, 0);
   alloc_slot(s);
   slot_of_[p] = s;
   return s;
@@ -138,11 +147,42 @@ Status PagedTableBase::page_image(uint32_t p) const {
   std::fill(scratch_.begin(), scratch_.end(), 0);
   if (const int32_t s = slot_of_[p]; s >= 0) {
     encode_slot(s, scratch_.data());
-    return Status::ok();
+  } else if (home_[p] == kNoHome) {
+    encode_fill(scratch_.data());
+  } else {
+    PDL_TRY(pager_->load(home_[p], table_, p, scratch_));
+    loads_++;
   }
-  PDL_TRY(pager_->load(home_[p], table_, p, scratch_));
-  loads_++;
+  if (folded_[p] != 0) encode_folded(p, scratch_.data());
   return Status::ok();
+}
+
+void PagedTableBase::fold() {
+  if (pager_ == nullptr || dirty_ <= capacity_) return;
+  // Sparse dirty pages, sparsest first: those whose marked entries take less RAM folded.
+  const uint64_t page_ram = uint64_t(per_page_) * entry_bytes_;
+  std::vector<std::pair<uint32_t, int32_t>> sparse;  // (marked entries, slot)
+  for (size_t s = 0; s < slots_.size(); s++) {
+    const Slot& x = slots_[s];
+    if (!x.dirty || slot_of_[x.page] != int32_t(s)) continue;
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < mark_words_; w++)
+      n += uint32_t(__builtin_popcountll(marks_[s * mark_words_ + w]));
+    if (n * folded_entry_bytes() < page_ram) sparse.push_back({n, int32_t(s)});
+  }
+  std::sort(sparse.begin(), sparse.end());
+  // Down to half the bound, so that folds come in batches, not at every new dirty page.
+  for (const auto& [n, s] : sparse) {
+    if (dirty_ <= capacity_ / 2) break;
+    const uint32_t p = slots_[size_t(s)].page;
+    fold_slot(s, p);
+    slots_[size_t(s)].dirty = false;
+    dirty_--;
+    slot_of_[p] = -1;
+    release_slot(s);
+    free_slots_.push_back(s);
+    folds_++;
+  }
 }
 
 Status PagedTableBase::save(TableWriter& w) const {
@@ -159,7 +199,7 @@ Status PagedTableBase::save(TableWriter& w) const {
     // Inline: every page that is not fill, as bytes (a homed absent page read back first).
     for (uint32_t p = 0; p < pages(); p++) {
       const int32_t s = slot_of_[p];
-      if (s < 0 && home_[p] == kNoHome) {
+      if (s < 0 && home_[p] == kNoHome && folded_[p] == 0) {
         w.u8(kPageFill);
         continue;
       }
@@ -175,7 +215,7 @@ Status PagedTableBase::save(TableWriter& w) const {
   pending_home_ = home_;
   for (uint32_t p = 0; p < pages(); p++) {
     const int32_t s = slot_of_[p];
-    const bool dirty = s >= 0 && slots_[size_t(s)].dirty;
+    const bool dirty = (s >= 0 && slots_[size_t(s)].dirty) || folded_[p] != 0;
     if (!dirty && !(home_[p] != kNoHome && pager->relocate_all())) continue;
     PDL_TRY(page_image(p));
     PDL_TRY(pager->store(table_, p, scratch_, &pending_home_[p]));
@@ -218,11 +258,20 @@ void PagedTableBase::saved(bool durable) {
   pager_ = pager;
   for (size_t s = 0; s < slots_.size(); s++) {
     Slot& x = slots_[s];
-    if (slot_of_[x.page] != int32_t(s) || !x.dirty) continue;
-    x.dirty = false;  // save() gave every dirty page a home
+    if (slot_of_[x.page] != int32_t(s)) continue;
+    // A resident copy of a page with folded entries takes them: the new home holds them.
+    if (folded_[x.page] != 0) merge_folded(int32_t(s), x.page);
+    if (!x.dirty) continue;
+    x.dirty = false;  // save() gave every dirty page (and every folded one) a home
+    std::fill_n(marks_.begin() + ptrdiff_t(s * mark_words_), mark_words_, 0);
     dirty_--;
     link_head(int32_t(s));
     clean_++;
+  }
+  if (folded_entries_ != 0) {
+    clear_folded();
+    std::fill(folded_.begin(), folded_.end(), 0);
+    folded_entries_ = folded_pages_ = 0;
   }
   evict_clean();
 }
@@ -256,6 +305,7 @@ Status PagedTableBase::load(TableReader& r) {
       const int32_t s = new_slot(p);
       decode_slot(s, bytes.data());
       slots_[size_t(s)].dirty = true;  // no home: only a save through a pager gives one
+      for (uint32_t k = 0; k < per_page_; k++) mark(s, k);
       dirty_++;
     }
     return r.status();

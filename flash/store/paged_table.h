@@ -11,9 +11,22 @@
 // since). The home directory (one u32 per table page: [DFTL]'s global translation directory)
 // is always in RAM; it is what a checkpoint's stream holds instead of the entries.
 //
+// FOLDED ENTRIES. A dirty page holds a whole page of entries in RAM for perhaps a few changed
+// ones (a replay after a power cut changes a few entries in each of a thousand pages). fold(),
+// which the owner calls only where it holds no reference from ref(), moves the changed entries
+// of sparse dirty pages (those whose changed entries take less RAM one by one than the page)
+// into an entry map — the entry-level cache of [DFTL]'s cached mapping table — and drops the
+// pages, until at most `capacity` dirty pages stay resident. A folded entry overrides its page
+// (resident or not, homed or fill) for get() and ref(); a checkpoint's save rebuilds the page
+// from its home (one read) with its folded entries on top; a durable save empties the map.
+//
 // Invariants:
-//   * a dirty page is resident and is never evicted: only a durable checkpoint (save, then
-//     saved(true)) makes it clean — so a reference from ref() stays valid until then;
+//   * a dirty page is resident and is evicted only by fold(), never by a get() or ref(); only
+//     a durable checkpoint (save, then saved(true)) makes it clean — so a reference from ref()
+//     stays valid until the next fold() or durable save;
+//   * a folded entry and its page's resident copy of it never both change: ref() of an entry
+//     in the map returns the map's (the slot's copy is stale and never read); a resident slot
+//     marks the entries ref() handed out, the only ones fold() moves;
 //   * with a pager, at most `capacity` clean pages stay resident (least recently used first
 //     out); without one (a store with no checkpoint area, or not checkpointed yet) nothing is
 //     ever evicted: pages become resident on first use and stay;
@@ -32,6 +45,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "flash/common/status.h"
@@ -69,6 +83,9 @@ struct PagedTableStats {
   uint64_t resident = 0;       // pages in RAM now
   uint64_t dirty = 0;          // of which dirty
   uint64_t homed = 0;          // pages with a home on flash
+  uint64_t folded_entries = 0;  // changed entries kept one by one (their pages dropped)
+  uint64_t folded_pages = 0;    // table pages with folded entries
+  uint64_t folds = 0;           // dirty pages folded
 };
 
 // The non-template part: the directory, the cache's bookkeeping and the stream layout.
@@ -92,8 +109,12 @@ class PagedTableBase {
   void set_capacity(uint32_t pages);
   uint32_t capacity() const { return capacity_; }
   PagedTableStats stats() const;
-  // RAM held: resident pages' entries plus the directory.
+  // RAM held: resident pages' entries, folded entries, the directory.
   uint64_t ram_bytes() const;
+  // Fold sparse dirty pages (above) until at most capacity() dirty pages are resident; a no-op
+  // without a pager (nothing could bring a dropped page back). REQUIRES: no reference from
+  // ref() is held.
+  void fold();
 
   // Write this table into a checkpoint stream. With w.pager(): every dirty page (every homed
   // page too if the pager relocates) is programmed through it, and the stream gets the
@@ -125,12 +146,22 @@ class PagedTableBase {
   // Page p's bytes into scratch_: its resident entries encoded, else read from its home.
   Status page_image(uint32_t p) const;
   void make_dirty(int32_t s);
+  void mark(int32_t s, uint32_t k) { marks_[size_t(s) * mark_words_ + k / 64] |= 1ull << (k % 64); }
   // Derived: slot storage.
   virtual void alloc_slot(int32_t s) const = 0;        // storage for slot s exists
   virtual void release_slot(int32_t s) const = 0;      // its storage freed (evicted)
   virtual void fill_slot(int32_t s) const = 0;         // every entry = fill
   virtual void decode_slot(int32_t s, const uint8_t* bytes) const = 0;
   virtual void encode_slot(int32_t s, uint8_t* bytes) const = 0;
+  virtual void encode_fill(uint8_t* bytes) const = 0;  // a page of fill entries
+  // Folded entries: move slot s's marked entries (of page p) into the map; write page p's
+  // into `bytes` (its page image); copy them into slot s (p's resident copy); empty the map.
+  virtual void fold_slot(int32_t s, uint32_t p) = 0;
+  virtual void encode_folded(uint32_t p, uint8_t* bytes) const = 0;
+  virtual void merge_folded(int32_t s, uint32_t p) const = 0;
+  virtual void clear_folded() = 0;
+  // RAM of one folded entry (the map's node and bucket, estimated).
+  virtual uint64_t folded_entry_bytes() const = 0;
 
   uint32_t table_;
   uint64_t size_;
@@ -148,6 +179,10 @@ class PagedTableBase {
   mutable std::vector<uint32_t> pending_home_;  // save()'s new directory until saved()
   mutable TablePager* pending_pager_ = nullptr;  // the pager save() wrote through
   mutable std::vector<uint8_t> scratch_;
+  uint32_t mark_words_;                      // u64 words of marks per slot
+  mutable std::vector<uint64_t> marks_;      // per slot: entries ref() handed out since clean
+  std::vector<uint32_t> folded_;             // per table page: its folded entries
+  uint64_t folded_entries_ = 0, folded_pages_ = 0, folds_ = 0;
 
  private:
   void unlink(int32_t s) const;
@@ -169,6 +204,8 @@ class PagedTable final : public PagedTableBase {
   // Entry i (the fill value after a load error: check status()). REQUIRES: i < size().
   Value get(uint64_t i) const {
     const uint32_t p = uint32_t(i / per_page_);
+    if (folded_[p] != 0)
+      if (auto it = map_.find(i); it != map_.end()) return it->second;
     int32_t s = slot_of_[p];
     if (s < 0) {
       if (home_[p] == kNoHome) return fill_;
@@ -179,11 +216,13 @@ class PagedTable final : public PagedTableBase {
     }
     return data_[size_t(s)][i % per_page_];
   }
-  // A writable reference to entry i; its page becomes dirty (and stays resident until a
-  // durable save), so the reference is valid until then. After a load error: a scratch
-  // entry (status() set) whose changes go nowhere.
+  // A writable reference to entry i: a folded entry's, or its page's, which becomes dirty
+  // (and stays resident until fold() or a durable save), so the reference is valid until
+  // then. After a load error: a scratch entry (status() set) whose changes go nowhere.
   Value& ref(uint64_t i) {
     const uint32_t p = uint32_t(i / per_page_);
+    if (folded_[p] != 0)
+      if (auto it = map_.find(i); it != map_.end()) return it->second;
     int32_t s = slot_of_[p];
     if (s < 0) s = fetch(p);
     if (s < 0) {
@@ -191,6 +230,7 @@ class PagedTable final : public PagedTableBase {
       return junk_;
     }
     make_dirty(s);
+    mark(s, uint32_t(i % per_page_));
     return data_[size_t(s)][i % per_page_];
   }
   void set(uint64_t i, const Value& v) { ref(i) = v; }
@@ -213,10 +253,45 @@ class PagedTable final : public PagedTableBase {
     const auto& d = data_[size_t(s)];
     for (uint32_t k = 0; k < per_page_; k++) Codec::put(bytes + size_t(k) * Codec::kBytes, d[k]);
   }
+  void encode_fill(uint8_t* bytes) const override {
+    for (uint32_t k = 0; k < per_page_; k++) Codec::put(bytes + size_t(k) * Codec::kBytes, fill_);
+  }
+  void fold_slot(int32_t s, uint32_t p) override {
+    const auto& d = data_[size_t(s)];
+    const uint64_t first = uint64_t(p) * per_page_;
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < mark_words_; w++)
+      for (uint64_t bits = marks_[size_t(s) * mark_words_ + w]; bits != 0; bits &= bits - 1) {
+        const uint32_t k = w * 64 + uint32_t(__builtin_ctzll(bits));
+        n += map_.insert_or_assign(first + k, d[k]).second ? 1 : 0;
+      }
+    if (folded_[p] == 0 && n != 0) folded_pages_++;
+    folded_[p] += n;
+    folded_entries_ += n;
+  }
+  template <class F>
+  void each_folded(uint32_t p, F&& f) const {
+    const uint64_t first = uint64_t(p) * per_page_;
+    const uint64_t end = std::min<uint64_t>(first + per_page_, size_);
+    for (uint64_t i = first; i < end; i++)
+      if (auto it = map_.find(i); it != map_.end()) f(uint32_t(i - first), it->second);
+  }
+  void encode_folded(uint32_t p, uint8_t* bytes) const override {
+    each_folded(p, [&](uint32_t k, const Value& v) { Codec::put(bytes + size_t(k) * Codec::kBytes, v); });
+  }
+  void merge_folded(int32_t s, uint32_t p) const override {
+    auto& d = data_[size_t(s)];
+    each_folded(p, [&](uint32_t k, const Value& v) { d[k] = v; });
+  }
+  void clear_folded() override { std::unordered_map<uint64_t, Value>().swap(map_); }
+  uint64_t folded_entry_bytes() const override {
+    return sizeof(uint64_t) + sizeof(Value) + 3 * sizeof(void*);  // key, value, link, bucket, malloc
+  }
 
   Value fill_;
   Value junk_{};
   mutable std::vector<std::vector<Value>> data_;  // per slot
+  std::unordered_map<uint64_t, Value> map_;       // folded entries by index
 };
 
 // Codecs for plain little-endian integers.

@@ -599,7 +599,7 @@ Status Volume::store_chunk_once(File& f, uint32_t c, std::span<const uint8_t> da
     return st;
   }
   if (fresh) {
-    if (f.chunks.size() <= c) f.chunks.resize(size_t(c) + 1, kNoLpn);
+    if (f.chunks.size() <= c) f.grow_chunks(size_t(c) + 1);
     f.chunks[c] = l;
     set_resident_owner(l, Owner{f.meta.id, c, next_version_++});
   }

@@ -261,6 +261,12 @@ class Volume {
     // no size read from flash sizes it (an owner entry is live only within its file's size).
     std::vector<uint32_t> chunks;
     bool mtime_dirty = false;
+    // Chunks [size, n) become holes; the capacity grows by an eighth, not doubled: the chunk
+    // tables are most of the Volume's RAM (4 bytes per chunk), a doubled one half unused.
+    void grow_chunks(size_t n) {
+      if (n > chunks.capacity()) chunks.reserve(n + n / 8 + 16);
+      chunks.resize(n, kNoLpn);
+    }
   };
   struct CachedChunk {
     FileId id = 0;

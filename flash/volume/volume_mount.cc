@@ -162,7 +162,7 @@ Status Volume::claim(uint32_t lpn, const Owner& o, FileId* max_id, std::vector<u
   auto it = files_.find(o.id);
   if (it != files_.end() && o.chunk < chunk_count(it->second.meta.size)) {
     File& f = it->second;
-    if (f.chunks.size() <= o.chunk) f.chunks.resize(size_t(o.chunk) + 1, kNoLpn);
+    if (f.chunks.size() <= o.chunk) f.grow_chunks(size_t(o.chunk) + 1);
     Owner held_by;
     if (f.chunks[o.chunk] != kNoLpn) PDL_TRY(get_owner(f.chunks[o.chunk], &held_by));
     uint32_t& held = f.chunks[o.chunk];

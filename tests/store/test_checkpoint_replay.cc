@@ -110,8 +110,14 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
       // (Per page, PDL and OPU checkpoint with their newest commit record unknown.)
       {"pdl per page", Method::kPdl, FtlKind::kNone, CommitMode::kPerPage},
       {"opu per page", Method::kOpu, FtlKind::kNone, CommitMode::kPerPage},
+      // A one-page table cache: nearly every operation and every replay step folds dirty
+      // pages into entries (PagedTableBase::fold), which saves then rebuild from their homes.
+      {"pdl atomic, one-page table cache", Method::kPdl, FtlKind::kNone, CommitMode::kGroup,
+       true, 0, 0, 1},
+      {"opu per page, one-page table cache", Method::kOpu, FtlKind::kNone,
+       CommitMode::kPerPage, true, 0, 0, 1},
   };
-  const size_t which = size_t(GENERATE(range(0, 11)));
+  const size_t which = size_t(GENERATE(range(0, 13)));
   if (!pdl::test::in_matrix_sample(which)) return;
   const Config c = configs[which];
   INFO("config " << c.name);
@@ -120,9 +126,12 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
   auto base = pdl::test::checkpointed_chip(c, &model, rng);
   StoreParams small_budget;
   small_budget.replay_blocks = 12;  // a periodic checkpoint within the workload
+  small_budget.table_cache = c.table_cache;
+  StoreParams after_cut;  // (the mount after the cut: the same table cache)
+  after_cut.table_cache = c.table_cache;
   const uint64_t stride = pdl::test::exhaustive_stride();
   uint64_t replays = 0, periodic_seen = 0, cuts = 0, erases = 0, mounts_cut = 0, full_seen = 0,
-           incr_seen = 0, bad_seen = 0;
+           incr_seen = 0, bad_seen = 0, folded_replays = 0;
   uint64_t in_clean = 0;  // cuts inside the clean checkpoint write
   for (uint64_t k = 0;; k += stride) {
     INFO("cut at operation " << k);
@@ -165,7 +174,7 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
     if (mount_cut_changes_nothing(*chip, c.mode, k * 7919 + 1)) mounts_cut++;
     MountReport r;
     {
-      const Status st = mount_store(*chip, &t, &r, c.mode);
+      const Status st = mount_store(*chip, &t, &r, c.mode, &after_cut);
       INFO(st.to_string());
       REQUIRE(st.is_ok());
     }
@@ -186,6 +195,7 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
     if (!c.replays) CHECK(r.replayed_blocks == 0);
     if (r.replayed_blocks > 0) {
       replays++;
+      folded_replays += t->stats().table_entries_folded > 0;
       CHECK(r.from_checkpoint);
       CHECK(r.summary_pages > 0);
       CHECK(r.pages_scanned < rs.pages_scanned);
@@ -234,7 +244,8 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
               << mounts_cut << " mounts from a checkpoint cut part-way (none programmed), "
               << periodic_seen << " periodic checkpoints and " << erases
               << " store block erases in the uncut workload (" << incr_seen
-              << " checkpoints appended to their half, " << full_seen << " into the other)");
+              << " checkpoints appended to their half, " << full_seen << " into the other), "
+              << folded_replays << " replays left table entries folded");
   if (c.replays) {
     CHECK(replays > 0);
     CHECK(periodic_seen > 0);
@@ -243,6 +254,7 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
     // the paged tables' engines fill it.)
     if (c.method != Method::kIpl && c.method != Method::kIpu) CHECK(full_seen > 0);
   }
+  if (c.table_cache) CHECK(folded_replays > 0);  // replays that folded table pages
   if (stride == 1) CHECK(in_clean > 0);
   CHECK(mounts_cut > 0);
   CHECK(erases > 0);  // garbage collection ran

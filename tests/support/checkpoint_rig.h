@@ -40,6 +40,7 @@ struct CkConfig {
   bool replays = true;
   uint32_t log_pages = 0;  // IPL: its log region, in pages per erase block
   uint64_t grown_bad = 0;  // > 0: the workload's grown_bad-th flash operation fails its block
+  uint32_t table_cache = 0;  // > 0: clean table pages per paged table (and the fold bound)
 };
 
 // PDL, OPU with atomic commit, the page FTL and IPL with atomic commit (all replay).
