@@ -73,6 +73,7 @@ struct Options {
   uint64_t txns = 20;   // transactions per trial
   uint64_t reopen = 5;  // a clean close and reopen after every `reopen` transactions (0: never)
   uint32_t replay_blocks = 4;
+  uint32_t table_cache = 0;  // URI table_cache (0: the default, not in the URI)
   bool checkpoint = true;
   uint64_t seed = 1;
   double factor = 0.01;
@@ -96,7 +97,8 @@ int parse(int argc, char** argv, Options* o) {
   cli::CommandLine cl({"pdl-crash",
                        {"[--cuts N] [--methods pdl,opu,ipu,ipl] [--commit atomic,journal]\n"
                         "                 [--journals delete,wal,memory] [--txns N] [--reopen N]\n"
-                        "                 [--replay-blocks N] [--checkpoint on|off] [--seed S]\n"
+                        "                 [--replay-blocks N] [--table-cache N] [--checkpoint on|off]\n"
+                        "                 [--seed S]\n"
                         "                 [--factor F] [--chip SIZE] [--block-pages N] [--dir DIR]\n"
                         "                 [--trial I] [--keep]"},
                        kDescription, kExitStatus, cli::Repeats::kLastWins});
@@ -131,6 +133,11 @@ int parse(int argc, char** argv, Options* o) {
   app.add_option("--replay-blocks", o->replay_blocks,
                  "URI replay_blocks: declared blocks before a periodic\ncheckpoint")
       ->type_name("N")->check(cli::integer(1, 1000000))->capture_default_str();
+  app.add_option("--table-cache", o->table_cache,
+                 "URI table_cache: clean table pages per paged table, also\n"
+                 "the dirty pages kept before sparse ones fold into entries\n"
+                 "(PDL, OPU; 0: the default)")
+      ->type_name("N")->check(cli::integer(0, 1u << 24))->capture_default_str();
   std::string checkpoint = "on";
   app.add_option("--checkpoint", checkpoint, "checkpoint area on the chip (URI checkpoint=)")
       ->type_name("on|off")->check(cli::one_of({"on", "off"}))->capture_default_str();
@@ -181,7 +188,8 @@ struct Config {
     return "file:" + path + "?vfs=pdl&" + method_params(method) + "&commit=" + commit + "&size=" +
            o.chip + "&page=2048&pages_per_block=" + std::to_string(o.block_pages) +
            "&clock=logical&checkpoint=" + (o.checkpoint ? "on" : "off") +
-           "&replay_blocks=" + std::to_string(o.replay_blocks);
+           "&replay_blocks=" + std::to_string(o.replay_blocks) +
+           (o.table_cache ? "&table_cache=" + std::to_string(o.table_cache) : "");
   }
   std::string name() const { return method + "-" + commit + "-" + journal; }
 };
@@ -506,15 +514,15 @@ Status trial(const Options& o, const Config& c, const Workload& wl, const std::s
     std::fprintf(stderr,
                  "FAILED %s trial %llu: cut after %llu of %llu ops, tear %d%s; %llu "
                  "acknowledged: %s\n  reproduce: pdl-crash --methods %s --commit %s --journals %s "
-                 "--seed %llu --txns %llu --reopen %llu --replay-blocks %u --checkpoint %s "
-                 "--factor %g --chip %s --block-pages %u --trial %llu\n",
+                 "--seed %llu --txns %llu --reopen %llu --replay-blocks %u --table-cache %u "
+                 "--checkpoint %s --factor %g --chip %s --block-pages %u --trial %llu\n",
                  c.name().c_str(), (unsigned long long)index,
                  (unsigned long long)k, (unsigned long long)ref.ops, int(tear),
                  recovery_cut ? ", then a cut in the recovery" : "", (unsigned long long)acked,
                  where.c_str(), c.method.c_str(), c.commit.c_str(), c.journal.c_str(),
                  (unsigned long long)o.seed, (unsigned long long)o.txns,
-                 (unsigned long long)o.reopen, o.replay_blocks, o.checkpoint ? "on" : "off",
-                 o.factor, o.chip.c_str(), o.block_pages, (unsigned long long)index);
+                 (unsigned long long)o.reopen, o.replay_blocks, o.table_cache,
+                 o.checkpoint ? "on" : "off", o.factor, o.chip.c_str(), o.block_pages, (unsigned long long)index);
   }
   return Status::ok();
 }
@@ -585,11 +593,12 @@ static int run(int argc, char** argv) {
   }
   const uint64_t per = std::max<uint64_t>(1, (o.cuts + configs.size() - 1) / configs.size());
   std::printf("pdl-crash: %llu cuts (%llu per configuration), %llu TPC-C transactions "
-              "per trial, %s, chip %s (%u pages of 2 KiB per block), checkpoint area %s, replay_blocks %u, a clean close "
+              "per trial, %s, chip %s (%u pages of 2 KiB per block), checkpoint area %s, replay_blocks %u, table_cache %s, a clean close "
               "and reopen every %llu transactions, seed %llu\n",
               (unsigned long long)(per * configs.size()), (unsigned long long)per,
               (unsigned long long)o.txns, Scale::make(1, o.factor).describe().c_str(),
               o.chip.c_str(), o.block_pages, o.checkpoint ? "on" : "off", o.replay_blocks,
+              o.table_cache ? std::to_string(o.table_cache).c_str() : "default",
               (unsigned long long)o.reopen, (unsigned long long)o.seed);
   std::fflush(stdout);
   const auto t0 = Clock::now();

@@ -68,6 +68,11 @@ class StableBufferStore final : public StoreBase {
   // section not describing a buffer of `p`.
   static Status from_tables(std::unique_ptr<PageStore> device, const StoreParams& p,
                             TableReader& r, std::unique_ptr<PageStore>* out);
+  // After a replay (SbStore::replay, sb_tables.cc): the user pages that may read differently
+  // since the checkpoint, for take_replayed_lpns — the destinations among `device_lpns` (the
+  // device's replay's list) and, if a slot or a directory page is among them, every
+  // destination staged then (`staged_then`, the checkpoint's slot table) or now.
+  void set_replayed(const std::vector<Lpn>& device_lpns, const std::vector<Lpn>& staged_then);
   // The device's tables, then the buffer's; REQUIRES synced (sb_tables.cc).
   Status save_tables(TableWriter& w) const override;
   // The device's paged tables (its save_tables ran through the same writer).

@@ -23,6 +23,53 @@ namespace {
 // an unordered container's entry (node: next pointer and value; a bucket pointer).
 constexpr uint64_t kTreeNode = 40, kHashNode = 24, kHashBucket = 8;
 
+// The buffer's section (SBUF), checked against layout `l`: the free-slot pointer, the
+// directory's commit number, the timestamp counter and the slot table. Errors stay in r.
+struct SbSection {
+  uint32_t cursor = 0;
+  uint64_t seq = 0, next_ts = 0;
+  std::vector<SbSlotEntry> slots;
+};
+void read_section(TableReader& r, const SbLayout& l, SbSection* out) {
+  r.tag("SBUF");
+  const uint32_t user = r.u32(), slots = r.u32();
+  if (r.status().is_ok() && (user != l.user || slots != l.slots))
+    r.fail("checkpoint: stablebuffer of " + std::to_string(user) + " pages and " +
+           std::to_string(slots) + " slots is not this store's (" + std::to_string(l.user) +
+           ", " + std::to_string(l.slots) + ")");
+  out->cursor = r.u32();
+  out->seq = r.u64();
+  out->next_ts = r.u64();
+  r.check(out->cursor, uint64_t(l.slots) + 1, "stablebuffer free-slot pointer");
+  if (r.status().is_ok() && (out->seq == 0 || out->next_ts == 0))
+    r.fail("checkpoint: stablebuffer directory commit or timestamp counter 0");
+  if (!r.check_count(l.slots, 12, "stablebuffer slot")) return;
+  out->slots.assign(l.slots, SbSlotEntry{});
+  std::vector<uint8_t> staged(l.user, 0);
+  for (uint32_t i = 0; i < l.slots && r.status().is_ok(); i++) {
+    SbSlotEntry e;
+    e.dest = r.u32();
+    e.ts = r.u64();
+    if (!r.status().is_ok()) break;
+    const std::string where = "checkpoint: stablebuffer slot " + std::to_string(i);
+    if (e.dest == kSbFree) {
+      if (e.ts != 0) r.fail(where + ": free with a timestamp");
+      continue;
+    }
+    if (!r.check(e.dest, l.user, "stablebuffer slot's destination")) break;
+    if (e.ts >= out->next_ts) {
+      r.fail(where + ": timestamp " + std::to_string(e.ts) + " not below the counter " +
+             std::to_string(out->next_ts));
+      break;
+    }
+    if (staged[e.dest]++) {
+      r.fail(where + ": destination " + std::to_string(e.dest) + " staged twice");
+      break;
+    }
+    out->slots[i] = e;
+  }
+}
+
 }  // namespace
 
 Status StableBufferStore::save_tables(TableWriter& w) const {
@@ -72,44 +119,22 @@ Status StableBufferStore::from_tables(std::unique_ptr<PageStore> device, const S
                              std::to_string(l.device_pages()));
   std::unique_ptr<StableBufferStore> s(new StableBufferStore(std::move(device), p, l));
   s->set_classifier(nullptr);
-  r.tag("SBUF");
-  const uint32_t user = r.u32(), slots = r.u32();
-  if (r.status().is_ok() && (user != l.user || slots != l.slots))
-    r.fail("checkpoint: stablebuffer of " + std::to_string(user) + " pages and " +
-           std::to_string(slots) + " slots is not this store's (" + std::to_string(l.user) +
-           ", " + std::to_string(l.slots) + ")");
-  s->cursor_ = r.u32();
-  s->seq_ = r.u64();
-  s->next_ts_ = r.u64();
-  r.check(s->cursor_, uint64_t(l.slots) + 1, "stablebuffer free-slot pointer");
-  if (r.status().is_ok() && (s->seq_ == 0 || s->next_ts_ == 0))
-    r.fail("checkpoint: stablebuffer directory commit or timestamp counter 0");
-  r.check_count(l.slots, 12, "stablebuffer slot");
-  for (uint32_t i = 0; i < l.slots && r.status().is_ok(); i++) {
-    SbSlotEntry e;
-    e.dest = r.u32();
-    e.ts = r.u64();
-    if (!r.status().is_ok()) break;
-    const std::string where = "checkpoint: stablebuffer slot " + std::to_string(i);
+  SbSection sec;
+  read_section(r, l, &sec);
+  PDL_TRY(r.finish());
+  s->cursor_ = sec.cursor;
+  s->seq_ = sec.seq;
+  s->next_ts_ = sec.next_ts;
+  for (uint32_t i = 0; i < l.slots; i++) {
+    const SbSlotEntry& e = sec.slots[i];
     if (e.dest == kSbFree) {
-      if (e.ts != 0) r.fail(where + ": free with a timestamp");
       s->free_.insert(i);
       continue;
     }
-    if (!r.check(e.dest, l.user, "stablebuffer slot's destination")) break;
-    if (e.ts >= s->next_ts_) {
-      r.fail(where + ": timestamp " + std::to_string(e.ts) + " not below the counter " +
-             std::to_string(s->next_ts_));
-      break;
-    }
-    if (!s->sbtt_.emplace(e.dest, i).second) {
-      r.fail(where + ": destination " + std::to_string(e.dest) + " staged twice");
-      break;
-    }
+    s->sbtt_.emplace(e.dest, i);
     s->slots_[i] = e;
     s->recognizer_.insert(e.dest);
   }
-  PDL_TRY(r.finish());
   s->sb_.recovered_slots = s->sbtt_.size();
   *out = std::move(s);
   return Status::ok();
@@ -142,7 +167,44 @@ Status SbStore::replay(Nand& nand, const StoreParams& p, TableReader& r,
   std::unique_ptr<PageStore> device;
   PDL_TRY(replay_device(nand, device_params(p, nand.geometry()), CommitMode::kPerPage, dr,
                         declared, &device, report));
-  return mount(std::move(device), p, out, report);
+  // What the user may see changed: the device's list, read through the buffer (below), with
+  // the destinations the checkpoint's slot table staged. Without either, no list: the client
+  // treats its tables as out of date.
+  std::vector<Lpn> device_lpns;
+  const bool listed = device->take_replayed_lpns(&device_lpns);
+  SbSection then;
+  if (listed)
+    read_section(r, SbLayout::of(p.logical_pages, p.sb_slots, device->page_size()), &then);
+  PDL_TRY(mount(std::move(device), p, out, report));
+  if (!listed || !r.status().is_ok()) return Status::ok();
+  std::vector<Lpn> staged_then;
+  for (const SbSlotEntry& e : then.slots)
+    if (e.dest != kSbFree) staged_then.push_back(e.dest);
+  static_cast<StableBufferStore&>(**out).set_replayed(device_lpns, staged_then);
+  return Status::ok();
+}
+
+// A user page reads its slot while staged, else its destination. If no slot and no directory
+// page changed since the checkpoint (none in the device's list), the directory the mount read
+// is the checkpoint's, so every page staged then is staged now in the same slot holding the
+// same bytes, and a page reads differently only if its destination changed. Otherwise every
+// page staged then or now is listed too (at most the slots, twice).
+void StableBufferStore::set_replayed(const std::vector<Lpn>& device_lpns,
+                                     const std::vector<Lpn>& staged_then) {
+  std::vector<Lpn> out;
+  bool buffer_changed = false;
+  for (Lpn l : device_lpns) {
+    if (l < layout_.user) out.push_back(l);
+    else buffer_changed = true;
+  }
+  if (buffer_changed) {
+    out.insert(out.end(), staged_then.begin(), staged_then.end());
+    for (const auto& [dest, slot] : sbtt_) out.push_back(dest);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  replayed_ = true;
+  replayed_lpns_ = std::move(out);
 }
 
 }  // namespace pdl

@@ -5,7 +5,8 @@
 // on a copy of the same chip, the open that reads every metadata page (files, bytes, chunk
 // tables, owner entries, free lpns), both check clean, and the caught-up open's clean-up is
 // durable (a reading open after its close finds the same). PDL and OPU, atomic and per page,
-// IPL atomic and IPU (the engines whose replay lists the lpns it reconsidered).
+// IPL atomic, IPU and StableBuffer on the page FTL (the engines whose replay lists the lpns it
+// reconsidered).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -34,6 +35,7 @@ StoreParams params_of(const Config& c) {
   StoreParams p;
   p.method = c.method;
   if (c.method == Method::kIpl) p.log_region = 2 * 512;  // (two log pages per erase block)
+  else if (c.method == Method::kStableBuffer) p.ftl = FtlKind::kPage;
   else if (c.method != Method::kIpu) p.max_differential = 64;
   p.checkpoint = true;
   p.replay_blocks = 8;  // periodic checkpoints every few blocks: many in each session
@@ -84,7 +86,9 @@ TEST_CASE("after a power cut, a volume caught up from its checkpoint equals one 
                             {"pdl per page", Method::kPdl, CommitMode::kPerPage},
                             {"opu atomic", Method::kOpu, CommitMode::kGroup},
                             {"ipl atomic", Method::kIpl, CommitMode::kGroup},
-                            {"ipu", Method::kIpu, CommitMode::kPerPage}};
+                            {"ipu", Method::kIpu, CommitMode::kPerPage},
+                            {"stablebuffer on the page ftl", Method::kStableBuffer,
+                             CommitMode::kPerPage}};
   // PDL_CRASH_TRIALS (the sanitizer run: 20) scales the 200 cuts per configuration, as the
   // SQLite crash campaigns' 100; PDL_TEST_SEED moves the seeds.
   const char* e = std::getenv("PDL_CRASH_TRIALS");
