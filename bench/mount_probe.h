@@ -3,12 +3,12 @@
 // the parent's side that runs it (fork + exec of pdl-bench itself).
 //
 // The probe (run with PDL_IMAGE_IO=pread and PDL_IMAGE_READ_CACHE=0: the image is neither mapped
-// nor cached, so its RSS holds none of the chip's pages, as a real chip's reads take none) opens IMG, runs mount_store and
-// set_commit_mode(kGroup) as an image's open does, then reads VmHWM / VmRSS / RssAnon / RssFile
-// from /proc/self/status, the store's table_bytes and the chip's counters (pages read, simulated
-// time), then — only then, so that none of it is counted in the mount's RSS — loads EXPECT
-// (mount_expect.h) and reads every logical page back against it. It writes OUT as "key value"
-// lines; "error MESSAGE" when the mount or the check failed (exit status 1).
+// nor cached, so its RSS holds none of the chip's pages, as a real chip's reads take none) opens
+// IMG, runs mount_store and set_commit_mode(kGroup) as an image's open does, then reads VmHWM /
+// VmRSS / RssAnon / RssFile from /proc/self/status, the store's table_bytes and the chip's counters
+// (pages read, simulated time), then — only then, so that none of it is counted in the mount's RSS
+// — loads EXPECT (mount_expect.h) and reads every logical page back against it. It writes OUT as
+// "key value" lines; "error MESSAGE" when the mount or the check failed (exit status 1).
 #pragma once
 
 #include <map>

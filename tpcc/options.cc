@@ -158,6 +158,13 @@ Options parse_options(int argc, char** argv) {
                  "a checkpoint area on every image (docs/design.md §17): on, off")
       ->type_name("on|off")->check(cli::one_of({"on", "off"}))
       ->default_str("on where it fits")->group(kMethods);
+  std::string table_cache;
+  app.add_option("--table-cache", table_cache,
+                 "URI table_cache: clean table pages each of PDL/OPU's paged tables keeps,\n"
+                 "and the dirty pages kept before sparse ones fold into entries\n"
+                 "(docs/design.md §18)")
+      ->type_name("PAGES")->check(cli::integer(1, 1u << 24))->default_str("256")
+      ->group(kMethods);
   app.add_flag("--checkpoint-cost", o.checkpoint_cost,
                "write a checkpoint of each pdl member after the warm-up (as a clean close\n"
                "and reopen would), and after each measurement one without and one with\n"
@@ -232,6 +239,7 @@ Options parse_options(int argc, char** argv) {
   if (!wear_level.empty()) o.uri_extra += "&wear_level=" + wear_level;
   if (track_changes) o.uri_extra += "&track_changes=on";
   if (!checkpoint.empty()) o.uri_extra += "&checkpoint=" + checkpoint;
+  if (!table_cache.empty()) o.uri_extra += "&table_cache=" + table_cache;
   if (!sb_slots.empty()) o.sb_extra += "&sb_slots=" + sb_slots;
   if (!sb_recognition.empty()) o.sb_extra += "&sb_recognition=" + sb_recognition;
   if (!sb_flush.empty()) o.sb_extra += "&sb_flush=" + sb_flush;

@@ -143,7 +143,8 @@ class PagedTableBase {
   // (status() set).
   int32_t fetch(uint32_t p) const;
   void touch(int32_t s) const;       // most recently used
-  // Page p's bytes into scratch_: its resident entries encoded, else read from its home.
+  // Page p's bytes into scratch_: its resident entries encoded, else read from its home (or
+  // the fill value's), with its folded entries on top.
   Status page_image(uint32_t p) const;
   void make_dirty(int32_t s);
   void mark(int32_t s, uint32_t k) { marks_[size_t(s) * mark_words_ + k / 64] |= 1ull << (k % 64); }
