@@ -25,10 +25,12 @@ PagedTableBase::PagedTableBase(uint32_t table, uint64_t size, uint32_t entry_byt
   home_.assign(size_t(pages), kNoHome);
   slot_of_.assign(size_t(pages), -1);
   folded_.assign(size_t(pages), 0);
+  fold_at_ = capacity_;
 }
 
 void PagedTableBase::set_capacity(uint32_t pages) {
   capacity_ = pages == 0 ? 1 : pages;
+  fold_at_ = capacity_;
   evict_clean();
 }
 
@@ -158,7 +160,7 @@ Status PagedTableBase::page_image(uint32_t p) const {
 }
 
 void PagedTableBase::fold() {
-  if (pager_ == nullptr || dirty_ <= capacity_) return;
+  if (pager_ == nullptr || dirty_ <= fold_at_) return;
   // Sparse dirty pages, sparsest first: those whose marked entries take less RAM folded.
   const uint64_t page_ram = uint64_t(per_page_) * entry_bytes_;
   std::vector<std::pair<uint32_t, int32_t>> sparse;  // (marked entries, slot)
@@ -183,6 +185,10 @@ void PagedTableBase::fold() {
     free_slots_.push_back(s);
     folds_++;
   }
+  // Dense pages stay: the next pass waits until half as many again are dirty, so that a run of
+  // dense dirty pages (a sequential load) costs a pass per geometric step, not per operation.
+  const uint32_t left = std::max(capacity_, dirty_);
+  fold_at_ = std::max(capacity_, dirty_ + std::max<uint32_t>(1, left / 2));
 }
 
 Status PagedTableBase::save(TableWriter& w) const {
@@ -268,6 +274,7 @@ void PagedTableBase::saved(bool durable) {
     link_head(int32_t(s));
     clean_++;
   }
+  fold_at_ = capacity_;
   if (folded_entries_ != 0) {
     clear_folded();
     std::fill(folded_.begin(), folded_.end(), 0);

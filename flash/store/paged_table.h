@@ -112,8 +112,9 @@ class PagedTableBase {
   // RAM held: resident pages' entries, folded entries, the directory.
   uint64_t ram_bytes() const;
   // Fold sparse dirty pages (above) until at most capacity() dirty pages are resident; a no-op
-  // without a pager (nothing could bring a dropped page back). REQUIRES: no reference from
-  // ref() is held.
+  // without a pager (nothing could bring a dropped page back), and while the dense dirty pages
+  // a pass left have not grown by half (so a pass costs O(1) per new dirty page, amortized).
+  // REQUIRES: no reference from ref() is held.
   void fold();
 
   // Write this table into a checkpoint stream. With w.pager(): every dirty page (every homed
@@ -184,6 +185,7 @@ class PagedTableBase {
   mutable std::vector<uint64_t> marks_;      // per slot: entries ref() handed out since clean
   std::vector<uint32_t> folded_;             // per table page: its folded entries
   uint64_t folded_entries_ = 0, folded_pages_ = 0, folds_ = 0;
+  uint32_t fold_at_;                         // fold() passes while more pages than this are dirty
 
  private:
   void unlink(int32_t s) const;

@@ -263,6 +263,39 @@ TEST_CASE("fold keeps a sparse dirty page's changed entries and drops the page; 
   }
 }
 
+TEST_CASE("dense dirty pages a fold left defer the next pass until half as many again are "
+          "dirty") {
+  test::RamPager pager(kBigPage);
+  Table t(5, 512 * 12, kFill, kBigPage, 2);
+  for (uint64_t i = 0; i < t.size(); i++) t.set(i, uint32_t(i));
+  save_durable(t, &pager);
+  auto dense = [&](uint32_t p) {
+    for (uint32_t k = 0; k < 512; k++) t.set(p * 512 + k, 7);
+  };
+  for (uint32_t p = 0; p < 4; p++) dense(p);
+  t.fold();  // four dense pages: nothing to fold; the next pass waits for 4 + 2 dirty pages
+  CHECK(t.stats().folds == 0);
+  CHECK(t.stats().dirty == 4);
+  t.set(4 * 512, 1);
+  t.fold();
+  t.set(5 * 512, 1);
+  t.fold();
+  CHECK(t.stats().folds == 0);  // 6 dirty: not past the deferred bound
+  t.set(6 * 512, 1);
+  t.fold();  // 7: a pass folds the three sparse pages
+  CHECK(t.stats().folds == 3);
+  CHECK(t.stats().dirty == 4);
+  CHECK(t.get(5 * 512) == 1);
+  CHECK(t.get(3 * 512 + 9) == 7);
+  // A durable save makes everything clean and the bound the cache's again.
+  save_durable(t, &pager);
+  for (uint32_t p = 7; p < 10; p++) t.set(p * 512, 2);
+  t.fold();
+  CHECK(t.stats().folds == 5);  // 3 dirty > 2: folded down to 1
+  CHECK(t.stats().dirty == 1);
+  for (uint32_t p = 7; p < 10; p++) CHECK(t.get(p * 512) == 2);
+}
+
 TEST_CASE("fold without a pager keeps every dirty page (nothing could bring it back)") {
   Table t(5, 512 * 4, kFill, kBigPage, 1);
   for (uint32_t p = 0; p < 4; p++) t.set(p * 512, p);
