@@ -215,12 +215,17 @@ TEST_CASE("hostile table streams are refused naming the table") {
 // is sparse (its entries cost less RAM one by one than the page).
 constexpr uint32_t kBigPage = 2048;
 
+// Every entry i set to i, then saved durably: every page homed and clean.
+void home_identity(Table& t, TablePager& pager) {
+  for (uint64_t i = 0; i < t.size(); i++) t.set(i, uint32_t(i));
+  save_durable(t, &pager);
+}
+
 TEST_CASE("fold keeps a sparse dirty page's changed entries and drops the page; a dense page "
           "stays") {
   test::RamPager pager(kBigPage);
   Table t(5, 512 * 8, kFill, kBigPage, 2);
-  for (uint64_t i = 0; i < t.size(); i++) t.set(i, uint32_t(i));
-  save_durable(t, &pager);
+  home_identity(t, pager);
   // Eight dirty pages: six with two changed entries, two with every entry changed.
   for (uint32_t p = 0; p < 6; p++) {
     t.set(p * 512 + 1, 1000 + p);
@@ -267,8 +272,7 @@ TEST_CASE("dense dirty pages a fold left defer the next pass until half as many 
           "dirty") {
   test::RamPager pager(kBigPage);
   Table t(5, 512 * 12, kFill, kBigPage, 2);
-  for (uint64_t i = 0; i < t.size(); i++) t.set(i, uint32_t(i));
-  save_durable(t, &pager);
+  home_identity(t, pager);
   auto dense = [&](uint32_t p) {
     for (uint32_t k = 0; k < 512; k++) t.set(p * 512 + k, 7);
   };
