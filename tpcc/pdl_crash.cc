@@ -74,6 +74,7 @@ struct Options {
   uint64_t reopen = 5;  // a clean close and reopen after every `reopen` transactions (0: never)
   uint32_t replay_blocks = 4;
   uint32_t table_cache = 0;  // URI table_cache (0: the default, not in the URI)
+  std::string nvm;           // URI nvm= for the methods that use NVM (empty: none)
   bool checkpoint = true;
   uint64_t seed = 1;
   double factor = 0.01;
@@ -97,7 +98,8 @@ int parse(int argc, char** argv, Options* o) {
   cli::CommandLine cl({"pdl-crash",
                        {"[--cuts N] [--methods pdl,opu,ipu,ipl] [--commit atomic,journal]\n"
                         "                 [--journals delete,wal,memory] [--txns N] [--reopen N]\n"
-                        "                 [--replay-blocks N] [--table-cache N] [--checkpoint on|off]\n"
+                        "                 [--replay-blocks N] [--table-cache N] [--nvm SIZE]\n"
+                        "                 [--checkpoint on|off]\n"
                         "                 [--seed S]\n"
                         "                 [--factor F] [--chip SIZE] [--block-pages N] [--dir DIR]\n"
                         "                 [--trial I] [--keep]"},
@@ -138,6 +140,11 @@ int parse(int argc, char** argv, Options* o) {
                  "the dirty pages kept before sparse ones fold into entries\n"
                  "(PDL, OPU; 0: the default)")
       ->type_name("N")->check(cli::integer(0, 1u << 24))->capture_default_str();
+  app.add_option("--nvm", o->nvm,
+                 "URI nvm=SIZE for pdl and ipl (PDL's write buffer, IPL's\n"
+                 "log areas in NVM beside the chip; the other methods run\n"
+                 "without)")
+      ->type_name("SIZE");
   std::string checkpoint = "on";
   app.add_option("--checkpoint", checkpoint, "checkpoint area on the chip (URI checkpoint=)")
       ->type_name("on|off")->check(cli::one_of({"on", "off"}))->capture_default_str();
@@ -189,7 +196,8 @@ struct Config {
            o.chip + "&page=2048&pages_per_block=" + std::to_string(o.block_pages) +
            "&clock=logical&checkpoint=" + (o.checkpoint ? "on" : "off") +
            "&replay_blocks=" + std::to_string(o.replay_blocks) +
-           (o.table_cache ? "&table_cache=" + std::to_string(o.table_cache) : "");
+           (o.table_cache ? "&table_cache=" + std::to_string(o.table_cache) : "") +
+           (!o.nvm.empty() && (method == "pdl" || method == "ipl") ? "&nvm=" + o.nvm : "");
   }
   std::string name() const { return method + "-" + commit + "-" + journal; }
 };
@@ -515,13 +523,14 @@ Status trial(const Options& o, const Config& c, const Workload& wl, const std::s
                  "FAILED %s trial %llu: cut after %llu of %llu ops, tear %d%s; %llu "
                  "acknowledged: %s\n  reproduce: pdl-crash --methods %s --commit %s --journals %s "
                  "--seed %llu --txns %llu --reopen %llu --replay-blocks %u --table-cache %u "
-                 "--checkpoint %s --factor %g --chip %s --block-pages %u --trial %llu\n",
+                 "%s%s--checkpoint %s --factor %g --chip %s --block-pages %u --trial %llu\n",
                  c.name().c_str(), (unsigned long long)index,
                  (unsigned long long)k, (unsigned long long)ref.ops, int(tear),
                  recovery_cut ? ", then a cut in the recovery" : "", (unsigned long long)acked,
                  where.c_str(), c.method.c_str(), c.commit.c_str(), c.journal.c_str(),
                  (unsigned long long)o.seed, (unsigned long long)o.txns,
                  (unsigned long long)o.reopen, o.replay_blocks, o.table_cache,
+                 o.nvm.empty() ? "" : "--nvm ", o.nvm.empty() ? "" : (o.nvm + " ").c_str(),
                  o.checkpoint ? "on" : "off", o.factor, o.chip.c_str(), o.block_pages, (unsigned long long)index);
   }
   return Status::ok();
@@ -593,13 +602,13 @@ static int run(int argc, char** argv) {
   }
   const uint64_t per = std::max<uint64_t>(1, (o.cuts + configs.size() - 1) / configs.size());
   std::printf("pdl-crash: %llu cuts (%llu per configuration), %llu TPC-C transactions "
-              "per trial, %s, chip %s (%u pages of 2 KiB per block), checkpoint area %s, replay_blocks %u, table_cache %s, a clean close "
+              "per trial, %s, chip %s (%u pages of 2 KiB per block), checkpoint area %s, replay_blocks %u, table_cache %s, NVM %s, a clean close "
               "and reopen every %llu transactions, seed %llu\n",
               (unsigned long long)(per * configs.size()), (unsigned long long)per,
               (unsigned long long)o.txns, Scale::make(1, o.factor).describe().c_str(),
               o.chip.c_str(), o.block_pages, o.checkpoint ? "on" : "off", o.replay_blocks,
               o.table_cache ? std::to_string(o.table_cache).c_str() : "default",
-              (unsigned long long)o.reopen, (unsigned long long)o.seed);
+              o.nvm.empty() ? "none" : (o.nvm + " (pdl, ipl)").c_str(), (unsigned long long)o.reopen, (unsigned long long)o.seed);
   std::fflush(stdout);
   const auto t0 = Clock::now();
   Totals t;

@@ -132,15 +132,21 @@ struct CheckpointRead {
   MountReport replay;
 };
 
-// The engines that replay declared blocks after a power cut (PdlStore and IplStore without
-// NVM, StableBuffer over the page FTL): their guard declares blocks in summary pages instead
-// of writing "stale".
+// The engines that replay declared blocks after a power cut (PdlStore, with its write buffer
+// in NVM too; IplStore without NVM; StableBuffer over the page FTL): their guard declares
+// blocks in summary pages instead of writing "stale".
 bool has_replay(const StoreParams& params) {
-  return params.nvm_bytes == 0 &&
+  return (params.nvm_bytes == 0 || params.method == Method::kPdl) &&
          (params.method == Method::kPdl || params.method == Method::kOpu ||
           in_page(params.method) ||
           ((params.method == Method::kFtl || params.method == Method::kStableBuffer) &&
            params.ftl == FtlKind::kPage));
+}
+
+// An engine with replay that keeps state in NVM reads it again when it replays (PDL's write
+// buffer log): its NVM writes are declared (an empty summary page), not made stale.
+void declare_nvm_writes(CheckpointView& view, const StoreParams& params) {
+  view.replay_nvm(has_replay(params) && params.nvm_bytes != 0);
 }
 
 // The engine after a power cut: the checkpoint's tables plus the declared blocks re-read.
@@ -184,7 +190,7 @@ Status mount_from_checkpoint(Nand& nand, const Superblock& sb, CheckpointLog& lo
   const uint64_t loads0 = pager.loads();
   pager.limit_gen(e.gen);
   TableReader r(engine, &pager);
-  if (!cr->declared.empty()) {
+  if (!cr->declared.empty() || cr->summaries > 0) {  // (none declared: the NVM changed)
     PDL_TRY(replay_engine(view, sb.params, mode, r, cr->declared, out, &cr->replay));
     cr->replayed = true;
   } else {
@@ -259,6 +265,7 @@ Status format_store(Nand& nand, const StoreParams& params, std::unique_ptr<PageS
   if (sb.checkpoint_blocks) {  // the engine on the chip's first blocks - area blocks
     log = std::make_unique<CheckpointLog>(nand, sb);
     view = std::make_unique<CheckpointView>(nand, sb.checkpoint_blocks, *log);
+    declare_nvm_writes(*view, sb.params);
   }
   PDL_TRY(format_engine(view ? static_cast<Nand&>(*view) : nand, sb, mode, &store));  // erases
   PDL_TRY(write_superblock(nand, sb));
@@ -318,6 +325,7 @@ Status mount_store(Nand& nand, std::unique_ptr<PageStore>* out, MountReport* rep
   }
   PDL_TRY(log->load());
   auto view = std::make_unique<CheckpointView>(nand, sb.checkpoint_blocks, *log);
+  declare_nvm_writes(*view, sb.params);
   view->arm(log->may_be_current());  // before anything could change the chip
   auto pager = std::make_unique<AreaPager>(nand, view->area_first(), view->area_blocks());
   std::unique_ptr<PageStore> engine;

@@ -316,16 +316,22 @@ Status PdlRecovery::take_nvm_records(const std::vector<std::vector<uint8_t>>& re
     if (!rr.next(&r) || r.lpn >= lpns_) continue;
     if (newest[r.lpn] != i) continue;
     PpmtEntry& e = s_.ppmt_.ref(r.lpn);
-    const LpnSeqs& q = seqs_[r.lpn];
-    if (e.base == kNoPpa || r.seq <= q.base_seq || r.seq <= q.diff_seq) continue;
+    const LpnSeqs& q = seqs(r.lpn);
+    if (r.seq <= q.base_seq || r.seq <= q.diff_seq) continue;
+    // A replay's lpn whose trim had taken effect at the checkpoint (no base page, no
+    // differential) keeps its tombstone while an older copy is on flash, as the scan does
+    // (it finds that copy as the base page, then drops it for the tombstone).
+    const bool spent_base = replay_ && r.tombstone && e.base == kNoPpa &&
+                            e.diff == kNoPpa && e.copies > 0;
+    if (e.base == kNoPpa && !spent_base) continue;
     if (r.size() > s_.dwb_.free_space())
       return Status::error(Errc::kCorrupt, "NVM log: the committed write buffer exceeds its " +
                                                std::to_string(s_.dwb_.capacity()) + " bytes");
     s_.dwb_.put(r);
     e.in_dwb = 1;
-    if (r.tombstone) {  // a committed trim has taken effect (nvm_apply_trims)
+    if (r.tombstone && !spent_base) {  // a committed trim has taken effect (nvm_apply_trims)
       if (e.base != s_.commit_ppa_) block_[e.base / ppb_].valid--;  // (the pin stays valid)
-      rep_.live_lpns--;
+      if (!replay_) rep_.live_lpns--;  // (a replay counts no live lpns)
       e.base = kNoPpa;
       if (e.diff != kNoPpa && --s_.vdct_.ref(e.diff) == 0 && e.diff != s_.commit_ppa_)
         block_[e.diff / ppb_].valid--;

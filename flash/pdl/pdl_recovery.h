@@ -36,8 +36,11 @@ class PdlRecovery {
   // demand-loaded), and only what the blocks in `rescan` change is re-derived, by scan()'s
   // rules: the lpns their items or the checkpoint's entries name. kCorrupt if the
   // checkpoint's counts in those blocks are not all explained by those lpns (the caller then
-  // scans). REQUIRES: the store mounted on this chip from tables saved after a sync, no NVM.
-  Status replay(const std::vector<uint8_t>& rescan);
+  // scans). With NVM, `nvm_records` are its log's committed records (nvm_commit() called
+  // first, take_nvm_records() after resolve(), as for scan()). REQUIRES: the store mounted on
+  // this chip from tables saved after a sync.
+  Status replay(const std::vector<uint8_t>& rescan,
+                const std::vector<std::vector<uint8_t>>* nvm_records = nullptr);
   void resolve();  // REQUIRES: scan() or replay() succeeded
   // After replay(): the lpns it reconsidered (sorted), moved out.
   std::vector<Lpn> take_touched() { return std::move(touched_); }
@@ -103,6 +106,8 @@ class PdlRecovery {
                                    const std::unordered_map<Ppa, uint16_t>& rescan_vdct,
                                    const std::unordered_map<Lpn, uint32_t>& rescan_copies,
                                    uint64_t ck_next);
+  // With NVM: the checkpoint's write buffer emptied, its lpns and the log's touched.
+  void touch_write_buffer(const std::vector<std::vector<uint8_t>>& records);
   // The checkpoint's per-lpn sequence numbers read back from its pages (entry c).
   Status seed_seqs(Lpn l, const PpmtEntry& c, const std::vector<uint8_t>& rescan);
   Status diff_page_records(Ppa r);
@@ -138,6 +143,14 @@ class PdlRecovery {
   std::vector<Item> collected_;
   std::vector<Lpn> touched_;
   std::vector<LpnSeqs> replay_seqs_;  // parallel to touched_ (no per-lpn node: RAM at mount)
+  // With NVM: each lpn the log names, its newest record's seq, and whether the checkpoint's
+  // write buffer held that record (touch_write_buffer; used by forget_checkpoint_entries).
+  struct NvmNewest {
+    Lpn lpn;
+    uint64_t seq;
+    bool buffered;
+  };
+  std::vector<NvmNewest> nvm_newest_;
   std::unordered_map<Ppa, std::unordered_map<Lpn, std::pair<uint64_t, bool>>> diff_records_;
 };
 

@@ -28,6 +28,14 @@
 //     touched lpns only. The block manager is rebuilt as the scan builds it (O(blocks)): R's
 //     blocks as scanned, the others free, bad or closed as the checkpoint had them, with the
 //     valid counts adjusted.
+// With the write buffer in NVM (method=pdl&nvm=SIZE) commits write only NVM, which the view
+// declares with one empty summary page per checkpoint generation (so a replay runs even with
+// no block declared). The replay then does what the scan mount does with the NVM log: its
+// last commit raises the cut-off, and after resolve() each lpn's newest committed record goes
+// back into the buffer if newer than the lpn's base page and flash differential
+// (take_nvm_records). The checkpoint's buffer is dropped first and its lpns and the log's are
+// touched, their kept parts' seqs ordered against the records (touch_write_buffer); the log
+// holds at most the NVM's bytes, so this is bounded by the NVM, not the chip.
 // So a replay reads R, one spare or page per kept part of an lpn with an older item, and the
 // table pages the touched lpns and R's pages live in — nothing proportional to the chip — and
 // the table pages it changes stay dirty in RAM until the next checkpoint appends them.
@@ -116,12 +124,13 @@ Status PdlRecovery::seed_seqs(Lpn l, const PpmtEntry& c, const std::vector<uint8
   return Status::ok();
 }
 
-Status PdlRecovery::replay(const std::vector<uint8_t>& rescan) {
+Status PdlRecovery::replay(const std::vector<uint8_t>& rescan,
+                           const std::vector<std::vector<uint8_t>>* nvm_records) {
   replay_ = true;
   // The checkpoint's commit record, if outside R (else R's scan finds it or a newer one).
   const Ppa ck_commit = s_.groups_ ? s_.commit_ppa_ : s_.commit_candidate_;
   if (ck_commit != kNoPpa && !rescan[ck_commit / ppb_]) {
-    cutoff_ = s_.committed_seq_;
+    cutoff_ = std::max(cutoff_, s_.committed_seq_);  // (the NVM log's commit may be newer)
     commit_ppa_ = ck_commit;
   }
   const uint64_t ck_committed = s_.committed_seq_, ck_next = s_.next_seq_;
@@ -161,6 +170,7 @@ Status PdlRecovery::replay(const std::vector<uint8_t>& rescan) {
     }
   }
   PDL_TRY(s_.tables_status());
+  if (nvm_records) touch_write_buffer(*nvm_records);
 
   // Blocks in order, as the scan hands them to a fresh block manager: R's blocks scanned,
   // the others as the checkpoint had them (closed blocks never head candidates).
@@ -210,6 +220,41 @@ Status PdlRecovery::replay(const std::vector<uint8_t>& rescan) {
   return s_.tables_status();
 }
 
+// With the write buffer in NVM: the buffer is rebuilt from the log after resolve()
+// (take_nvm_records, as the scan mount does), so the checkpoint's buffer is emptied and its
+// lpns touched (their records may have left since: flushed or merged into R, or a spent
+// tombstone dropped at a commit, which programs nothing), and so is every lpn the log's
+// records name. The rule "a record counts if newer than the lpn's base page and flash
+// differential" needs seqs for the kept parts that order them against the record:
+//   * a newest logged record newer than the checkpoint beats any kept part (ck_next - 1);
+//   * one the checkpoint's buffer held (same seq) was newer than its lpn's base page and flash
+//     differential then, which are the kept parts: seq - 1 stands in for them;
+//   * any other older one had left the buffer by the checkpoint, for a base page or a
+//     differential at least as new that the checkpoint maps: the kept parts beat it
+//     (ck_next - 1), unless they were in R — then R's items of the lpn are older than the
+//     checkpoint (a GC copy), and the kept parts' real seqs are read back anyway.
+void PdlRecovery::touch_write_buffer(const std::vector<std::vector<uint8_t>>& records) {
+  std::unordered_map<Lpn, uint64_t> buffered;  // the checkpoint's buffer: lpn -> its seq
+  s_.dwb_.for_each([&](const RecordView& v) {
+    touched_.push_back(v.lpn);
+    buffered[v.lpn] = v.seq;
+  });
+  s_.dwb_.clear();
+  std::unordered_map<Lpn, uint64_t> newest;
+  for (const auto& rec : records) {
+    RecordReader rr(rec);
+    RecordView v;
+    if (!rr.next(&v) || v.lpn >= lpns_) continue;
+    auto [it, fresh] = newest.emplace(v.lpn, v.seq);
+    if (!fresh) it->second = std::max(it->second, v.seq);
+  }
+  for (const auto& [l, seq] : newest) {
+    touched_.push_back(l);
+    auto b = buffered.find(l);
+    nvm_newest_.push_back({l, seq, b != buffered.end() && b->second == seq});
+  }
+}
+
 // The touched lpns' checkpoint entries leave the counts (vdct, block valid counts), R's counts
 // must then be zero; each entry keeps its parts outside R and its copies outside R. The seqs
 // of the kept parts are read back only for an lpn with an item older than the checkpoint (a
@@ -224,11 +269,20 @@ Status PdlRecovery::forget_checkpoint_entries(
   std::vector<uint8_t> older_item(touched_.size(), 0);  // an item of seq < ck_next names it
   for (const Item& it : collected_)
     if (it.seq < ck_next) older_item[touched_index(it.lpn)] = 1;
+  // The seq standing in for kept parts (the checkpoint's buffered records: just below theirs).
+  std::unordered_map<size_t, uint64_t> below_buffered;
+  for (const NvmNewest& n : nvm_newest_) {
+    if (n.seq >= ck_next) continue;
+    if (n.buffered && n.seq > 0) below_buffered[touched_index(n.lpn)] = n.seq - 1;
+    else older_item[touched_index(n.lpn)] = 1;
+  }
+  std::vector<NvmNewest>().swap(nvm_newest_);
   std::unordered_map<Ppa, uint32_t> drops;  // differential page -> touched lpns pointing at it
   std::vector<PpmtEntry> ck(touched_.size());
   for (size_t i = 0; i < touched_.size(); i++) {
     const PpmtEntry c = ck[i] = s_.ppmt_.get(touched_[i]);
-    if (c.in_dwb) return inconsistent("a buffered record at a checkpoint without NVM");
+    if (c.in_dwb && !s_.nvm_)
+      return inconsistent("a buffered record at a checkpoint without NVM");
     if (c.base != kNoPpa) {
       if (block_[c.base / ppb_].valid == 0)
         return inconsistent("block " + std::to_string(c.base / ppb_) + "'s valid count");
@@ -278,8 +332,10 @@ Status PdlRecovery::forget_checkpoint_entries(
       continue;
     }
     LpnSeqs& q = seqs(l);
-    q.base_seq = e.base != kNoPpa ? ck_next - 1 : 0;
-    q.diff_seq = e.diff != kNoPpa ? ck_next - 1 : 0;
+    auto bb = below_buffered.find(i);
+    const uint64_t kept = bb == below_buffered.end() ? ck_next - 1 : bb->second;
+    q.base_seq = e.base != kNoPpa ? kept : 0;
+    q.diff_seq = e.diff != kNoPpa ? kept : 0;
     q.tomb = c.base == kNoPpa && e.diff != kNoPpa ? 1 : 0;
   }
   return s_.tables_status();
@@ -288,12 +344,10 @@ Status PdlRecovery::forget_checkpoint_entries(
 Status PdlStore::replay(Nand& nand, const StoreParams& params, CommitMode mode, TableReader& r,
                         const std::vector<uint32_t>& declared, std::unique_ptr<PageStore>* out,
                         MountReport* report) {
-  if (params.nvm_bytes)
-    return Status::error(Errc::kUnsupported,
-                         "power cut: pdl with nvm cannot replay (its NVM log is not replayed)");
   const MountClock clock(nand);
   std::unique_ptr<PageStore> ck_store;
-  PDL_TRY(mount_tables(nand, params, mode, r, &ck_store));
+  NvmLog::Recovered nvm;  // (with NVM: its log as it is now, read by mount_tables)
+  PDL_TRY(mount_tables(nand, params, mode, r, &ck_store, params.nvm_bytes ? &nvm : nullptr));
   std::unique_ptr<PdlStore> s(static_cast<PdlStore*>(ck_store.release()));
   const Geometry& g = s->geo_;
   std::vector<uint8_t> rescan(g.blocks, 0);
@@ -310,8 +364,13 @@ Status PdlStore::replay(Nand& nand, const StoreParams& params, CommitMode mode, 
     replayed += rescan[b];
   }
   PdlRecovery recovery(*s, nand, false);
-  PDL_TRY(recovery.replay(rescan));
+  if (s->nvm_) recovery.nvm_commit(nvm.commit_seq, nvm.max_seq);
+  PDL_TRY(recovery.replay(rescan, s->nvm_ ? &nvm.records : nullptr));
   recovery.resolve();
+  if (s->nvm_) {
+    PDL_TRY(recovery.take_nvm_records(nvm.records));
+    s->nvm_mounted(nvm.commit_seq);
+  }
   PDL_TRY(recovery.reopen());
   PDL_TRY(s->tables_status());  // (a table page that failed to load: never a replayed store)
   MountReport rep = recovery.report();

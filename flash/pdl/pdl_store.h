@@ -102,12 +102,14 @@ class PdlStore final : public StoreBase {
                       std::unique_ptr<PageStore>* out, MountReport* report);
   // The store that save_tables wrote, from its tables instead of a scan (pdl_tables.cc;
   // contract: flash/image/mount_tables.h; layout: docs/format.md §13.1). With NVM the log is
-  // read again (as the scan mount does) and must hold the saved write buffer.
+  // read again (as the scan mount does) and must hold the saved write buffer — unless
+  // `moved` (the replay's call): the log is returned there as it is now, unchecked.
   static Status mount_tables(Nand& nand, const StoreParams& params, CommitMode mode,
-                             TableReader& r, std::unique_ptr<PageStore>* out);
+                             TableReader& r, std::unique_ptr<PageStore>* out,
+                             NvmLog::Recovered* moved = nullptr);
   // After a power cut (docs/design.md §17): the store of the checkpoint's tables `r`, then
   // the blocks `declared` since (and the checkpoint's write heads) re-derived from flash by
-  // the scan's rules (pdl_replay.cc). kUnsupported with NVM (its log is not replayed).
+  // the scan's rules (pdl_replay.cc); with NVM, the write buffer rebuilt from its log.
   static Status replay(Nand& nand, const StoreParams& params, CommitMode mode, TableReader& r,
                        const std::vector<uint32_t>& declared, std::unique_ptr<PageStore>* out,
                        MountReport* report);

@@ -33,7 +33,8 @@
 // The NVM log (method=pdl&nvm=SIZE) is read again by mount_tables, as by the scan mount: the
 // log must be re-read anyway to set up its next commit (a remount always writes a fresh log,
 // nvm_log.h), and comparing it with the saved buffer (the last commit's seq, every buffered
-// record the log's newest for its lpn) refuses a checkpoint the NVM no longer matches.
+// record the log's newest for its lpn) refuses a checkpoint the NVM no longer matches — except
+// for the replay after a power cut (`moved`), which rebuilds the buffer from the log.
 #include <string>
 #include <unordered_map>
 
@@ -109,7 +110,8 @@ Status PdlStore::save_tables(TableWriter& w) const {
 }
 
 Status PdlStore::mount_tables(Nand& nand, const StoreParams& params, CommitMode mode,
-                              TableReader& r, std::unique_ptr<PageStore>* out) {
+                              TableReader& r, std::unique_ptr<PageStore>* out,
+                              NvmLog::Recovered* moved) {
   std::unique_ptr<PdlStore> s(new PdlStore(nand, params));
   const Geometry& g = s->geo_;
   const uint64_t pages = g.total_pages();
@@ -227,11 +229,22 @@ Status PdlStore::mount_tables(Nand& nand, const StoreParams& params, CommitMode 
 
   // ---- the NVM log, read again: it must be the one the tables were saved with ----
   if (s->nvm_) {
-    NvmLog::Recovered nvm;
+    NvmLog::Recovered local;
+    NvmLog::Recovered& nvm = moved ? *moved : local;
     PDL_TRY(s->nvm_->recover(nand, &nvm));
     if (!nvm.found)
       return Status::error(Errc::kCorrupt,
                            "checkpoint: NVM holds no intact write-buffer log");
+    if (moved) {  // (the replay rebuilds the buffer from the log: pdl_replay.cc)
+      if (nvm.commit_seq < nvm_seq)
+        return Status::error(Errc::kCorrupt, "checkpoint: the NVM log's last commit " +
+                                                 std::to_string(nvm.commit_seq) +
+                                                 " is older than the tables' " +
+                                                 std::to_string(nvm_seq));
+      s->ledger_.charge(s->ledger_.other());
+      *out = std::move(s);
+      return Status::ok();
+    }
     if (nvm.commit_seq != nvm_seq)
       return Status::error(Errc::kCorrupt, "checkpoint: the NVM log's last commit is " +
                                                std::to_string(nvm.commit_seq) +

@@ -336,7 +336,7 @@ Status read_summaries(Nand& nand, uint32_t first, uint32_t count, const LogEntry
     const bool decodes = whole_area_page(data, spare, &gen, &sum, &index);
     if (decodes && sum && gen == e.gen && index == c->index) {
       const uint32_t n = le::get32(data.data());
-      if (n == 0 || 4 + 4 * uint64_t(n) > g.page_data)
+      if (4 + 4 * uint64_t(n) > g.page_data)
         return Status::error(Errc::kCorrupt, "checkpoint: summary page " +
                                                  std::to_string(index) + " lists " +
                                                  std::to_string(n) + " blocks");

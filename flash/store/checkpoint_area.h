@@ -96,13 +96,16 @@ Status read_area(Nand& nand, uint32_t first, uint32_t count, const LogEntry& e,
 // the next pages of its half in order (bad blocks skipped, a block beyond erased before its
 // first page) hold summary pages 0, 1, ... of gen G, each declaring blocks of the store that
 // may change after G. Spare as a root page's with magic "CKSM" and the summary index; data:
-// u32 count, count x u32 block numbers, 0xFF after. A page is programmed (and waited for)
-// before any change to the blocks it declares, so a page that does not decode was never
-// relied on if it was being programmed — but a page can also fail because it decayed, and
-// the two look alike: the reader refuses both (kCorrupt: mount scans), except at the first
-// page of a block beyond the root, where an erased page, or a whole page of an older
-// generation, ends the summaries cleanly; a whole page of a LATER generation (a checkpoint
-// cut before its log entry appended there) ends them too (SummaryCursor::later).
+// u32 count, count x u32 block numbers, 0xFF after; a count of 0 declares no block but says
+// the store's NVM changed after G (an engine whose replay reads its NVM: the mount replays
+// even with no block declared; a pdl before this meaning refuses the page and scans). A page
+// is programmed (and waited for) before any change to the blocks it declares (or to the
+// NVM), so a page that does not decode was never relied on if it was being programmed — but
+// a page can also fail because it decayed, and the two look alike: the reader refuses both
+// (kCorrupt: mount scans), except at the first page of a block beyond the root, where an
+// erased page, or a whole page of an older generation, ends the summaries cleanly; a whole
+// page of a LATER generation (a checkpoint cut before its log entry appended there) ends
+// them too (SummaryCursor::later).
 // The cursor right after the root `e` names (no reads).
 SummaryCursor summary_cursor_after(Nand& nand, uint32_t first, uint32_t count, const LogEntry& e);
 // Program summary page cursor->index of gen `gen` declaring `blocks` at the cursor (erasing its
@@ -112,7 +115,7 @@ Status write_summary(Nand& nand, uint64_t gen, std::span<const uint32_t> blocks,
                      SummaryCursor* cursor);
 // Read the summaries following the root `e` names: every declared block into `declared`;
 // `cursor` left where the next one goes; `pages` counts pages read; `summaries` the summary
-// pages found. kCorrupt as above.
+// pages found (an empty one counted: the NVM changed). kCorrupt as above.
 Status read_summaries(Nand& nand, uint32_t first, uint32_t count, const LogEntry& e,
                       std::vector<uint32_t>* declared, SummaryCursor* cursor, uint64_t* pages,
                       uint64_t* summaries);

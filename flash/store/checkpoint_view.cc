@@ -48,15 +48,28 @@ bool CheckpointView::overdue() const {
 
 // Before a change to `block`: declare it (summaries on), else the stale guard.
 Status CheckpointView::guard_block(uint32_t block) {
+  const uint32_t list[1] = {block};
+  return declare(list, [&] { return declared_[block] != 0; }, [&] {
+    declared_[block] = 1;
+    n_declared_++;
+  });
+}
+
+// With summaries on: nothing if `done()` (declared already), else a summary page listing
+// `blocks` (none: the NVM changed), then `mark()`; when no page can be written, summaries end.
+// Then, without summaries, the stale guard.
+template <typename Done, typename Mark>
+Status CheckpointView::declare(std::span<const uint32_t> blocks, Done done, Mark mark) {
   if (!armed_) return Status::ok();
   if (summaries_) {
-    if (declared_[block]) return Status::ok();
+    if (done()) {
+      fired_ = true;
+      return Status::ok();
+    }
     if (n_declared_ < 2 * budget_) {
-      const uint32_t list[1] = {block};
-      const Status st = write_summary(real_, gen_, list, cursor_);
+      const Status st = write_summary(real_, gen_, blocks, cursor_);
       if (st.is_ok()) {
-        declared_[block] = 1;
-        n_declared_++;
+        mark();
         summary_pages_++;
         fired_ = true;
         return Status::ok();
@@ -119,7 +132,10 @@ Status CheckpointView::erase(uint32_t block) {
 }
 
 Status CheckpointView::nvm_write(uint64_t off, std::span<const uint8_t> in) {
-  PDL_TRY(guard());
+  if (replay_nvm_)
+    PDL_TRY(declare({}, [this] { return nvm_declared_; }, [this] { nvm_declared_ = true; }));
+  else
+    PDL_TRY(guard());  // (summaries end: the engine's NVM state is not replayed)
   return real_.nvm_write(off, in);
 }
 

@@ -17,8 +17,11 @@
 // since checkpoint G, it programs a summary page listing that block (checkpoint_area.h) and
 // waits for it; a mount after a power cut then re-reads only the declared blocks. When a
 // declaration cannot be made (the area is full, a summary page failed, more than
-// 2 x budget blocks declared) or NVM is written (the engine's NVM state is not replayed),
-// summaries end and the stale guard above runs. due(): budget blocks are declared, or the
+// 2 x budget blocks declared), summaries end and the stale guard above runs. NVM: for an
+// engine whose replay reads its NVM again (replay_nvm: PDL's write buffer log), the first NVM
+// write since checkpoint G programs an empty summary page — "the NVM changed" — so that the
+// mount after a power cut replays even if no block was declared; for the others (IPL's log
+// areas in NVM) an NVM write ends summaries as a failed declaration does. due(): budget blocks are declared, or the
 // area's room is low — the store writes a new checkpoint at its next sync.
 #pragma once
 
@@ -43,7 +46,11 @@ class CheckpointView final : public Nand {
     summaries_ = false;
     declared_.assign(geo_.blocks, 0);
     n_declared_ = 0;
+    nvm_declared_ = false;
   }
+  // The engine's replay reads the NVM again: NVM writes are declared (an empty summary page),
+  // not made stale. Set once, after construction.
+  void replay_nvm(bool on) { replay_nvm_ = on; }
   // Summaries after checkpoint `gen`: `declared` already (read at mount), the next summary
   // page at `*cursor` (the area pager's: table pages and roots go after the summaries; it must
   // outlive the view's use of it); a periodic checkpoint is due at `budget` declared blocks.
@@ -98,6 +105,8 @@ class CheckpointView final : public Nand {
  private:
   Status guard();
   Status guard_block(uint32_t block);
+  template <typename Done, typename Mark>
+  Status declare(std::span<const uint32_t> blocks, Done done, Mark mark);
   Status in_range(uint64_t block, const char* op) const;
 
   Nand& real_;
@@ -111,6 +120,8 @@ class CheckpointView final : public Nand {
   bool erase_only_ = false;
   std::vector<uint8_t> declared_;  // per store block
   uint32_t n_declared_ = 0;
+  bool replay_nvm_ = false;
+  bool nvm_declared_ = false;  // the empty summary page of this generation is written
   uint32_t budget_ = 0;
   uint64_t summary_pages_ = 0;  // written since start_summaries
 };

@@ -5,7 +5,9 @@
 // the mount that replays is compared with a full scan of the same chip — same mapping, same
 // block states, same contents, the last acknowledged sync's — for PDL and OPU with atomic
 // commit, the page FTL, IPL (atomic and per page) and IPU, IPL and IPU with a block going bad
-// (retired: marked bad, a declared change) in the workload, and StableBuffer over the page FTL;
+// (retired: marked bad, a declared change) in the workload, StableBuffer over the page FTL
+// and PDL with its write buffer in NVM (commits that program nothing: an empty summary page
+// declares the NVM changed, and the replay rebuilds the buffer from the log);
 // a mount from the checkpoint programs nothing, and cutting it part-way leaves the chip as it
 // was; damaged summary pages make the mount scan; engines without replay scan and say why.
 // The sanitizer run samples (PDL_MATRIX_STRIDE: configurations, PDL_EXHAUSTIVE_STRIDE: cuts).
@@ -116,8 +118,15 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
        true, 0, 0, 1},
       {"opu per page, one-page table cache", Method::kOpu, FtlKind::kNone,
        CommitMode::kPerPage, true, 0, 0, 1},
+      // The write buffer in 8 KiB of NVM (three pages of records): commits write only NVM,
+      // which an empty summary page declares; flushes, merges and the log's resets in the
+      // workload; the replay rebuilds the buffer from the log.
+      {"pdl atomic, write buffer in nvm", Method::kPdl, FtlKind::kNone, CommitMode::kGroup,
+       true, 0, 0, 0, 8192},
+      {"pdl per page, write buffer in nvm", Method::kPdl, FtlKind::kNone, CommitMode::kPerPage,
+       true, 0, 0, 0, 8192},
   };
-  const size_t which = size_t(GENERATE(range(0, 13)));
+  const size_t which = size_t(GENERATE(range(0, 15)));
   if (!pdl::test::in_matrix_sample(which)) return;
   const Config c = configs[which];
   INFO("config " << c.name);
@@ -131,7 +140,7 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
   after_cut.table_cache = c.table_cache;
   const uint64_t stride = pdl::test::exhaustive_stride();
   uint64_t replays = 0, periodic_seen = 0, cuts = 0, erases = 0, mounts_cut = 0, full_seen = 0,
-           incr_seen = 0, bad_seen = 0, folded_replays = 0;
+           incr_seen = 0, bad_seen = 0, folded_replays = 0, buffered_replays = 0;
   uint64_t in_clean = 0;  // cuts inside the clean checkpoint write
   for (uint64_t k = 0;; k += stride) {
     INFO("cut at operation " << k);
@@ -196,6 +205,11 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
     if (r.replayed_blocks > 0) {
       replays++;
       folded_replays += t->stats().table_entries_folded > 0;
+      for (Lpn l = 0; l < t->logical_pages() && c.nvm_bytes; l++)
+        if (t->locate(l).diff_in_buffer) {
+          buffered_replays++;  // (the write buffer rebuilt from the NVM log holds records)
+          break;
+        }
       CHECK(r.from_checkpoint);
       CHECK(r.summary_pages > 0);
       CHECK(r.pages_scanned < rs.pages_scanned);
@@ -245,7 +259,8 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
               << periodic_seen << " periodic checkpoints and " << erases
               << " store block erases in the uncut workload (" << incr_seen
               << " checkpoints appended to their half, " << full_seen << " into the other), "
-              << folded_replays << " replays left table entries folded");
+              << folded_replays << " replays left table entries folded, " << buffered_replays
+              << " replays rebuilt a write buffer in NVM holding records");
   if (c.replays) {
     CHECK(replays > 0);
     CHECK(periodic_seen > 0);
@@ -255,6 +270,7 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
     if (c.method != Method::kIpl && c.method != Method::kIpu) CHECK(full_seen > 0);
   }
   if (c.table_cache) CHECK(folded_replays > 0);  // replays that folded table pages
+  if (c.nvm_bytes) CHECK(buffered_replays > 0);
   if (stride == 1) CHECK(in_clean > 0);
   CHECK(mounts_cut > 0);
   CHECK(erases > 0);  // garbage collection ran
@@ -298,13 +314,75 @@ TEST_CASE("a damaged summary page makes the mount scan, never replay without it"
   CHECK(reads_as(*t, acked));
 }
 
+TEST_CASE("pdl with its write buffer in nvm: commits that program no page are declared by one "
+          "empty summary page, and a power cut after them replays the buffer from the log",
+          "[checkpoint][replay][nvm]") {
+  const Config configs[] = {{"pdl atomic, write buffer in nvm", Method::kPdl, FtlKind::kNone,
+                             CommitMode::kGroup, true, 0, 0, 0, 64 * 1024},
+                            {"pdl per page, write buffer in nvm", Method::kPdl, FtlKind::kNone,
+                             CommitMode::kPerPage, true, 0, 0, 0, 64 * 1024}};
+  for (const Config& c : configs) {
+    INFO("config " << c.name);
+    auto rng = pdl::test::seeded_rng(21);
+    Model model;
+    auto chip = pdl::test::checkpointed_chip(c, &model, rng);
+    std::unique_ptr<PageStore> t;
+    MountReport r0;
+    REQUIRE(mount_store(*chip, &t, &r0, c.mode).is_ok());
+    REQUIRE(r0.from_checkpoint);
+    const NandCounters c0 = chip->counters();
+    Model acked = model;
+    std::vector<Lpn> pages;  // three mapped pages
+    for (Lpn l = 0; l < acked.size() && pages.size() < 3; l++)
+      if (acked[l]) pages.push_back(l);
+    REQUIRE(pages.size() == 3);
+    for (int i = 0; i < 6; i++) {  // small changes to a few pages: their records stay in NVM
+      const Lpn l = pages[i % 3];
+      Page p = *acked[l];
+      p[8 * i] ^= 0x5A;
+      REQUIRE(t->write(l, p).is_ok());
+      REQUIRE(t->sync().is_ok());
+      acked[l] = p;
+    }
+    const NandCounters c1 = chip->counters();
+    CHECK(c1.nvm_writes > c0.nvm_writes);
+    CHECK(c1.erases == c0.erases);
+    t.reset();  // a power cut after six acknowledged commits
+    auto copy = chip->clone();
+    MountReport r;
+    REQUIRE(mount_store(*chip, &t, &r, c.mode).is_ok());
+    INFO("scan reason: " << r.scan_reason);
+    CHECK(r.from_checkpoint);
+    // The one program since the checkpoint: the empty summary page ("the NVM changed").
+    CHECK(c1.programs - c0.programs == 1);
+    CHECK(r.summary_pages == 1);
+    CHECK(r.replayed_blocks > 0);  // (the checkpoint's write heads)
+    REQUIRE(t->check().is_ok());
+    CHECK(reads_as(*t, acked));
+    for (const Lpn l : pages) CHECK(t->locate(l).diff_in_buffer);
+    std::unique_ptr<PageStore> scanned;
+    StoreParams scan;
+    scan.scan_mount = true;
+    MountReport rs;
+    REQUIRE(mount_store(*copy, &scanned, &rs, c.mode, &scan).is_ok());
+    CHECK(r.pages_scanned * 10 < rs.pages_scanned);
+    pdl::test::require_same_tables_but_tombstones(*t, *scanned, kBlocks - kAreaBlocks,
+                                                  chip->geometry().pages_per_block);
+    // Without the NVM log read again the checkpoint's buffer would read the old versions.
+    CHECK_FALSE(reads_as(*t, model));
+  }
+}
+
 TEST_CASE("an engine without replay writes no summaries: the first change makes the checkpoint "
           "stale and the mount after a power cut scans",
           "[checkpoint][replay]") {
-  // BAST; IPL with NVM (its log areas in NVM are written without declaring their blocks).
-  for (const bool nvm : {false, true}) {
-    const Config c = nvm ? Config{"ipl+nvm", Method::kIpl, FtlKind::kNone, CommitMode::kGroup}
-                         : Config{"bast", Method::kFtl, FtlKind::kBast, CommitMode::kPerPage};
+  // The hybrid FTLs (their role placement needs every block's seqs: a scan); IPL with NVM (its
+  // log areas in NVM are written without declaring their blocks).
+  const Config configs[] = {{"bast", Method::kFtl, FtlKind::kBast, CommitMode::kPerPage},
+                            {"fast", Method::kFtl, FtlKind::kFast, CommitMode::kPerPage},
+                            {"ipl+nvm", Method::kIpl, FtlKind::kNone, CommitMode::kGroup}};
+  for (const Config& c : configs) {
+    const bool nvm = c.method == Method::kIpl;
     INFO("config " << c.name);
     auto rng = pdl::test::seeded_rng(12);
     Model model;

@@ -41,6 +41,7 @@ struct CkConfig {
   uint32_t log_pages = 0;  // IPL: its log region, in pages per erase block
   uint64_t grown_bad = 0;  // > 0: the workload's grown_bad-th flash operation fails its block
   uint32_t table_cache = 0;  // > 0: clean table pages per paged table (and the fold bound)
+  uint32_t nvm_bytes = 0;    // > 0: PDL's write buffer in that much NVM (method=pdl&nvm=)
 };
 
 // PDL, OPU with atomic commit, the page FTL and IPL with atomic commit (all replay).
@@ -59,10 +60,12 @@ inline StoreParams ck_params(const CkConfig& c) {
   p.method = c.method;
   p.ftl = c.ftl;
   if (c.method == Method::kIpl) p.log_region = c.log_pages * 512;
-  else if (c.method != Method::kIpu) p.max_differential = 64;
+  else if (c.method != Method::kIpu && c.nvm_bytes == 0) p.max_differential = 64;
+  // (With NVM the default, a page: records stay buffered until they go cold.)
   if (c.grown_bad) p.gc_reserve_blocks = 4;  // (room for a merge once a block is retired)
   p.checkpoint = true;
   p.checkpoint_blocks = kCkAreaBlocks;
+  p.nvm_bytes = c.nvm_bytes;
   return p;
 }
 
@@ -95,7 +98,9 @@ inline bool ck_reads_as(PageStore& s, const CkModel& model) {
 // A chip with a checkpoint of some contents (`model`), written by a clean close.
 inline std::unique_ptr<EmulatedNand> checkpointed_chip(const CkConfig& c, CkModel* model,
                                                        std::mt19937_64& rng) {
-  auto chip = make_ram_nand(geometry(512, 32, 8, kCkBlocks));
+  Geometry g = geometry(512, 32, 8, kCkBlocks);
+  g.nvm_bytes = c.nvm_bytes;
+  auto chip = make_ram_nand(g);
   std::unique_ptr<PageStore> s;
   REQUIRE(format_store(*chip, ck_params(c), &s, c.mode).is_ok());
   model->assign(s->logical_pages(), std::nullopt);

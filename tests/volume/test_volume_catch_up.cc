@@ -5,7 +5,8 @@
 // on a copy of the same chip, the open that reads every metadata page (files, bytes, chunk
 // tables, owner entries, free lpns), both check clean, and the caught-up open's clean-up is
 // durable (a reading open after its close finds the same). PDL and OPU, atomic and per page,
-// IPL atomic, IPU and StableBuffer on the page FTL (the engines whose replay lists the lpns it
+// IPL atomic, IPU, StableBuffer on the page FTL and PDL with its write buffer in NVM (the
+// engines whose replay lists the lpns it
 // reconsidered).
 #include <catch2/catch.hpp>
 
@@ -29,6 +30,7 @@ struct Config {
   const char* name;
   Method method;
   CommitMode mode;
+  uint32_t nvm_bytes = 0;  // > 0: PDL's write buffer in that much NVM
 };
 
 StoreParams params_of(const Config& c) {
@@ -36,17 +38,19 @@ StoreParams params_of(const Config& c) {
   p.method = c.method;
   if (c.method == Method::kIpl) p.log_region = 2 * 512;  // (two log pages per erase block)
   else if (c.method == Method::kStableBuffer) p.ftl = FtlKind::kPage;
-  else if (c.method != Method::kIpu) p.max_differential = 64;
+  else if (c.method != Method::kIpu && c.nvm_bytes == 0) p.max_differential = 64;
+  p.nvm_bytes = c.nvm_bytes;
   p.checkpoint = true;
   p.replay_blocks = 8;  // periodic checkpoints every few blocks: many in each session
   return p;
 }
 
-Geometry geometry() {
+Geometry geometry(const Config& c) {
   Geometry g;
   g.page_data = 512;
   g.pages_per_block = 16;
   g.blocks = 256;
+  g.nvm_bytes = c.nvm_bytes;
   return g;
 }
 
@@ -88,7 +92,9 @@ TEST_CASE("after a power cut, a volume caught up from its checkpoint equals one 
                             {"ipl atomic", Method::kIpl, CommitMode::kGroup},
                             {"ipu", Method::kIpu, CommitMode::kPerPage},
                             {"stablebuffer on the page ftl", Method::kStableBuffer,
-                             CommitMode::kPerPage}};
+                             CommitMode::kPerPage},
+                            {"pdl atomic, write buffer in nvm", Method::kPdl,
+                             CommitMode::kGroup, 8192}};
   // PDL_CRASH_TRIALS (the sanitizer run: 20) scales the 200 cuts per configuration, as the
   // SQLite crash campaigns' 100; PDL_TEST_SEED moves the seeds.
   const char* e = std::getenv("PDL_CRASH_TRIALS");
@@ -100,7 +106,7 @@ TEST_CASE("after a power cut, a volume caught up from its checkpoint equals one 
     for (int t = 0; t < trials; t++) {
       INFO("trial " << t);
       std::mt19937 rng(uint32_t(test::test_seed() * 100003 + 7000 + uint64_t(t)));
-      auto chip = test::make_ram_nand(geometry());
+      auto chip = test::make_ram_nand(geometry(cfg));
       std::unique_ptr<Volume> v =
           test::fresh_volume(*chip, params_of(cfg), cfg.mode, 16, "db", test::volume_options());
       close_with_checkpoint(*v);  // (as a new image's first close: summaries from here)
@@ -151,10 +157,14 @@ TEST_CASE("after a power cut, a volume caught up from its checkpoint equals one 
     WARN(cfg.name << ": " << caught_up << " of " << trials << " opens caught up; " << periodic
                    << " sessions wrote periodic checkpoints; pages read " << reads_caught_up
                    << " (caught up, whole mount) vs " << reads_reading << " (reading)");
-    CHECK(periodic > trials / 2);
+    // (With NVM most commits program nothing: fewer blocks declared, fewer periodic
+    // checkpoints; and the lpns the replay lists include every one the NVM log names — on
+    // this small volume, its hot owner pages — so catching up reads what reading reads.)
+    CHECK(periodic > (cfg.nvm_bytes ? 0 : trials / 2));
     // (PDL and OPU catch up about 9 times in 10; IPL and IPU, which declare a block per
     // logical block they touch, go stale past the small budget more often and scan.)
     CHECK(caught_up * 5 > trials);
-    CHECK(reads_caught_up < reads_reading);
+    if (cfg.nvm_bytes) CHECK(reads_caught_up <= reads_reading);
+    else CHECK(reads_caught_up < reads_reading);
   }
 }
