@@ -229,10 +229,11 @@ Status PdlRecovery::replay(const std::vector<uint8_t>& rescan,
 //   * a newest logged record newer than the checkpoint beats any kept part (ck_next - 1);
 //   * one the checkpoint's buffer held (same seq) was newer than its lpn's base page and flash
 //     differential then, which are the kept parts: seq - 1 stands in for them;
-//   * any other older one had left the buffer by the checkpoint, for a base page or a
-//     differential at least as new that the checkpoint maps: the kept parts beat it
-//     (ck_next - 1), unless they were in R — then R's items of the lpn are older than the
-//     checkpoint (a GC copy), and the kept parts' real seqs are read back anyway.
+//   * any other older one had left the buffer by the checkpoint (a log not reset since still
+//     holds it), for a base page or a differential at least as new: the kept parts' real seqs
+//     are read back, as for an lpn with an older item (seed_seqs: a spare read for the base
+//     page, a read of the differential page) — exact whatever happened to them since, at one
+//     or two reads per such lpn, bounded by the log's size.
 void PdlRecovery::touch_write_buffer(const std::vector<std::vector<uint8_t>>& records) {
   std::unordered_map<Lpn, uint64_t> buffered;  // the checkpoint's buffer: lpn -> its seq
   s_.dwb_.for_each([&](const RecordView& v) {
