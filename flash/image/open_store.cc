@@ -133,10 +133,11 @@ struct CheckpointRead {
 };
 
 // The engines that replay declared blocks after a power cut (PdlStore, with its write buffer
-// in NVM too; IplStore without NVM; StableBuffer over the page FTL): their guard declares
-// blocks in summary pages instead of writing "stale".
+// in NVM too; IplStore, with its log areas in NVM too; StableBuffer over the page FTL): their
+// guard declares blocks in summary pages instead of writing "stale".
 bool has_replay(const StoreParams& params) {
-  return (params.nvm_bytes == 0 || params.method == Method::kPdl) &&
+  return (params.nvm_bytes == 0 || params.method == Method::kPdl ||
+          params.method == Method::kIpl) &&
          (params.method == Method::kPdl || params.method == Method::kOpu ||
           in_page(params.method) ||
           ((params.method == Method::kFtl || params.method == Method::kStableBuffer) &&
@@ -144,7 +145,8 @@ bool has_replay(const StoreParams& params) {
 }
 
 // An engine with replay that keeps state in NVM reads it again when it replays (PDL's write
-// buffer log): its NVM writes are declared (an empty summary page), not made stale.
+// buffer log; IPL's commit area and log areas): its NVM writes are declared (an empty summary
+// page), not made stale.
 void declare_nvm_writes(CheckpointView& view, const StoreParams& params) {
   view.replay_nvm(has_replay(params) && params.nvm_bytes != 0);
 }

@@ -337,7 +337,6 @@ void IplRecovery::reopen() {
 
 // The winner of logical block lbn: its slots and log rebuilt from the counting items.
 void IplRecovery::rebuild_lblock(uint32_t lbn) {
-  using Slot = IplStore::Slot;
   const uint32_t b = winner_[lbn];
   if (b == IplStore::kNoBlock) return;
   const BlockScan& sc = scans_[b];
@@ -349,6 +348,11 @@ void IplRecovery::rebuild_lblock(uint32_t lbn) {
   s_.owner_[b] = lbn;
   if (sc.has_void) s_.purge_lbns_.insert(lbn);
   if (lb.used_sectors > 0) rep_.valid_diff_pages += s_.used_log_pages(lb);
+  apply_log(sc, lbn, false);
+}
+
+void IplRecovery::apply_log(const BlockScan& sc, uint32_t lbn, bool on_checkpoint) {
+  using Slot = IplStore::Slot;
   // Per slot: 0 no log, 1 the log maps it (reset), 2 the log unmaps it.
   std::vector<uint8_t> log_mapped(dpb_, 0);
   std::vector<bool> log_any(dpb_, false);
@@ -366,14 +370,17 @@ void IplRecovery::rebuild_lblock(uint32_t lbn) {
     log_any[w.slot] = true;
   }
   for (uint32_t sl = 0; sl < s_.lpns_in(lbn); sl++) {
-    const SlotScan& x = sc.slots[sl];
     IplStore::LpnState& st = s_.lpns_[s_.first_lpn(lbn) + sl];
-    const bool data = page_counts(x) && !x.marker;
-    st.slot = data ? Slot::kData : x.programmed ? Slot::kGarbage : Slot::kErased;
-    st.mapped = data;
+    if (!on_checkpoint) {
+      const SlotScan& x = sc.slots[sl];
+      const bool data = page_counts(x) && !x.marker;
+      st.slot = data ? Slot::kData : x.programmed ? Slot::kGarbage : Slot::kErased;
+      st.mapped = data;
+      st.has_log = false;
+    }
     if (log_mapped[sl] == 1) st.mapped = true;
     if (log_mapped[sl] == 2) st.mapped = false;
-    st.has_log = log_any[sl];
+    st.has_log = st.has_log || log_any[sl];
     if (st.slot == Slot::kErased && st.has_log) st.slot = Slot::kGarbage;
   }
 }

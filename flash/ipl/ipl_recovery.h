@@ -34,6 +34,9 @@ class IplRecovery {
   Status resolve();  // REQUIRES: scan() or replay() succeeded
   // After replay()'s resolve(): the checkpoint's blocks that still win (ipl_replay.cc).
   void take_checkpoint();
+  // After replay(), with NVM: block b was not re-read but log sectors were written into its
+  // NVM area since the checkpoint (read by read_nvm_tail).
+  bool logged_since(uint32_t b) const { return !rescan_[b] && scans_[b].any; }
   void reopen();     // REQUIRES: resolve() (and after replay(), take_checkpoint()) succeeded
   // pages_scanned .. committed_seq; the caller adds timing.
   const MountReport& report() const { return rep_; }
@@ -79,11 +82,17 @@ class IplRecovery {
   // block's current life (stale, torn, zero) made to read as erased; the commit area.
   Status read_nvm_area(uint32_t b);
   Status scan_nvm_commit();
+  // Replay with NVM (ipl_replay.cc): the sectors written since the checkpoint into the area of
+  // its block b of logical block lbn, past the `from` sectors its tables hold.
+  Status read_nvm_tail(uint32_t b, uint32_t lbn, uint32_t from);
   // resolve():
   bool page_counts(const SlotScan& x) const;
   Status choose_candidate(uint32_t b);
   // reopen():
   void rebuild_lblock(uint32_t lbn);
+  // The counting log writes of `sc` applied to the slots of lbn in the store (rebuild: on
+  // the slots' data pages; replay: on the checkpoint's state).
+  void apply_log(const BlockScan& sc, uint32_t lbn, bool on_checkpoint);
   void list_free_blocks();
   // Replay (ipl_replay.cc): lbn's winner is the checkpoint's block, its state the tables'.
   void keep_lblock(uint32_t lbn);

@@ -132,11 +132,15 @@ class IplStore final : public StoreBase {
   // rebuilds, saved when synced, and the inverse, hostile-safe (flash/image/mount_tables.h).
   Status save_tables(TableWriter& w) const override;
   uint64_t table_bytes() const override;
+  // With NVM the commit area is checked against the tables — unless `replaying` (the replay
+  // after a power cut reads it as the scan does).
   static Status mount_tables(Nand& nand, const StoreParams& params, CommitMode mode,
-                             TableReader& r, std::unique_ptr<PageStore>* out);
+                             TableReader& r, std::unique_ptr<PageStore>* out,
+                             bool replaying = false);
   // After a power cut (docs/design.md §17): the store of the checkpoint's tables `r`, then the
   // erase blocks `declared` since re-derived from flash by the scan's own per-block code and
-  // rules (ipl_replay.cc). kUnsupported with NVM (its log areas are not declared).
+  // rules (ipl_replay.cc); with NVM, the log sectors written since into the areas of the
+  // checkpoint's blocks are read back from the NVM (no flash read: those blocks did not change).
   static Status replay(Nand& nand, const StoreParams& params, CommitMode mode, TableReader& r,
                        const std::vector<uint32_t>& declared, std::unique_ptr<PageStore>* out,
                        MountReport* report);

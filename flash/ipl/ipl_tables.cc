@@ -129,7 +129,7 @@ uint64_t IplStore::table_bytes() const {
 }
 
 Status IplStore::mount_tables(Nand& nand, const StoreParams& params, CommitMode mode,
-                              TableReader& r, std::unique_ptr<PageStore>* out) {
+                              TableReader& r, std::unique_ptr<PageStore>* out, bool replaying) {
   if (params.method != Method::kIpu && params.method != Method::kIpl)
     return Status::error(Errc::kInvalidArgument, "ipl mount_tables: not an IPU or IPL store");
   std::unique_ptr<IplStore> s(new IplStore(nand, params));
@@ -307,8 +307,9 @@ Status IplStore::mount_tables(Nand& nand, const StoreParams& params, CommitMode 
   PDL_TRY(r.finish());
 
   // The NVM's commit area: a valid record in the slot before the next one's turn (the scan
-  // mount's test of the NVM being this store's), no newer than the commit cut-off.
-  if (st.nvm_) {
+  // mount's test of the NVM being this store's), no newer than the commit cut-off. (A replay
+  // reads it itself: commits since the checkpoint moved it on.)
+  if (st.nvm_ && !replaying) {
     uint8_t area[kNvmCommitArea];
     PDL_TRY(nvm_read_with_retries(nand, 0, area));
     uint64_t seq[2] = {0, 0};

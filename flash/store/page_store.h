@@ -137,8 +137,9 @@ struct MountReport {
   uint64_t checkpoint_gen = 0;
   uint64_t checkpoint_pages = 0;
   // After a power cut (superblock format 7): summary pages read after the checkpoint, and the
-  // blocks re-read because they were declared in them (or were the checkpoint's write heads);
-  // replayed_blocks > 0 means the tables came from the checkpoint plus those blocks.
+  // blocks re-read because they were declared in them (or were the checkpoint's write heads;
+  // IPL with NVM: or whose NVM log area was written since); replayed_blocks > 0 means the
+  // tables came from the checkpoint plus those blocks.
   uint64_t summary_pages = 0;
   uint64_t replayed_blocks = 0;
   std::string scan_reason;

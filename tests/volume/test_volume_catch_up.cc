@@ -5,9 +5,8 @@
 // on a copy of the same chip, the open that reads every metadata page (files, bytes, chunk
 // tables, owner entries, free lpns), both check clean, and the caught-up open's clean-up is
 // durable (a reading open after its close finds the same). PDL and OPU, atomic and per page,
-// IPL atomic, IPU, StableBuffer on the page FTL and PDL with its write buffer in NVM (the
-// engines whose replay lists the lpns it
-// reconsidered).
+// IPL atomic, IPU, StableBuffer on the page FTL, PDL with its write buffer in NVM and IPL with
+// its log areas in NVM (the engines whose replay lists the lpns it reconsidered).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 
 #include "flash/device/emulated_nand.h"
 #include "flash/image/open_store.h"
+#include "flash/ipl/ipl_nvm.h"
 #include "flash/store/checkpointed_store.h"
 #include "flash/volume/volume.h"
 #include "tests/support/test_util.h"
@@ -30,13 +30,14 @@ struct Config {
   const char* name;
   Method method;
   CommitMode mode;
-  uint32_t nvm_bytes = 0;  // > 0: PDL's write buffer in that much NVM
+  uint32_t nvm_bytes = 0;  // > 0: PDL's write buffer, or IPL's log areas, in that much NVM
 };
 
 StoreParams params_of(const Config& c) {
   StoreParams p;
   p.method = c.method;
-  if (c.method == Method::kIpl) p.log_region = 2 * 512;  // (two log pages per erase block)
+  // (IPL: two log pages per erase block, or with NVM 1 KiB of it: eight 128-byte sectors.)
+  if (c.method == Method::kIpl) p.log_region = 2 * 512;
   else if (c.method == Method::kStableBuffer) p.ftl = FtlKind::kPage;
   else if (c.method != Method::kIpu && c.nvm_bytes == 0) p.max_differential = 64;
   p.nvm_bytes = c.nvm_bytes;
@@ -94,7 +95,9 @@ TEST_CASE("after a power cut, a volume caught up from its checkpoint equals one 
                             {"stablebuffer on the page ftl", Method::kStableBuffer,
                              CommitMode::kPerPage},
                             {"pdl atomic, write buffer in nvm", Method::kPdl,
-                             CommitMode::kGroup, 8192}};
+                             CommitMode::kGroup, 8192},
+                            {"ipl atomic, log areas in nvm", Method::kIpl, CommitMode::kGroup,
+                             kNvmCommitArea + (256 - kSuperblockBlocks) * 2 * 512}};
   // PDL_CRASH_TRIALS (the sanitizer run: 20) scales the 200 cuts per configuration, as the
   // SQLite crash campaigns' 100; PDL_TEST_SEED moves the seeds.
   const char* e = std::getenv("PDL_CRASH_TRIALS");
