@@ -9,7 +9,8 @@
 //             blocks to purge, the sequence counter and the report.
 // Recovery writes nothing. After a power cut on a chip with a checkpoint (ipl_replay.cc),
 // IplStore::replay runs replay() instead of scan() — the declared blocks read by scan()'s own
-// per-block code, every other block taken from the checkpoint's tables — then take_checkpoint()
+// per-block code, every other block taken from the checkpoint's tables (with NVM, plus the
+// sectors logged since into its area: read_nvm_tail) — then take_checkpoint()
 // after resolve() (which of the checkpoint's blocks still win), then reopen().
 #pragma once
 
@@ -34,8 +35,8 @@ class IplRecovery {
   Status resolve();  // REQUIRES: scan() or replay() succeeded
   // After replay()'s resolve(): the checkpoint's blocks that still win (ipl_replay.cc).
   void take_checkpoint();
-  // After replay(), with NVM: block b was not re-read but log sectors were written into its
-  // NVM area since the checkpoint (read by read_nvm_tail).
+  // After replay() only, with NVM: block b was not re-read but log sectors were written into
+  // its NVM area since the checkpoint (read by read_nvm_tail).
   bool logged_since(uint32_t b) const { return !rescan_[b] && scans_[b].any; }
   void reopen();     // REQUIRES: resolve() (and after replay(), take_checkpoint()) succeeded
   // pages_scanned .. committed_seq; the caller adds timing.

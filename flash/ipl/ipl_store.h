@@ -38,7 +38,8 @@
 // merge are durable once programmed; recovery (ipl_recovery.cc) reads every page, groups
 // blocks by logical block, takes the newest whose merge is complete, and rebuilds the slots
 // and log state (after a power cut on a chip with a checkpoint: the checkpoint's tables plus
-// only the blocks declared since it, ipl_replay.cc). Writes are synchronous (the page
+// only the blocks declared since it and, with NVM, the sectors logged since into the areas of
+// its blocks, ipl_replay.cc). Writes are synchronous (the page
 // "evicted" to the store is logged at once, as in [IPL]), so sync() only makes pending trims
 // durable. In a store of superblock format 2 every page and sector programmed per page
 // carries a commit flag covering itself.

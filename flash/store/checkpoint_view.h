@@ -18,10 +18,11 @@
 // waits for it; a mount after a power cut then re-reads only the declared blocks. When a
 // declaration cannot be made (the area is full, a summary page failed, more than
 // 2 x budget blocks declared), summaries end and the stale guard above runs. NVM: for an
-// engine whose replay reads its NVM again (replay_nvm: PDL's write buffer log), the first NVM
-// write since checkpoint G programs an empty summary page — "the NVM changed" — so that the
-// mount after a power cut replays even if no block was declared; for the others (IPL's log
-// areas in NVM) an NVM write ends summaries as a failed declaration does. due(): budget blocks are declared, or the
+// engine whose replay reads its NVM again (replay_nvm: PDL's write buffer log, IPL's commit
+// and log areas), the first NVM write since checkpoint G — or since the view was armed by a
+// mount that replayed — programs an empty summary page, "the NVM changed", so that the mount
+// after a power cut replays even if no block was declared; for any other engine an NVM write
+// ends summaries as a failed declaration does. due(): budget blocks are declared, or the
 // area's room is low — the store writes a new checkpoint at its next sync.
 #pragma once
 

@@ -147,8 +147,9 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
   Model model;
   auto base = pdl::test::checkpointed_chip(c, &model, rng);
   StoreParams small_budget;
-  // A periodic checkpoint within the workload (IPL with NVM declares only the blocks its
-  // merges program and erase: a smaller budget).
+  // A periodic checkpoint within the workload (IPL with NVM declares only the blocks its flash
+  // operations touch — merges, first writes into erased slots —, not its log flushes: a
+  // smaller budget).
   small_budget.replay_blocks = c.method == Method::kIpl && c.nvm_bytes ? 4 : 12;
   small_budget.table_cache = c.table_cache;
   StoreParams after_cut;  // (the mount after the cut: the same table cache)
