@@ -96,8 +96,9 @@ Status IplRecovery::read_nvm_tail(uint32_t b, uint32_t lbn, uint32_t from) {
   const std::span<uint8_t> first = area.subspan(size_t(from) * size, size);
   PDL_TRY(nvm_read_with_retries(nand_, s_.nvm_sector_off(b, from), first));
   if (!since(first)) return Status::ok();
-  PDL_TRY(nvm_read_with_retries(nand_, s_.nvm_sector_off(b, from + 1),
-                                area.subspan(size_t(from + 1) * size)));
+  if (from + 1 < sectors)  // (the rest of the area, if there is any)
+    PDL_TRY(nvm_read_with_retries(nand_, s_.nvm_sector_off(b, from + 1),
+                                  area.subspan(size_t(from + 1) * size)));
   for (uint32_t i = from + 1; i < sectors; i++) {
     const std::span<uint8_t> sec = area.subspan(size_t(i) * size, size);
     if (!since(sec)) std::fill(sec.begin(), sec.end(), 0xFF);

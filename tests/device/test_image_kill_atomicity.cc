@@ -63,7 +63,7 @@ TEST_CASE("a process killed mid-operation leaves the image as a whole number of 
   const int trials = 120;  // PDL_MATRIX_STRIDE=s runs every s-th
   int killed_mid_run = 0;
   for (int t = 0; t < trials; t++) {
-    if (!pdl::test::in_matrix_sample(size_t(t))) continue;
+    if (!pdl::test::in_matrix_sample(size_t(t), __LINE__)) continue;
     const bool pread_io = t % 4 == 3;
     if (pread_io) setenv("PDL_IMAGE_IO", "pread", 1);
     const uint64_t seed = rng();

@@ -182,7 +182,7 @@ TEST_CASE("a power cut at a random flash operation of atomic groups recovers exa
   const auto matrix = group_matrix();
   const size_t which = GENERATE_COPY(range(size_t(0), matrix.size()));
   const auto tear = GENERATE(Tear::kNone, Tear::kPrefix, Tear::kRandomBits);
-  if (!pdl::test::in_matrix_sample(which * 3 + size_t(tear))) return;
+  if (!pdl::test::in_matrix_sample(which * 3 + size_t(tear), __LINE__)) return;
   const StoreConfig& cfg = matrix[which];
   INFO("config " << cfg.name << " tear " << int(tear));
   const uint64_t seed = pdl::test::test_seed() ^ (which * 0x9E3779B97F4A7C15ull) ^ 0xA70;
@@ -208,7 +208,8 @@ TEST_CASE("a power cut at a random flash operation of atomic groups recovers exa
 
   auto rng = pdl::test::seeded_rng(0xA7C + which * 3 + uint64_t(tear));
   int in_flight_committed = 0;
-  for (int trial = 0; trial < 30; trial++) {
+  const int trials = pdl::test::crash_trials(30, 10);
+  for (int trial = 0; trial < trials; trial++) {
     const uint64_t k = rng() % total_ops;
     INFO("trial " << trial << ": cut after " << k << " of " << total_ops << " operations");
     auto nand = pdl::test::make_ram_nand(cfg.geo);
@@ -956,6 +957,7 @@ TEST_CASE("a power cut on an FTL device keeps per-page semantics: each page as s
   static const std::vector<StoreConfig> rows = ftl_device_matrix();
   const size_t which = GENERATE(range(size_t(0), rows.size()));
   const auto tear = GENERATE(Tear::kNone, Tear::kPrefix);
+  if (!pdl::test::in_matrix_sample(which * 2 + size_t(tear), __LINE__)) return;
   const StoreConfig& cfg = rows[which];
   INFO("config " << cfg.name << " tear " << int(tear));
   const uint64_t seed = pdl::test::test_seed() ^ (which * 0x9E3779B97F4A7C15ull) ^ 0xF71;

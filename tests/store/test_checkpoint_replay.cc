@@ -140,7 +140,7 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
        0, 0, 0, ipl_nvm(4)},
   };
   const size_t which = size_t(GENERATE(range(0, 17)));
-  if (!pdl::test::in_matrix_sample(which)) return;
+  if (!pdl::test::in_matrix_sample(which, __LINE__)) return;
   const Config c = configs[which];
   INFO("config " << c.name);
   auto rng = pdl::test::seeded_rng(0x5e + uint64_t(c.method) + (which == 4 ? 0x100 : 0));

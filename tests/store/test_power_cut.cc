@@ -109,7 +109,7 @@ TEST_CASE("power cut at a random flash operation recovers the last synced or a l
   const auto matrix = pdl::test::store_matrix();
   const size_t which = GENERATE_COPY(range(size_t(0), matrix.size()));
   const auto tear = GENERATE(Tear::kNone, Tear::kPrefix, Tear::kRandomBits);
-  if (!pdl::test::in_matrix_sample(which * 3 + size_t(tear))) return;
+  if (!pdl::test::in_matrix_sample(which * 3 + size_t(tear), __LINE__)) return;
   const auto& cfg = matrix[which];
   INFO("config " << cfg.name << " tear " << int(tear));
   const uint64_t seed = pdl::test::test_seed() ^ (which * 0x9E3779B97F4A7C15ull);
@@ -153,7 +153,7 @@ TEST_CASE("power cut at a random flash operation recovers the last synced or a l
   }
 
   auto rng = pdl::test::seeded_rng(0xC07 + which * 3 + uint64_t(tear));
-  const int trials = 30;
+  const int trials = pdl::test::crash_trials(30, 10);
   for (int trial = 0; trial < trials; trial++) {
     const uint64_t k = trial % 2 && !merge_ops.empty() ? merge_ops[rng() % merge_ops.size()]
                                                        : rng() % total_ops;
@@ -206,7 +206,7 @@ TEST_CASE("repeated power cuts, each followed by recovery and more work, lose no
           "[store][powerloss]") {
   const auto matrix = pdl::test::store_matrix();
   const size_t which = GENERATE_COPY(range(size_t(0), matrix.size()));
-  if (!pdl::test::in_matrix_sample(which)) return;
+  if (!pdl::test::in_matrix_sample(which, __LINE__)) return;
   const auto& cfg = matrix[which];
   INFO("config " << cfg.name);
   auto rng = pdl::test::seeded_rng(0xC4A1 + which);

@@ -6,6 +6,7 @@
 // the same path twice in one process and never points into the source tree.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -83,12 +84,23 @@ class ScopedTempPath {
   std::string path_;
 };
 
-// PDL_MATRIX_STRIDE=s: a matrix test runs its configuration i only if i % s == 0 (the sanitizer
-// run of CI samples the matrices the plain run covers whole).
-inline bool in_matrix_sample(size_t i) {
+// PDL_MATRIX_STRIDE=s: a matrix test runs its configuration (or case) i only if
+// (i + salt) % s == 0 (the sanitizer run of CI samples the matrices the plain run covers
+// whole). A call site passes its own salt (its __LINE__), so that tests over the same matrix
+// keep different configurations and together still sanitize every one.
+inline bool in_matrix_sample(size_t i, size_t salt = 0) {
   const char* e = std::getenv("PDL_MATRIX_STRIDE");
   const long s = e && *e ? std::atol(e) : 1;
-  return s <= 1 || i % size_t(s) == 0;
+  return s <= 1 || (i + salt) % size_t(s) == 0;
+}
+
+// PDL_CRASH_TRIALS=n (the sanitizer run of CI: 10): a random power-cut campaign written for
+// `full` trials per configuration at the plain run's 100 runs full * n / 100 of them, and at
+// least `least`.
+inline int crash_trials(int full, int least) {
+  const char* e = std::getenv("PDL_CRASH_TRIALS");
+  if (!e || !*e) return full;
+  return std::max(least, int(int64_t(full) * std::atol(e) / 100));
 }
 
 // PDL_EXHAUSTIVE_STRIDE=s (the sanitizer run of CI): an exhaustive campaign takes every s-th

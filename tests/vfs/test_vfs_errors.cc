@@ -676,6 +676,8 @@ TEST_CASE("an image opened read-only is read without a single write and refuses 
   use_pdl_vfs();
   const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "WAL");
+  const size_t m = method == "pdl" ? 0 : method == "opu" ? 1 : method == "ipu" ? 2 : 3;
+  if (!pdl::test::in_matrix_sample(m * 2 + (journal == "WAL"), __LINE__)) return;
   INFO("method=" << method << " journal_mode=" << journal);
   const std::string path = temp_path("ro.db");
   {
@@ -716,7 +718,7 @@ TEST_CASE("an image a power cut left needing recovery opens read-only at its las
   const int where = GENERATE(0, 1, 2);  // early, half-way, the last program of the commit
   // (The sanitizer run samples the 12 cases: PDL_MATRIX_STRIDE.)
   const size_t m = method == "pdl" ? 0 : method == "opu" ? 1 : method == "ipu" ? 2 : 3;
-  if (!pdl::test::in_matrix_sample(m * 3 + size_t(where))) return;
+  if (!pdl::test::in_matrix_sample(m * 3 + size_t(where), __LINE__)) return;
   // Commit 20 rows, then cut the power `cut` programs/erases into committing 60 more (<0:
   // no cut). Returns the programs/erases the commit took.
   auto run = [&](const std::string& path, int64_t cut) {
@@ -804,6 +806,8 @@ TEST_CASE("a WAL database opens read-only, its WAL checkpointed away or still ho
           "[vfs][errors][readonly]") {
   use_pdl_vfs();
   const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  const size_t m = method == "pdl" ? 0 : method == "opu" ? 1 : method == "ipu" ? 2 : 3;
+  if (!pdl::test::in_matrix_sample(m, __LINE__)) return;
   INFO("method=" << method);
   const std::string path = temp_path("rowal.db");
   const std::string insert50 =

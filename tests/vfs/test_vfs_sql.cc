@@ -97,7 +97,7 @@ void check_healthy(Conn& c) {
   use_pdl_vfs();                                                       \
   static const std::vector<Config> all_rows = matrix(full);            \
   const size_t row = GENERATE(range(size_t(0), all_rows.size()));      \
-  if (!in_matrix_sample(row)) return;                                  \
+  if (!in_matrix_sample(row, __LINE__)) return;                      \
   const Config& cfg = all_rows[row];                                   \
   INFO(cfg.name())
 
@@ -295,7 +295,7 @@ TEST_CASE("a larger table stays exact through bulk updates, deletes and reopen",
                                        "MEMORY", "WAL", "OFF");
   const Config cfg{method, journal, 2048, 0};
   static size_t config_index = 0;
-  if (!in_matrix_sample(config_index++)) return;
+  if (!in_matrix_sample(config_index++, __LINE__)) return;
   INFO(cfg.name());
   const std::string path = temp_path("bulk.db");
   constexpr int64_t kRows = 20000;

@@ -98,10 +98,12 @@ TEST_CASE("after a power cut, a volume caught up from its checkpoint equals one 
                              CommitMode::kGroup, 8192},
                             {"ipl atomic, log areas in nvm", Method::kIpl, CommitMode::kGroup,
                              kNvmCommitArea + (256 - kSuperblockBlocks) * 2 * 512}};
-  // PDL_CRASH_TRIALS (the sanitizer run: 20) scales the 200 cuts per configuration, as the
-  // SQLite crash campaigns' 100; PDL_TEST_SEED moves the seeds.
+  // PDL_CRASH_TRIALS scales the 200 cuts per configuration, as the SQLite crash campaigns'
+  // 100, but never below 40 (the sanitizer run): the counts checked below are sums over the
+  // opens that caught up, and with a handful of those IPL's and IPU's (a few in 3) can tie.
+  // PDL_TEST_SEED moves the seeds.
   const char* e = std::getenv("PDL_CRASH_TRIALS");
-  const int trials = e ? std::max(10, std::atoi(e) * 2) : 200;
+  const int trials = e ? std::max(40, std::atoi(e) * 2) : 200;
   for (const Config& cfg : configs) {
     INFO(cfg.name);
     int caught_up = 0, periodic = 0;

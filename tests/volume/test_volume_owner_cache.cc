@@ -83,7 +83,7 @@ TEST_CASE("the owner map holds no more pages than its cache, and what it wrote b
   const auto matrix = test::store_matrix();
   int spilled = 0;  // configurations whose changes outgrew the cache between two syncs
   for (size_t i = 0; i < matrix.size(); i++) {
-    if (!test::in_matrix_sample(i)) continue;
+    if (!test::in_matrix_sample(i, __LINE__)) continue;
     const test::StoreConfig& cfg = matrix[i];
     INFO(cfg.name << (mode == CommitMode::kGroup ? ", atomic" : ", per page") << ", cache "
                   << cache);
@@ -122,7 +122,7 @@ TEST_CASE("a mount from a clean close's volume tables reads no owner page",
   const CommitMode mode = GENERATE(CommitMode::kPerPage, CommitMode::kGroup);
   const auto matrix = test::store_matrix();
   for (size_t i = 0; i < matrix.size(); i++) {
-    if (!test::in_matrix_sample(i)) continue;
+    if (!test::in_matrix_sample(i, __LINE__)) continue;
     const test::StoreConfig& cfg = matrix[i];
     INFO(cfg.name << (mode == CommitMode::kGroup ? ", atomic" : ", per page"));
     auto nand = test::make_ram_nand(cfg.geo);

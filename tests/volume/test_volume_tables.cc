@@ -58,7 +58,7 @@ TEST_CASE("a volume opened from its saved tables equals one that read its metada
   const CommitMode mode = GENERATE(CommitMode::kPerPage, CommitMode::kGroup);
   const auto matrix = test::store_matrix();
   for (size_t i = 0; i < matrix.size(); i++) {
-    if (!test::in_matrix_sample(i)) continue;
+    if (!test::in_matrix_sample(i, __LINE__)) continue;
     const test::StoreConfig& cfg = matrix[i];
     INFO(cfg.name << (mode == CommitMode::kGroup ? ", atomic" : ", per page"));
     auto nand = test::make_ram_nand(cfg.geo);
@@ -142,7 +142,7 @@ TEST_CASE("damaged, hostile and stale volume tables are refused and the pages ar
   const CommitMode mode = GENERATE(CommitMode::kPerPage, CommitMode::kGroup);
   const auto matrix = test::store_matrix();
   for (size_t i = 0; i < matrix.size(); i++) {
-    if (!test::in_matrix_sample(i)) continue;
+    if (!test::in_matrix_sample(i, __LINE__)) continue;
     const test::StoreConfig& cfg = matrix[i];
     INFO(cfg.name << (mode == CommitMode::kGroup ? ", atomic" : ", per page"));
     auto nand = test::make_ram_nand(cfg.geo);

@@ -19,7 +19,7 @@ TEST_CASE("a removed file's lpns are unmapped in the store after remove and sync
   const CommitMode mode = GENERATE(CommitMode::kPerPage, CommitMode::kGroup);
   const auto matrix = test::store_matrix();
   for (size_t i = 0; i < matrix.size(); i++) {
-    if (!test::in_matrix_sample(i)) continue;
+    if (!test::in_matrix_sample(i, __LINE__)) continue;
     const test::StoreConfig& cfg = matrix[i];
     INFO(cfg.name << (mode == CommitMode::kGroup ? ", atomic" : ", per page"));
     auto nand = test::make_ram_nand(cfg.geo);
