@@ -58,6 +58,15 @@ uint64_t fleet_periodic_checkpoints(Image* image) {
   return cs ? cs->periodic_checkpoints() : 0;
 }
 
+// A power cut now would mount a member's image by a scan (it has an area, no current
+// checkpoint and no summaries).
+bool fleet_cut_would_scan(Image* image) {
+  if (!image) return false;
+  auto lock = image->volume->lock();
+  auto* cs = dynamic_cast<CheckpointedStore*>(&image->volume->store());
+  return cs && !cs->cut_would_replay();
+}
+
 // Removes a previous run's database at `path` (and its journal, WAL, shm) so the member starts
 // fresh — but only if it is what this program would have made there: a pdl image, or for the
 // unix member a SQLite database. Anything else is left alone and reported.
@@ -323,6 +332,7 @@ Status Fleet::measure(uint64_t n, double duration_s, std::vector<Measurement>* o
       tf.count++;
       if (o.rolled_back) tf.rolled_back++;
       else if (in.type == TxnType::kNewOrder) r.new_orders++;
+      if (fleet_cut_would_scan(m.image)) r.checkpoint.scan_exposed++;
     }
     r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
     r.txns = m.next - r.first_txn;

@@ -61,6 +61,9 @@ struct TypeFigures {
 struct CheckpointFigures {
   bool area = false;         // the image has a checkpoint area (the rest is 0 without)
   uint64_t periodic = 0;     // periodic checkpoints written during the phase (by syncs)
+  // Transactions of the phase after which a power cut would have mounted by a scan (the
+  // checkpoint gone stale: too many blocks declared between syncs, or no summary room).
+  uint64_t scan_exposed = 0;
   // With --checkpoint-cost, after the phase: the chip's operations writing one checkpoint of
   // the store's tables alone (what a periodic one writes), then one with the Volume's tables
   // too (what the close writes), and each one's area pages.

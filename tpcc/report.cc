@@ -157,7 +157,8 @@ std::string run_json(const RunResult& r) {
               .u("erases", n.erases).n("sim_ms", double(n.sim_us) / 1000);
         };
         JsonObj cj;
-        cj.b("area", c.area).u("periodic_checkpoints", c.periodic);
+        cj.b("area", c.area).u("periodic_checkpoints", c.periodic)
+            .u("txns_a_cut_would_scan", c.scan_exposed);
         if (!c.none.empty()) cj.s("none", c.none);
         if (c.measured)
           cj.o("periodic_one", ops(c.periodic_one, c.periodic_pages))

@@ -369,7 +369,10 @@ Status read_summaries(Nand& nand, uint32_t first, uint32_t count, const LogEntry
 
 uint32_t replay_budget(uint32_t asked, const Geometry& chip, uint32_t stream_pages) {
   if (asked) return asked;
-  return uint32_t(std::max<uint64_t>(16, div_up(16 * uint64_t(stream_pages), chip.pages_per_block)));
+  const uint64_t least = std::max<uint64_t>(
+      16, std::min<uint64_t>(div_up(kReplayLeastPages, chip.pages_per_block), chip.blocks / 16));
+  return uint32_t(
+      std::max<uint64_t>(least, div_up(16 * uint64_t(stream_pages), chip.pages_per_block)));
 }
 
 uint32_t checkpoint_half_blocks(const Geometry& g, uint64_t logical_pages) {

@@ -121,10 +121,15 @@ Status read_summaries(Nand& nand, uint32_t first, uint32_t count, const LogEntry
                       uint64_t* summaries);
 
 // The declared blocks at which a periodic checkpoint is due (CheckpointView::due): `asked`
-// (StoreParams::replay_blocks) if set, else 16 blocks per block of stream pages (at least 16):
-// a periodic checkpoint then programs at most ~1/16 of the pages the blocks it covers can hold
-// (less when GC erases some of them without new data), and a mount after a power cut reads
-// about 16 spare areas per stream page — docs/design.md §17 has the figures.
+// (StoreParams::replay_blocks) if set, else 16 blocks per block of stream pages: a periodic
+// checkpoint then programs at most ~1/16 of the pages the blocks it covers can hold (less when
+// GC erases some of them without new data), and a mount after a power cut reads about 16
+// spare areas per stream page. At least the blocks of kReplayLeastPages pages on a chip of 16
+// times as many blocks (else a sixteenth of its blocks), and at least 16: a small root (IPL's
+// tables, a young chip's) would otherwise make periodic checkpoints frequent — each merge
+// declares two blocks for one block of programs — or let one sync's changes pass twice the
+// budget and the checkpoint go stale. docs/design.md §17 has the figures.
+inline constexpr uint32_t kReplayLeastPages = 4096;  // 0.45 s of page reads at 110 µs
 uint32_t replay_budget(uint32_t asked, const Geometry& chip, uint32_t stream_pages);
 
 // Blocks a half needs for a store of `logical_pages` on `g` (the whole chip): the per-page

@@ -51,6 +51,9 @@ class CheckpointedStore final : public PageStore {
   // "stale").
   Status write_checkpoint(std::span<const uint8_t> client) override;
   bool current() const { return current_ && !view_->fired(); }
+  // A power cut now would mount from a checkpoint (the newest is this state, or summaries
+  // declare what changed since); false: the guard fell back to "stale", the mount would scan.
+  bool cut_would_replay() const { return current() || view_->summaries(); }
   // Checkpoints written while one was due (by sync, or by the client).
   uint64_t periodic_checkpoints() const { return periodic_; }
   // Checkpoints written into the other half whole (full), and appended (incremental).

@@ -407,6 +407,43 @@ TEST_CASE("with nvm, commits that program no page are declared by one empty summ
   }
 }
 
+TEST_CASE("more blocks declared between two syncs than twice the budget make the checkpoint "
+          "stale, the store then says a power cut would scan, and the mount after one does",
+          "[checkpoint][replay]") {
+  const Config c = {"ftl page", Method::kFtl, FtlKind::kPage, CommitMode::kPerPage, true};
+  auto rng = pdl::test::seeded_rng(31);
+  Model model;
+  auto chip = pdl::test::checkpointed_chip(c, &model, rng);
+  StoreParams small_budget;
+  small_budget.replay_blocks = 8;
+  std::unique_ptr<PageStore> s;
+  MountReport r;
+  REQUIRE(mount_store(*chip, &s, &r, c.mode, &small_budget).is_ok());
+  REQUIRE(r.from_checkpoint);
+  auto& cs = static_cast<CheckpointedStore&>(*s);
+  CHECK(cs.cut_would_replay());
+  // Synced steps: each declares a few blocks (GC's too), a sync at the budget checkpoints.
+  for (int i = 0; i < 6; i++) {
+    REQUIRE(step(*s, &model, rng, 4).is_ok());
+    CHECK(cs.cut_would_replay());
+  }
+  // Writes without a sync until past 2 x 8 declared blocks: "stale".
+  const uint32_t per_block = chip->geometry().pages_per_block;
+  for (uint32_t i = 0; i < 40 * per_block && cs.cut_would_replay(); i++) {
+    const Lpn l = Lpn(rng() % s->logical_pages());
+    const Page p = pdl::test::random_page(rng, s->page_size());
+    REQUIRE(s->write(l, p).is_ok());
+    model[l] = p;
+  }
+  CHECK_FALSE(cs.cut_would_replay());
+  REQUIRE(s->sync().is_ok());
+  CHECK_FALSE(cs.cut_would_replay());  // (no summaries since: no periodic checkpoint either)
+  s.reset();  // the power cut
+  REQUIRE(mount_store(*chip, &s, &r, c.mode).is_ok());
+  CHECK_FALSE(r.from_checkpoint);
+  CHECK(reads_as(*s, model));
+}
+
 TEST_CASE("an engine without replay writes no summaries: the first change makes the checkpoint "
           "stale and the mount after a power cut scans",
           "[checkpoint][replay]") {

@@ -39,6 +39,16 @@ TempDirs& temp_dirs() {
 
 }  // namespace
 
+}  // namespace pdl::test
+
+// Defined by the sanitizer runtimes only (weak: null in a plain process).
+extern "C" void __asan_init() __attribute__((weak));
+extern "C" void __tsan_init() __attribute__((weak));
+
+namespace pdl::test {
+
+bool sanitizer_shadow() { return __asan_init != nullptr || __tsan_init != nullptr; }
+
 uint64_t test_seed() {
   static const uint64_t seed = [] {
     uint64_t s = kDefaultSeed;

@@ -94,6 +94,11 @@ inline bool in_matrix_sample(size_t i, size_t salt = 0) {
   return s <= 1 || (i + salt) % size_t(s) == 0;
 }
 
+// The process runs under AddressSanitizer or ThreadSanitizer (their shadow memory takes most
+// of the address space). Asked at run time: the suites' own code is compiled alike in the
+// plain and the sanitizer build (-Dsanitize, tests/meson.build), so no macro can say.
+bool sanitizer_shadow();
+
 // PDL_CRASH_TRIALS=n (the sanitizer run of CI: 10): a random power-cut campaign written for
 // `full` trials per configuration at the plain run's 100 runs full * n / 100 of them, and at
 // least `least`.

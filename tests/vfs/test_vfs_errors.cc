@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -35,6 +36,9 @@
 using namespace pdl::test;
 
 namespace {
+
+// The page-update methods the VFS suites run over, in matrix order (in_matrix_sample).
+constexpr const char* kMethods[] = {"pdl", "opu", "ipu", "ipl"};
 
 std::vector<std::string> dir_entries(const std::string& dir) {
   std::vector<std::string> out;
@@ -674,9 +678,9 @@ TEST_CASE("an image opened read-only is read without a single write and refuses 
           "SQLITE_READONLY",
           "[vfs][errors][readonly]") {
   use_pdl_vfs();
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  const size_t m = GENERATE(range(size_t(0), std::size(kMethods)));
+  const std::string method = kMethods[m];
   const std::string journal = GENERATE(as<std::string>(), "DELETE", "WAL");
-  const size_t m = method == "pdl" ? 0 : method == "opu" ? 1 : method == "ipu" ? 2 : 3;
   if (!pdl::test::in_matrix_sample(m * 2 + (journal == "WAL"), __LINE__)) return;
   INFO("method=" << method << " journal_mode=" << journal);
   const std::string path = temp_path("ro.db");
@@ -714,10 +718,10 @@ TEST_CASE("an image a power cut left needing recovery opens read-only at its las
           "stays unchanged",
           "[vfs][errors][readonly]") {
   use_pdl_vfs();
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
+  const size_t m = GENERATE(range(size_t(0), std::size(kMethods)));
+  const std::string method = kMethods[m];
   const int where = GENERATE(0, 1, 2);  // early, half-way, the last program of the commit
   // (The sanitizer run samples the 12 cases: PDL_MATRIX_STRIDE.)
-  const size_t m = method == "pdl" ? 0 : method == "opu" ? 1 : method == "ipu" ? 2 : 3;
   if (!pdl::test::in_matrix_sample(m * 3 + size_t(where), __LINE__)) return;
   // Commit 20 rows, then cut the power `cut` programs/erases into committing 60 more (<0:
   // no cut). Returns the programs/erases the commit took.
@@ -805,8 +809,8 @@ TEST_CASE("an image a power cut left needing recovery opens read-only at its las
 TEST_CASE("a WAL database opens read-only, its WAL checkpointed away or still holding commits",
           "[vfs][errors][readonly]") {
   use_pdl_vfs();
-  const std::string method = GENERATE(as<std::string>(), "pdl", "opu", "ipu", "ipl");
-  const size_t m = method == "pdl" ? 0 : method == "opu" ? 1 : method == "ipu" ? 2 : 3;
+  const size_t m = GENERATE(range(size_t(0), std::size(kMethods)));
+  const std::string method = kMethods[m];
   if (!pdl::test::in_matrix_sample(m, __LINE__)) return;
   INFO("method=" << method);
   const std::string path = temp_path("rowal.db");
