@@ -53,6 +53,9 @@ class CheckpointedStore final : public PageStore {
   bool current() const { return current_ && !view_->fired(); }
   // A power cut now would mount from a checkpoint (the newest is this state, or summaries
   // declare what changed since); false: the guard fell back to "stale", the mount would scan.
+  // Conservative where the chip says more than the store knows: false also after a mount
+  // that replayed but found no room for more summaries (until the next change, a cut would
+  // replay again), and after the stale entry itself failed (power cut, I/O error).
   bool cut_would_replay() const { return current() || view_->summaries(); }
   // Checkpoints written while one was due (by sync, or by the client).
   uint64_t periodic_checkpoints() const { return periodic_; }

@@ -488,6 +488,25 @@ TEST_CASE("an area that could not be read at mount is made stale by the next cha
   require_contents(*chip, model);
 }
 
+TEST_CASE("the replay budget is 16 blocks per block of stream pages, at least 4096 pages' worth "
+          "of blocks on a chip of 16 times as many, a sixteenth of a smaller chip's, never under "
+          "16, and replay_blocks when given",
+          "[checkpoint]") {
+  auto chip = [](uint32_t blocks, uint32_t pages_per_block) {
+    Geometry g;
+    g.blocks = blocks;
+    g.pages_per_block = pages_per_block;
+    return g;
+  };
+  CHECK(replay_budget(0, chip(2048, 64), 5) == 64);    // 4096 / 64
+  CHECK(replay_budget(0, chip(512, 64), 5) == 32);     // 512 / 16
+  CHECK(replay_budget(0, chip(128, 64), 5) == 16);     // 128 / 16 = 8: never under 16
+  CHECK(replay_budget(0, chip(2048, 64), 418) == 105);  // 16 x 418 / 64, rounded up
+  CHECK(replay_budget(0, chip(8192, 96), 5) == 43);    // 4096 / 96, rounded up
+  CHECK(replay_budget(0, chip(131072, 64), 5) == 64);  // (not a sixteenth of a large chip)
+  CHECK(replay_budget(7, chip(2048, 64), 418) == 7);
+}
+
 TEST_CASE("the stream's header must match the superblock and the log entry", "[checkpoint]") {
   Superblock sb;
   sb.params.method = Method::kPdl;

@@ -6,7 +6,8 @@
 
 1. pdl-tpcc on a tiny database (PDL(256B) and OPU, atomic commit and the journal on flash,
    DELETE) with --checkpoint off: no member has a checkpoint area.
-2. The same with --checkpoint on --checkpoint-cost: every member has one; the atomic members
+2. The same with --checkpoint on --checkpoint-cost: every member has one and counts the measured
+   transactions after which a power cut would have scanned; the atomic members
    report one checkpoint of the store's tables and one with the Volume's, each programming its
    area pages plus the log entry's page, the close's no larger than the store's but for its
    root; so do the members committing per page (their tables say the newest commit record is
@@ -72,6 +73,10 @@ def main():
             c = on[k]["checkpoint"]
             if not c["area"]:
                 errors.append(f"{k}: no checkpoint area with --checkpoint on")
+            exposed = c.get("txns_a_cut_would_scan")
+            if not isinstance(exposed, int) or not 0 <= exposed <= on[k]["transactions"]:
+                errors.append(f"{k}: txns_a_cut_would_scan {exposed!r}: not a count of the "
+                              "measured transactions")
             if off[k]["first_transaction"] != on[k]["first_transaction"] or \
                     off[k]["transactions"] != on[k]["transactions"]:
                 errors.append(f"{k}: the runs measured different transactions")
@@ -103,6 +108,10 @@ def main():
         for label in ("PDL(256B) atomic", "PDL(256B) journal", "OPU atomic", "OPU journal"):
             if text.count(f"| delete | {label} |") != 2:
                 errors.append(f"ckpt_cost_md.py: no row for {label} in each table")
+        cost = text.split("ckpt_cost_md.py: ckpt-cost -->")[1].split("<!-- end")[0]
+        for k in KEYS:
+            if k in on and f"| {on[k]['checkpoint']['txns_a_cut_would_scan']:,} of " not in cost:
+                errors.append(f"ckpt_cost_md.py: {k}'s transactions exposed to a scan not shown")
         block = text.split("ckpt_cost_md.py: table-cache -->")[1].split("<!-- end")[0]
         if "table_cache=1:" not in block or "| **no** |" in block:
             errors.append("ckpt_cost_md.py: the table-cache block is missing or says the "
