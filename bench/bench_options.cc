@@ -125,7 +125,8 @@ int parse_args(int argc, char** argv, Options* o) {
                  "comma-separated method keys: pdl256, pdl2k, opu, ipu, ipl18k,\n"
                  "ipl64k, ipl18k-diff, ipl64k-diff, ...; with NVM beside the chip:\n"
                  "pdl-nvm, pdl2k-nvm, ipl-pcram, ipl-pcram512")
-      ->type_name("LIST")->default_str("exp 1 every flash-only one, the sweeps the paper's six")
+      ->type_name("LIST")
+      ->default_str("exp 1 every flash-only one, the sweeps the paper's six, mount pdl256")
       ->group(kWhat);
   app.add_option("--obsolete", obsolete,
                  "PDL/OPU obsolete marks for every experiment: spare (the paper's),\n"

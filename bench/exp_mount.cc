@@ -1,14 +1,16 @@
 // exp_mount.cc — pdl-bench --exp mount: what mounting costs by chip size (issue 23's figures).
 //
-// For each chip size (--mount-sizes) an image file in the work directory (sparse: erased
-// pages are holes) is formatted for PDL(256B) with a checkpoint area, half of its logical pages
-// written through the PageStore (random contents), a quarter as many updates (read, change
-// %Changed of the page, write: differentials), in atomic groups of kSyncEvery writes (the
-// commit mode images run), and closed cleanly (write_checkpoint, as Image::close does).
+// For each method (--methods; PDL(256B) by default) and chip size (--mount-sizes) an image file
+// in the work directory (sparse: erased pages are holes) is formatted with a checkpoint area,
+// half of its logical pages written through the PageStore (random contents), a quarter as many
+// updates (read, change %Changed of the page, write: differentials), in atomic groups of
+// kSyncEvery writes (the commit mode images run; an FTL device, which has none, syncs every
+// kFtlSyncEvery writes, as SQLite's transactions on it do), and closed cleanly
+// (write_checkpoint, as Image::close does).
 // Then, each mount in a fresh process (mount_probe.h: its RSS is the mount's alone):
 //   clean      the image as closed;
 //   power cut  the image reopened (mounted), a seeded random number of further updates with a
-//              sync every kSyncEvery writes, then the emulator's power cut after a random
+//              sync as in the fill, then the emulator's power cut after a random
 //              number of flash operations, the process writing on until a write or sync
 //              fails; no checkpoint is written — what the chip holds is what a cut leaves.
 // --mount-fill 0: an empty chip, formatted, checkpointed and mounted (no power-cut run).
@@ -44,6 +46,10 @@ namespace pdl::bench {
 namespace {
 
 constexpr uint32_t kSyncEvery = 1024;  // a sync (one atomic commit) after this many writes
+// An FTL device (no atomic groups) syncs after this many: a few SQLite transactions' pages. (At
+// 1,024 random writes a sync, BAST and FAST merge so many blocks between two syncs that the
+// periodic checkpoint's budget runs out — checkpoint_view.h — and every power cut scans.)
+constexpr uint32_t kFtlSyncEvery = 16;
 constexpr double kGiB = double(1ull << 30);
 
 std::string size_name(uint64_t bytes) {
@@ -106,16 +112,25 @@ struct ChipFiles {
 };
 
 struct Variant {
+  const MethodPreset* method;
   uint64_t bytes;
   bool checkpoint;
   ObsoleteMode mode;
 };
 
-// Fill: --mount-fill % (half) of the logical pages written, a quarter as many updates, a sync (a commit: the store
-// runs atomic groups, as images do) every kSyncEvery writes and at the end. *expect gets every
-// page's value.
-Status fill(PageStore& store, const Options& o, std::mt19937_64& rng, MountExpect* expect,
-            uint64_t* updates) {
+// Atomic groups where the method has them (images run them), else page by page.
+CommitMode commit_of(const MethodPreset& m) {
+  return has_atomic_commit(m.method) ? CommitMode::kGroup : CommitMode::kPerPage;
+}
+uint32_t sync_every(const MethodPreset& m) {
+  return is_ftl_device(m.method) ? kFtlSyncEvery : kSyncEvery;
+}
+
+// Fill: --mount-fill % (half) of the logical pages written, a quarter as many updates, a sync
+// (a commit: the store runs atomic groups, as images do) every `every` writes and at the end.
+// *expect gets every page's value.
+Status fill(PageStore& store, const Options& o, uint32_t every, std::mt19937_64& rng,
+            MountExpect* expect, uint64_t* updates) {
   const uint32_t written =
       uint32_t(double(store.logical_pages()) * o.mount_fill_pct / 100.0);
   expect->logical_pages = store.logical_pages();
@@ -125,7 +140,7 @@ Status fill(PageStore& store, const Options& o, std::mt19937_64& rng, MountExpec
     random_fill(page, rng);
     expect->acked[l] = crc32c(page.data(), page.size());
     PDL_TRY(store.write(l, page));
-    if ((l + 1) % kSyncEvery == 0) PDL_TRY(store.sync());
+    if ((l + 1) % every == 0) PDL_TRY(store.sync());
   }
   *updates = written / 4;
   if (written == 0) return store.sync();
@@ -137,17 +152,17 @@ Status fill(PageStore& store, const Options& o, std::mt19937_64& rng, MountExpec
     changer.change(page, rng);
     expect->acked[l] = crc32c(page.data(), page.size());
     PDL_TRY(store.write(l, page));
-    if ((i + 1) % kSyncEvery == 0) PDL_TRY(store.sync());
+    if ((i + 1) % every == 0) PDL_TRY(store.sync());
   }
   return store.sync();
 }
 
-// The power-cut phase on a mounted store: `n` updates with a sync every kSyncEvery, then a
+// The power-cut phase on a mounted store: `n` updates with a sync every `every`, then a
 // power cut armed after 1..64 more flash operations (a random tear) and updates until it hits.
 // *expect: acknowledged values up to the last sync that returned ok, the later writes as
 // alternatives. *cut_writes: the writes of the phase, the one the cut stopped included.
 Status updates_until_cut(PageStore& store, EmulatedNand& nand, const Options& o,
-                         std::mt19937_64& rng, uint64_t n, MountExpect* expect,
+                         uint32_t every, std::mt19937_64& rng, uint64_t n, MountExpect* expect,
                          uint64_t* cut_writes) {
   const uint32_t written = uint32_t(expect->acked.size());
   std::vector<uint8_t> page(store.page_size());
@@ -173,7 +188,7 @@ Status updates_until_cut(PageStore& store, EmulatedNand& nand, const Options& o,
       ++*cut_writes;
       st = store.write(l, page);
     }
-    if (st.is_ok() && (i + 1) % kSyncEvery == 0) {
+    if (st.is_ok() && (i + 1) % every == 0) {
       st = store.sync();
       if (st.is_ok()) expect->synced();
     }
@@ -201,7 +216,7 @@ void put_probe(JsonObj& j, const ProbeResult& r) {
 }
 
 struct Row {
-  std::string chip, variant, state, reason;
+  std::string method, chip, variant, state, reason;
   uint64_t pages_read = 0, hwm = 0, start = 0, table = 0;
   double sim_s = 0, wall_s = 0, gib = 0;
   bool from_cp = false;
@@ -225,6 +240,7 @@ Status probe_row(const Variant& v, const ChipFiles& f, const char* state, const 
   PDL_TRY(run_mount_probe(f.image, f.expect, f.probe_out, o.mount_verify, &r));
   Row row;
   row.chip = size_name(v.bytes) + (expect.acked.empty() ? " (empty)" : "");
+  row.method = v.method->label;
   row.variant = std::string(v.checkpoint ? "yes" : "no") +
                 (v.mode == ObsoleteMode::kSpare
                      ? ""
@@ -255,8 +271,8 @@ Status run_variant(const Variant& v, const Options& o, const std::string& dir,
   const auto t_all = Clock::now();
   const Geometry g = chip(uint32_t(v.bytes / (64 * 2048)));
   PDL_TRY(g.validate());
-  const std::string stem = dir + "/mount-" + std::to_string(v.bytes >> 20) + "M-" +
-                           (v.checkpoint ? "cp" : "nocp") + "-" + obsolete_name(v.mode);
+  const std::string stem = dir + "/mount-" + v.method->key + "-" + std::to_string(v.bytes >> 20) +
+                           "M-" + (v.checkpoint ? "cp" : "nocp") + "-" + obsolete_name(v.mode);
   ChipFiles f{stem + ".img", stem + ".expect", stem + ".probe"};
   std::mt19937_64 rng(o.seed ^ (v.bytes * 0x9e3779b97f4a7c15ull) ^ (v.checkpoint ? 1 : 2));
   MountExpect expect;
@@ -266,23 +282,21 @@ Status run_variant(const Variant& v, const Options& o, const std::string& dir,
   {
     std::unique_ptr<EmulatedNand> nand;
     PDL_TRY(EmulatedNand::create_file(f.image, g, &nand));
-    StoreParams p;
-    p.method = Method::kPdl;
-    p.max_differential = 256;
-    p.obsolete = v.mode;
+    StoreParams p = v.method->params(0, v.mode, g.blocks);
     p.checkpoint = v.checkpoint;
     std::unique_ptr<PageStore> store;
-    PDL_TRY(format_store(*nand, p, &store, CommitMode::kGroup));
-    std::fprintf(stderr, "mount %s checkpoint=%s: fill %u of %u logical pages ...\n",
-                 size_name(v.bytes).c_str(), v.checkpoint ? "on" : "off",
+    PDL_TRY(format_store(*nand, p, &store, commit_of(*v.method)));
+    std::fprintf(stderr, "mount %s %s checkpoint=%s: fill %u of %u logical pages ...\n",
+                 v.method->label.c_str(), size_name(v.bytes).c_str(), v.checkpoint ? "on" : "off",
                  uint32_t(double(store->logical_pages()) * o.mount_fill_pct / 100.0),
                  store->logical_pages());
     const auto t0 = Clock::now();
-    PDL_TRY(fill(*store, o, rng, &expect, &fill_updates));
+    PDL_TRY(fill(*store, o, sync_every(*v.method), rng, &expect, &fill_updates));
     if (v.checkpoint) PDL_TRY(store->write_checkpoint({}));
     fill_s = seconds_since(t0);
     base.s("exp", "mount")
-        .s("method", "PDL(256B)")
+        .s("method", v.method->label)
+        .u("sync_every", sync_every(*v.method))
         .s("obsolete", obsolete_name(v.mode))
         .b("checkpoint", v.checkpoint)
         .u("chip_bytes", g.data_bytes())
@@ -304,13 +318,15 @@ Status run_variant(const Variant& v, const Options& o, const std::string& dir,
     std::unique_ptr<EmulatedNand> nand;
     PDL_TRY(EmulatedNand::open_file(f.image, &nand));
     std::unique_ptr<PageStore> store;
-    PDL_TRY(mount_store(*nand, &store, nullptr, CommitMode::kGroup));
+    PDL_TRY(mount_store(*nand, &store, nullptr, commit_of(*v.method)));
     const NandCounters c0 = nand->counters();
     n = std::uniform_int_distribution<uint64_t>(1, std::max<uint64_t>(1, expect.acked.size() / 8))(
         rng);
-    std::fprintf(stderr, "mount %s checkpoint=%s: %" PRIu64 " updates, then a power cut ...\n",
-                 size_name(v.bytes).c_str(), v.checkpoint ? "on" : "off", n);
-    PDL_TRY(updates_until_cut(*store, *nand, o, rng, n, &expect, &cut_writes));
+    std::fprintf(stderr, "mount %s %s checkpoint=%s: %" PRIu64 " updates, then a power cut ...\n",
+                 v.method->label.c_str(), size_name(v.bytes).c_str(),
+                 v.checkpoint ? "on" : "off", n);
+    PDL_TRY(updates_until_cut(*store, *nand, o, sync_every(*v.method), rng, n, &expect,
+                              &cut_writes));
     cut_ops = nand->counters() - c0;
     store.reset();  // the process "loses power": no sync, no checkpoint
   }
@@ -319,8 +335,8 @@ Status run_variant(const Variant& v, const Options& o, const std::string& dir,
       .u("cut_erases", cut_ops.erases)
       .u("unsynced_writes", expect.maybe.size());
   PDL_TRY(probe_row(v, f, "power cut", o, expect, base, json, rows));
-  std::fprintf(stderr, "mount %s checkpoint=%s: done in %.1f s\n", size_name(v.bytes).c_str(),
-               v.checkpoint ? "on" : "off", seconds_since(t_all));
+  std::fprintf(stderr, "mount %s %s checkpoint=%s: done in %.1f s\n", v.method->label.c_str(),
+               size_name(v.bytes).c_str(), v.checkpoint ? "on" : "off", seconds_since(t_all));
   return Status::ok();
 }
 
@@ -330,15 +346,15 @@ void print_table(const std::vector<Row>& rows) {
       "\nRSS: the mounting process's peak (VmHWM); per GiB: its growth over the RSS before the "
       "mount (the process's own %.1f MiB), per GiB of chip. Table RAM: the store's tables "
       "(PageStore::table_bytes) after the mount.\n"
-      "\n| chip | checkpoint | state | pages read | simulated mount | wall | RSS (VmHWM) | RSS "
-      "per GiB | table RAM per GiB | from checkpoint |\n"
-      "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n",
+      "\n| method | chip | checkpoint | state | pages read | simulated mount | wall | RSS (VmHWM) "
+      "| RSS per GiB | table RAM per GiB | from checkpoint |\n"
+      "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|\n",
       double(rows[0].start) / double(1 << 20));
   for (const Row& r : rows)
-    std::printf("| %s | %s | %s | %" PRIu64
+    std::printf("| %s | %s | %s | %s | %" PRIu64
                 " | %.3f s | %.3f s | %.1f MiB | %.2f MiB | %.2f MiB | %s |\n",
-                r.chip.c_str(), r.variant.c_str(), r.state.c_str(), r.pages_read, r.sim_s,
-                r.wall_s, double(r.hwm) / double(1 << 20),
+                r.method.c_str(), r.chip.c_str(), r.variant.c_str(), r.state.c_str(),
+                r.pages_read, r.sim_s, r.wall_s, double(r.hwm) / double(1 << 20),
                 double(r.hwm - std::min(r.hwm, r.start)) / double(1 << 20) / r.gib,
                 double(r.table) / double(1 << 20) / r.gib,
                 r.from_cp ? "yes" : ("no: " + r.reason).c_str());
@@ -357,13 +373,17 @@ Status run_mount(const Options& o, std::vector<std::string>* json) {
   const std::vector<uint64_t> sizes = o.mount_chip_sizes();
   const uint64_t scan_max = o.mount_scan_max_bytes();
   std::printf("\n== mount: time and RAM by chip size, after a clean unmount and a power cut ==\n");
+  std::vector<MethodPreset> methods = o.methods;
+  if (methods.empty()) methods.push_back(*find_method("pdl256"));
+  std::string labels;
+  for (const MethodPreset& m : methods) labels += (labels.empty() ? "" : ", ") + m.label;
   std::printf(
-      "PDL(256B) on image files of 2048+64 B pages, 64 pages/block; half the logical pages "
+      "%s on image files of 2048+64 B pages, 64 pages/block; half the logical pages "
       "written, a quarter as many updates (%%Changed=%g), synced, closed with a checkpoint; "
-      "power cut: reopened, a random number of updates (a sync every %u writes), a cut after a "
-      "random 1..64 flash operations. Chips up to %s also without a checkpoint area. Every "
-      "mount in a fresh process, every page verified after it.\n",
-      o.changed, kSyncEvery, size_name(scan_max).c_str());
+      "power cut: reopened, a random number of updates (a sync every %u writes; FTL devices "
+      "every %u), a cut after a random 1..64 flash operations. Chips up to %s also without a "
+      "checkpoint area. Every mount in a fresh process, every page verified after it.\n",
+      labels.c_str(), o.changed, kSyncEvery, kFtlSyncEvery, size_name(scan_max).c_str());
   std::printf(
       "Machine-independent: pages read, simulated mount ([PDL] Table 1 timings). This "
       "machine's: wall, RSS (VmHWM of the mounting process, the image read with pread so that "
@@ -372,11 +392,13 @@ Status run_mount(const Options& o, std::vector<std::string>* json) {
   std::fflush(stdout);
   std::vector<Row> rows;
   Status st;
-  for (ObsoleteMode mode : o.mount_modes)
-    for (uint64_t bytes : sizes)
-      for (bool cp : {true, false})
-        if (st.is_ok() && (cp || bytes <= scan_max))
-          st = run_variant({bytes, cp, mode}, o, dir.path(), json, &rows);
+  const std::vector<ObsoleteMode> spare_only = {ObsoleteMode::kSpare};  // (methods without marks)
+  for (const MethodPreset& m : methods)
+    for (ObsoleteMode mode : m.has_obsolete_modes() ? o.mount_modes : spare_only)
+      for (uint64_t bytes : sizes)
+        for (bool cp : {true, false})
+          if (st.is_ok() && (cp || bytes <= scan_max))
+            st = run_variant({&m, bytes, cp, mode}, o, dir.path(), json, &rows);
   print_table(rows);
   if (!st.is_ok()) return st;
   if (o.mount_verify == 0)

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """mount_results_md.py — docs/results.md's section "Mount time and RAM by chip size" from the
 JSON of `./run mount-bench` (pdl-bench --exp mount): the mount table by chip size, after a clean
-unmount and after a power cut, with and without a checkpoint area, and issue 23's targets.
+unmount and after a power cut, with and without a checkpoint area, and issue 23's targets
+(PDL(256B)); the same for the FTL devices measured (`--methods`, their own table).
 
     mount_results_md.py MARKDOWN [--mount FILE]... [--check]
 
@@ -40,10 +41,52 @@ def chip(r):
     return name + (" (empty)" if r["written_lpns"] == 0 else "")
 
 
-def rows(data):
-    rs = [r for r in (data or []) if r.get("exp") == "mount"]
-    return sorted(rs, key=lambda r: (r["chip_bytes"], r["written_lpns"] == 0, not r["checkpoint"],
-                                     r["state"] != "clean", r["obsolete"]))
+PDL = "PDL(256B)"  # the method of the main table and the targets
+
+
+def rows(data, pdl=True):
+    """The mount records of PDL(256B) (pdl), or of every other method, in table order."""
+    rs = [r for r in (data or []) if r.get("exp") == "mount" and
+          (r.get("method", PDL) == PDL) == pdl]
+    return sorted(rs, key=lambda r: (r.get("method", PDL), r["chip_bytes"], r["written_lpns"] == 0,
+                                     not r["checkpoint"], r["state"] != "clean", r["obsolete"]))
+
+
+def tables_from(r):
+    return ("checkpoint" if r["from_checkpoint"]
+            else f"scan ({r['scan_reason']})" if r["scan_reason"] else "scan")
+
+
+def power_cut_runs(rs, name):
+    """The sentence on the power-cut runs among rs, each named by name(r); "" if none."""
+    cut = [r for r in rs if r["state"] == "power cut"]
+    if not cut:
+        return ""
+    return "Power-cut runs: " + "; ".join(
+        f"{name(r)} {'with' if r['checkpoint'] else 'without'} area: "
+        f"{fmt(r['cut_updates'])} updates after the mount ({fmt(r['cut_programs'])} programs), "
+        f"{fmt(r['unsynced_writes'])} not synced" for r in cut) + "."
+
+
+def ftl_table(data):
+    """The other methods' mounts: pages read and simulated time by chip, clean and power cut."""
+    rs = rows(data, pdl=False)
+    if not rs:
+        return "not run\n"
+    out = ["| method | chip | checkpoint area | mount after | pages read | simulated mount "
+           "| table RAM per GiB | tables from |", "|---|---|---|---|---:|---:|---:|---|"]
+    for r in rs:
+        out.append(f"| {r['method']} | {chip(r)} | {'yes' if r['checkpoint'] else 'no'} "
+                   f"| {r['state']} | {fmt(r['pages_read'])} | {fmt(r['sim_s'])} s "
+                   f"| {fmt(r['table_mib_per_gib'])} MiB | {tables_from(r)} |")
+    out.append("")
+    cuts = power_cut_runs(rs, lambda r: f"{r['method']} {chip(r)}")
+    if cuts:
+        out.append(cuts)
+    out.append(f"Every mount was followed by a read of every logical page: "
+               f"{fmt(sum(r['verified_pages'] for r in rs))} pages in all, each its acknowledged "
+               "value (or, after a cut, one written after the last sync).")
+    return "\n".join(out) + "\n"
 
 
 def table(data):
@@ -57,27 +100,23 @@ def table(data):
            "| RSS (VmHWM) | RSS per GiB | table RAM per GiB | tables from |",
            "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in rs:
-        src = ("checkpoint" if r["from_checkpoint"]
-               else f"scan ({r['scan_reason']})" if r["scan_reason"] else "scan")
         area = "yes" if r["checkpoint"] else "no"
         if r["obsolete"] != "spare":
             area += f", obsolete {r['obsolete']}"
         out.append(
             f"| {chip(r)} | {area} | {r['state']} | {fmt(r['pages_read'])} "
             f"| {fmt(r['sim_s'])} s | {fmt(r['wall_s'])} s | {fmt(r['vmhwm_bytes'] / MIB)} MiB "
-            f"| {fmt(r['rss_mib_per_gib'])} MiB | {fmt(r['table_mib_per_gib'])} MiB | {src} |")
+            f"| {fmt(r['rss_mib_per_gib'])} MiB | {fmt(r['table_mib_per_gib'])} MiB "
+            f"| {tables_from(r)} |")
     out.append("")
     scans = [r for r in rs if not r["checkpoint"]]
     if scans:
         per = [r["sim_s"] / (r["chip_bytes"] / GIB) for r in scans]
         out.append(f"A full scan costs {fmt(min(per))}–{fmt(max(per))} s simulated per GiB of "
                    "chip (the PDL paper: about 60 s for 1 GB).")
-    cut = [r for r in rs if r["state"] == "power cut"]
-    if cut:
-        out.append("Power-cut runs: " + "; ".join(
-            f"{chip(r)} {'with' if r['checkpoint'] else 'without'} area: "
-            f"{fmt(r['cut_updates'])} updates after the mount ({fmt(r['cut_programs'])} programs), "
-            f"{fmt(r['unsynced_writes'])} not synced" for r in cut) + ".")
+    cuts = power_cut_runs(rs, chip)
+    if cuts:
+        out.append(cuts)
     sampled = [r for r in rs if r.get("verify_sample", 0) and
                r["verify_sample"] < r["written_lpns"]]
     full = [r for r in rs if r not in sampled]
@@ -140,7 +179,8 @@ def targets(data):
 
 
 def blocks(data):
-    return {"mount-table": lambda: table(data), "mount-targets": lambda: targets(data)}
+    return {"mount-table": lambda: table(data), "mount-targets": lambda: targets(data),
+            "mount-ftl-table": lambda: ftl_table(data)}
 
 
 def main():

@@ -38,14 +38,22 @@ Status HybridStore::allocate_block(uint32_t* block) {
     }
     erased_[b] = false;
     blocks_[b] = Block{};
-    std::fill(page_lpn_.begin() + ptrdiff_t(ppa(b, 0)),
-              page_lpn_.begin() + ptrdiff_t(ppa(b + 1, 0)), kNone);
+    forget_pages(b);
     *block = b;
     return Status::ok();
   }
 }
 
+void HybridStore::forget_pages(uint32_t b) {
+  const auto first = ptrdiff_t(ppa(b, 0)), end = ptrdiff_t(ppa(b + 1, 0));
+  std::fill(page_lpn_.begin() + first, page_lpn_.begin() + end, kNone);
+  std::fill(page_seq_.begin() + first, page_seq_.begin() + end, 0);
+  std::fill(page_aux_.begin() + first, page_aux_.begin() + end, 0);
+  std::fill(page_trim_.begin() + first, page_trim_.begin() + end, false);
+}
+
 Status HybridStore::retire(uint32_t block) {
+  forget_pages(block);  // (never read again)
   blocks_[block] = Block{};
   blocks_[block].role = Role::kBad;
   retiring_[block] = false;
@@ -61,8 +69,7 @@ Status HybridStore::release_block(uint32_t block) {
     return fail(Status::error(Errc::kCorrupt, "block " + std::to_string(block) + " released with " +
                                                   std::to_string(blocks_[block].valid) +
                                                   " current records"));
-  std::fill(page_lpn_.begin() + ptrdiff_t(ppa(block, 0)),
-            page_lpn_.begin() + ptrdiff_t(ppa(block + 1, 0)), kNone);
+  forget_pages(block);
   blocks_[block] = Block{};
   if (retiring_[block]) return retire(block);
   stats_.gc_runs++;  // a block a merge collected

@@ -1,7 +1,8 @@
 // hybrid_recovery.cc — HybridStore::mount: the FTL's tables rebuilt from the spare areas after a
 // crash (hybrid_store.h, docs/format.md §9). Programs and erases nothing.
 //
-// Pass 1 reads every page of every good block (data and spare: a torn data page is told apart
+// Pass 1 (scan_block) reads every page of every good block into the page records (data and
+// spare: a torn data page is told apart
 // only by its data CRC). A page whose header decodes, of type kBase with its data CRC or of type
 // kFtlTrim, naming a logical page in range, is a record; anything else programmed is torn and
 // only counts as used (no program goes there again before an erase). For each logical page the
@@ -10,7 +11,10 @@
 // generation first — so a completed full merge's old blocks hold nothing current, even if their
 // erases were cut; otherwise the lowest generation — the original over a partial merge's
 // copies or a cut full merge's, which then reads as not begun. Then (place_blocks) each block
-// holding a current record gets its role; the others are free, erased before use.
+// holding a current record gets its role; the others are free, erased before use, their stale
+// records kept in the page records until then (the checkpoint's tables describe every page:
+// the replay after a power cut, hybrid_replay.cc, runs pass 2 over them). Pass 2 and the
+// placement (resolve_scan) read nothing: the replay runs them on its own page records.
 #include <algorithm>
 #include <map>
 #include <string>
@@ -28,99 +32,104 @@ Status HybridStore::mount(Nand& nand, const StoreParams& given, std::unique_ptr<
   MountClock clock(nand);
   std::unique_ptr<HybridStore> s(new HybridStore(nand, params));
   MountReport rep;
-  const Geometry& g = s->geo_;
-  const uint32_t n = uint32_t(s->cur_.size());
-  // Pass 1: every page's record (seq, aux), and per block the full merge it holds, if any.
-  const size_t pages = size_t(g.blocks) * g.pages_per_block;
-  std::vector<uint64_t> seq_of(pages, 0);
-  std::vector<uint32_t> aux_of(pages, 0);
-  std::vector<bool> is_data(pages, false);
-  std::vector<uint32_t> merge_m(g.blocks, 0), merge_n(g.blocks, 0);
-  std::vector<uint64_t> min_seq(g.blocks, UINT64_MAX), max_seq(g.blocks, 0);
-  std::vector<uint8_t> data(g.page_data), spare(g.page_spare);
-  uint64_t top = 0;
-  for (uint32_t b = kSuperblockBlocks; b < g.blocks; b++) {
-    if (nand.is_bad(b)) {  // factory-marked or retired: never read
-      s->blocks_[b].role = Role::kBad;
-      s->bad_count_++;
-      rep.bad_blocks++;
-      continue;
-    }
-    for (uint32_t i = 0; i < g.pages_per_block; i++) {
-      const Ppa p = s->ppa(b, i);
-      SpareHeader h;
-      SpareState ss = SpareState::kErased;
-      bool passed;
-      PDL_TRY(read_with_retries(
-          nand, p, data, spare,
-          [&] {
-            ss = spare_decode(spare, &h);
-            if (ss == SpareState::kErased) return all_ff(data);
-            if (ss != SpareState::kValid) return false;
-            if (h.type == PageType::kFtlTrim) return true;
-            return h.type == PageType::kBase && crc32c(data.data(), data.size()) == h.data_crc;
-          },
-          &passed));
-      rep.pages_scanned++;
-      if (passed && ss == SpareState::kErased) continue;
-      s->blocks_[b].wp = i + 1;
-      if (!passed || (h.type != PageType::kBase && h.type != PageType::kFtlTrim) ||
-          h.logical_page() >= n) {
-        rep.torn_pages++;
-        continue;
-      }
-      if (h.repaired) rep.spare_repairs++;
-      const Lpn lpn = h.logical_page();
-      s->page_lpn_[p] = lpn;
-      seq_of[p] = h.seq;
-      aux_of[p] = h.aux;
-      is_data[p] = h.type == PageType::kBase;
-      top = std::max(top, h.seq);
-      min_seq[b] = std::min(min_seq[b], h.seq);
-      max_seq[b] = std::max(max_seq[b], h.seq);
-      if (const uint32_t m = aux_merge_records(h.aux); m > 0) {
-        merge_m[b] = m;  // (a block holds one full merge's copies: it was fresh for it)
-        merge_n[b]++;
-      }
-    }
-  }
-  // Pass 2: the current record of each lpn (see the file comment for the ties).
-  auto rank = [&](Ppa p) -> int64_t {
-    const uint32_t b = s->block_of(p), gen = aux_generation(aux_of[p]);
-    const bool complete = aux_merge_records(aux_of[p]) > 0 && merge_n[b] == merge_m[b];
-    return complete ? int64_t(1) << 20 | gen : -int64_t(gen);
-  };
-  std::vector<uint64_t> best_seq(n, 0);
-  for (Ppa p = 0; p < pages; p++) {
-    const Lpn lpn = s->page_lpn_[p];
-    if (lpn == kNone) continue;
-    const Ppa c = s->cur_[lpn];
-    if (c == kNoPpa || seq_of[p] > best_seq[lpn] ||
-        (seq_of[p] == best_seq[lpn] && rank(p) > rank(c))) {
-      s->cur_[lpn] = p;
-      best_seq[lpn] = seq_of[p];
-    }
-  }
-  for (Lpn l = 0; l < n; l++)
-    if (s->cur_[l] != kNoPpa) s->mapped_[l] = is_data[s->cur_[l]];
-  for (Lpn l = 0; l < n; l++) {
-    if (s->cur_[l] == kNoPpa) continue;
-    s->blocks_[s->block_of(s->cur_[l])].valid++;
-    if (s->mapped_[l]) {
-      s->blocks_[s->block_of(s->cur_[l])].live++;
-      rep.live_lpns++;
-    }
-  }
-  s->place_blocks(min_seq, max_seq);
-  s->next_seq_ = top + 1;
-  s->use_clock_ = top;
-  rep.free_blocks = s->free_.size();
-  rep.next_seq = s->next_seq_;
+  for (uint32_t b = kSuperblockBlocks; b < s->geo_.blocks; b++) PDL_TRY(s->scan_block(b, &rep));
+  s->resolve_scan(&rep);
   s->ledger_.charge(s->ledger_.other());
   clock.finish(&rep);
   if (report) *report = rep;
   *out = std::move(s);
   return Status::ok();
+}
+
+Status HybridStore::scan_block(uint32_t b, MountReport* rep) {
+  if (nand_.is_bad(b)) {  // factory-marked or retired: never read
+    blocks_[b].role = Role::kBad;
+    return Status::ok();
+  }
+  const uint32_t n = uint32_t(cur_.size());
+  for (uint32_t i = 0; i < ppb(); i++) {
+    const Ppa p = ppa(b, i);
+    SpareHeader h;
+    SpareState ss = SpareState::kErased;
+    bool passed;
+    PDL_TRY(read_with_retries(
+        nand_, p, page_buf_, spare_buf_,
+        [&] {
+          ss = spare_decode(spare_buf_, &h);
+          if (ss == SpareState::kErased) return all_ff(page_buf_);
+          if (ss != SpareState::kValid) return false;
+          if (h.type == PageType::kFtlTrim) return true;
+          return h.type == PageType::kBase &&
+                 crc32c(page_buf_.data(), page_buf_.size()) == h.data_crc;
+        },
+        &passed));
+    rep->pages_scanned++;
+    if (passed && ss == SpareState::kErased) continue;
+    blocks_[b].wp = i + 1;
+    if (!passed || (h.type != PageType::kBase && h.type != PageType::kFtlTrim) ||
+        h.logical_page() >= n) {
+      rep->torn_pages++;
+      continue;
+    }
+    if (h.repaired) rep->spare_repairs++;
+    page_lpn_[p] = h.logical_page();
+    page_seq_[p] = h.seq;
+    page_aux_[p] = h.aux;
+    page_trim_[p] = h.type == PageType::kFtlTrim;
+  }
+  return Status::ok();
+}
+
+void HybridStore::resolve_scan(MountReport* rep) {
+  const uint32_t n = uint32_t(cur_.size()), nblocks = uint32_t(blocks_.size());
+  const size_t pages = page_lpn_.size();
+  // Per block: the seqs it spans, and the full merge it holds, if any (a block holds one full
+  // merge's copies at most: it was fresh for it).
+  std::vector<uint32_t> merge_m(nblocks, 0), merge_n(nblocks, 0);
+  std::vector<uint64_t> min_seq(nblocks, UINT64_MAX), max_seq(nblocks, 0);
+  uint64_t top = 0;
+  for (Ppa p = 0; p < pages; p++) {
+    if (page_lpn_[p] == kNone) continue;
+    const uint32_t b = block_of(p);
+    top = std::max(top, page_seq_[p]);
+    min_seq[b] = std::min(min_seq[b], page_seq_[p]);
+    max_seq[b] = std::max(max_seq[b], page_seq_[p]);
+    if (const uint32_t m = aux_merge_records(page_aux_[p]); m > 0) {
+      merge_m[b] = m;
+      merge_n[b]++;
+    }
+  }
+  for (uint32_t b = 0; b < nblocks; b++) rep->bad_blocks += blocks_[b].role == Role::kBad;
+  bad_count_ = uint32_t(rep->bad_blocks);
+  // The current record of each lpn (see the file comment for the ties).
+  auto rank = [&](Ppa p) -> int64_t {
+    const uint32_t b = block_of(p), gen = aux_generation(page_aux_[p]);
+    const bool complete = aux_merge_records(page_aux_[p]) > 0 && merge_n[b] == merge_m[b];
+    return complete ? int64_t(1) << 20 | gen : -int64_t(gen);
+  };
+  for (Ppa p = 0; p < pages; p++) {
+    const Lpn lpn = page_lpn_[p];
+    if (lpn == kNone) continue;
+    const Ppa c = cur_[lpn];
+    if (c == kNoPpa || page_seq_[p] > page_seq_[c] ||
+        (page_seq_[p] == page_seq_[c] && rank(p) > rank(c)))
+      cur_[lpn] = p;
+  }
+  for (Lpn l = 0; l < n; l++) {
+    if (cur_[l] == kNoPpa) continue;
+    mapped_[l] = !page_trim_[cur_[l]];
+    Block& blk = blocks_[block_of(cur_[l])];
+    blk.valid++;
+    if (mapped_[l]) {
+      blk.live++;
+      rep->live_lpns++;
+    }
+  }
+  place_blocks(min_seq, max_seq);
+  next_seq_ = top + 1;
+  use_clock_ = top;
+  rep->free_blocks = free_.size();
+  rep->next_seq = next_seq_;
 }
 
 void HybridStore::place_blocks(const std::vector<uint64_t>& min_seq,
@@ -132,10 +141,8 @@ void HybridStore::place_blocks(const std::vector<uint64_t>& min_seq,
   for (uint32_t b = kSuperblockBlocks; b < blocks_.size(); b++) {
     Block& blk = blocks_[b];
     if (blk.role == Role::kBad) continue;
-    if (blk.valid == 0) {  // nothing current: free, erased before use
-      std::fill(page_lpn_.begin() + ptrdiff_t(ppa(b, 0)),
-                page_lpn_.begin() + ptrdiff_t(ppa(b + 1, 0)), kNone);
-      blk = Block{};
+    if (blk.valid == 0) {  // nothing current: free, erased before use (its records kept)
+      blk = Block{.wp = blk.wp};
       free_.push_back(b);
       continue;
     }

@@ -18,6 +18,9 @@ HybridStore::HybridStore(Nand& nand, const StoreParams& params)
       cur_(params.logical_pages, kNoPpa),
       mapped_(params.logical_pages, false),
       page_lpn_(size_t(nand.geometry().blocks) * nand.geometry().pages_per_block, kNone),
+      page_seq_(page_lpn_.size(), 0),
+      page_aux_(page_lpn_.size(), 0),
+      page_trim_(page_lpn_.size(), false),
       blocks_(nand.geometry().blocks),
       data_((params.logical_pages + nand.geometry().pages_per_block - 1) /
                 nand.geometry().pages_per_block,
@@ -134,6 +137,9 @@ Status HybridStore::program_record(uint32_t block, uint32_t page_no, Lpn lpn,
   }
   PDL_TRY(fail(st));
   page_lpn_[p] = lpn;
+  page_seq_[p] = seq;
+  page_aux_[p] = aux;
+  page_trim_[p] = data.empty();
   return Status::ok();
 }
 

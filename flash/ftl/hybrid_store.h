@@ -49,8 +49,14 @@
 // (a third block of one logical block, a BAST block holding several) is merged by the first
 // change after the mount. Mount programs and erases nothing.
 // Checkpoint (hybrid_tables.cc, docs/format.md §13.3): save_tables writes the maps, every
-// block's role, pages and flags, and the queues in order; mount_tables rebuilds the very same
-// store from them, without the scan.
+// block's role and flags, every programmed page's record as the scan reads it (lpn, seq, aux,
+// data or trim), and the queues in order; mount_tables rebuilds the very same store from them,
+// without the scan. So the tables describe every page on flash: a block freed by a scan mount
+// keeps its (stale) records until it is erased for use. After a power cut (hybrid_replay.cc)
+// the scan's first pass is run over the checkpoint's records for the blocks unchanged since
+// and over reads of the others (those the summary pages declared, and retiring blocks, whose
+// failed page's contents the tables do not know), then the scan's own second pass and block
+// placement: the store a scan would mount, by construction, reading only those blocks.
 //
 // Bad blocks: factory-marked blocks are skipped. A failed program closes its block (no further
 // program in it: "retiring") and the record is written again elsewhere (a fresh seq); the
@@ -96,6 +102,13 @@ class HybridStore final : public StoreBase {
   // Crash recovery from the spare areas (hybrid_recovery.cc).
   static Status mount(Nand& nand, const StoreParams& params, std::unique_ptr<PageStore>* out,
                       MountReport* report);
+  // After a power cut: the store a scan would mount, from the checkpoint's tables in `r` and
+  // reads of the blocks `declared` since (and of retiring ones) only (hybrid_replay.cc). A
+  // declared block out of the store's range is kCorrupt (the caller then scans).
+  static Status replay(Nand& nand, const StoreParams& params, TableReader& r,
+                       const std::vector<uint32_t>& declared, std::unique_ptr<PageStore>* out,
+                       MountReport* report);
+  bool take_replayed_lpns(std::vector<Lpn>* out) override;  // hybrid_replay.cc
   // The store rebuilt from the tables save_tables wrote instead of a scan (hybrid_tables.cc,
   // docs/format.md §13.3; the contract is mount_tables.h's): no flash operation, every value
   // range-checked, a stream not describing a store of `params` on `nand` is kCorrupt.
@@ -125,7 +138,8 @@ class HybridStore final : public StoreBase {
 
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
   enum class Role : uint8_t {
-    kFree,      // in free_: erased (erased_) or to be erased before use
+    kFree,      // in free_: erased (erased_), or to be erased before use — then it may
+                // still hold the stale records a scan mount found there (its pages)
     kData,      // lbn's data block
     kLog,       // BAST: lbn's log block; FAST: the sequential log block (of lbn)
     kRandom,    // FAST random log block (BAST: only after a mount, merged at the first change)
@@ -142,6 +156,9 @@ class HybridStore final : public StoreBase {
     uint64_t last_use = 0;  // BAST log blocks: when last written (LRU victim)
   };
 
+  static bool holds_data(Role r) {
+    return r == Role::kData || r == Role::kLog || r == Role::kRandom || r == Role::kExtra;
+  }
   bool fast() const { return params_.ftl == FtlKind::kFast; }
   uint32_t ppb() const { return geo_.pages_per_block; }
   uint32_t lbn_of(Lpn lpn) const { return lpn / ppb(); }
@@ -190,9 +207,18 @@ class HybridStore final : public StoreBase {
   // copy generation, and `merge_records` (a full merge: the records it writes; else 0).
   Status copy_record(Ppa from, Lpn lpn, uint32_t to_block, uint32_t page_no,
                      uint32_t merge_records);
-  // --- hybrid_recovery.cc --- mount's second pass: each block with a current record gets its
-  // role from what it holds (hybrid_store.h: crash recovery). `min_seq`, `max_seq`: per block.
+  // --- hybrid_recovery.cc --- the scan, in the steps the replay shares:
+  // Pass 1 for block b: every page read into the page records (page_lpn_, page_seq_, page_aux_,
+  // page_trim_) and the write pointer; a bad block only gets its role. Counts into `rep`.
+  Status scan_block(uint32_t b, MountReport* rep);
+  // Pass 2 over the page records of every block: each lpn's current record, the counts, the
+  // blocks' roles (place_blocks), the sequence counter. The store must be fresh otherwise.
+  void resolve_scan(MountReport* rep);
+  // Each block with a current record gets its role from what it holds (hybrid_store.h: crash
+  // recovery); the others are free. `min_seq`, `max_seq`: per block.
   void place_blocks(const std::vector<uint64_t>& min_seq, const std::vector<uint64_t>& max_seq);
+  // Block b's page records forgotten (erased, or about to be).
+  void forget_pages(uint32_t b);
 
   // --- hybrid_tables.cc --- why a block entry of the tables cannot be, or "".
   std::string block_entry_error(uint32_t b, uint8_t role, uint8_t flags, uint32_t lbn,
@@ -220,7 +246,12 @@ class HybridStore final : public StoreBase {
 
   std::vector<Ppa> cur_;          // lpn -> its current record (kNoPpa: never written)
   std::vector<bool> mapped_;      // lpn's current record is data
-  std::vector<uint32_t> page_lpn_;  // physical page -> lpn of the valid record there, or kNone
+  // Per physical page, the record there as the scan reads it: lpn (or kNone: erased, torn or
+  // a failed program), seq and aux (0 without a record), a trim record or data.
+  std::vector<uint32_t> page_lpn_;
+  std::vector<uint64_t> page_seq_;
+  std::vector<uint32_t> page_aux_;
+  std::vector<bool> page_trim_;
   std::vector<Block> blocks_;
   std::vector<uint32_t> data_;    // lbn -> data block
   std::vector<uint32_t> log_;     // lbn -> BAST log block
@@ -236,6 +267,8 @@ class HybridStore final : public StoreBase {
   uint32_t bad_count_ = 0;
   uint64_t next_seq_ = 1;
   uint64_t use_clock_ = 0;
+  bool replayed_ = false;           // mounted by replay: replayed_lpns_ not yet taken
+  std::vector<Lpn> replayed_lpns_;  // (take_replayed_lpns)
   std::vector<uint8_t> page_buf_, spare_buf_;
 };
 

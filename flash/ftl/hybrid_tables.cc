@@ -4,18 +4,24 @@
 //
 // What is saved is what a scan rebuilds plus what it cannot: every block's role, logical block,
 // write pointer, LRU clock (BAST) and erased / retiring / scrubbing flags; every programmed
-// page's lpn (stale records too: a merge's sequential test reads them) and whether it holds its
-// lpn's current record (data or trim) — cur_ and mapped_ follow from those flags, so the
-// per-lpn map costs no bytes of its own; the free queue, FAST's random log blocks and BAST's log
-// blocks in their order; the blocks a scan mount could not place (extras) per logical block;
-// the sequence counter and the LRU clock. Derived, not saved: the data / log maps, FAST's
-// sequential log block, per-block record counts, the bad-block count, the unsettled set.
+// page's record as the scan reads it — lpn, seq, aux, data or trim (stale records too: a
+// merge's sequential test reads their lpns, and the replay after a power cut runs the scan's
+// second pass over them, hybrid_replay.cc) — and whether it is its lpn's current record:
+// cur_ and mapped_ follow from those states, so the per-lpn map costs no bytes of its own; the
+// free queue, FAST's random log blocks and BAST's log blocks in their order; the blocks a scan
+// mount could not place (extras) per logical block; the sequence counter and the LRU clock.
+// Derived, not saved: the data / log maps, FAST's sequential log block, per-block record
+// counts, the bad-block count, the unsettled set.
 // Invariants kept by every change and relied on here (verified when saving): a page at or past
-// its block's write pointer holds no record; only free, erased blocks are marked erased; only a
-// block holding data (data, log, random, extra) has pages, a logical block, an LRU clock, or is
-// retiring or scrubbing.
+// its block's write pointer holds no record; a record's seq is below the sequence counter;
+// only free, erased blocks are marked erased; only a block holding data (data, log, random,
+// extra) has a logical block, an LRU clock, current records, or is retiring or scrubbing; a
+// free block not erased may have pages (the stale records a scan mount found there).
+// Format 2 (tag HYB2); format 1 (HYBR, without the pages' seq and aux) is refused: the mount
+// scans, and the next checkpoint writes format 2.
 // Nothing on flash is read: the tables are the whole state (the engine keeps nothing in NVM).
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "flash/ftl/hybrid_store.h"
@@ -26,8 +32,9 @@ namespace {
 
 // A block's flags byte (docs/format.md §13.3).
 constexpr uint8_t kFlagErased = 1, kFlagRetiring = 2, kFlagScrubbing = 4;
-// A page's 2-bit state.
-constexpr uint8_t kPageStale = 0, kPageData = 1, kPageTrim = 2;
+// A page's 2-bit state: not current (a data record, or none), its lpn's current data or trim
+// record, a trim record not current.
+constexpr uint8_t kPageStale = 0, kPageData = 1, kPageTrim = 2, kPageStaleTrim = 3;
 constexpr uint8_t kRoles = 7;  // Role values 0..6
 // Memory an ordered-set entry takes (red-black node: 3 pointers and a colour, the value).
 constexpr uint64_t kTreeNode = 40;
@@ -41,8 +48,7 @@ std::string HybridStore::block_entry_error(uint32_t b, uint8_t role, uint8_t fla
   const std::string r = "role " + std::to_string(role);
   if (role >= kRoles) return "role " + std::to_string(role) + " unknown";
   const Role ro = Role(role);
-  const bool holds =
-      ro == Role::kData || ro == Role::kLog || ro == Role::kRandom || ro == Role::kExtra;
+  const bool holds = holds_data(ro);
   if ((b < kSuperblockBlocks) != (ro == Role::kReserved))
     return r + " (the superblock blocks, and only they, are reserved)";
   if ((flags & ~(kFlagErased | kFlagRetiring | kFlagScrubbing)) != 0 ||
@@ -52,7 +58,9 @@ std::string HybridStore::block_entry_error(uint32_t b, uint8_t role, uint8_t fla
   const bool has_lbn = holds && ro != Role::kRandom;
   if (has_lbn ? lbn >= data_.size() : lbn != kNone)
     return "logical block " + std::to_string(lbn) + " does not fit " + r;
-  if (!holds && (wp != 0 || last_use != 0)) return r + " holds no data but has pages or a clock";
+  const bool may_have_pages = holds || (ro == Role::kFree && !(flags & kFlagErased));
+  if ((!may_have_pages && wp != 0) || (!holds && last_use != 0))
+    return r + " holds no data but has pages or a clock";
   if (wp > ppb()) return "write pointer " + std::to_string(wp) + " past the block";
   return "";
 }
@@ -64,7 +72,7 @@ Status HybridStore::save_tables(TableWriter& w) const {
     return Status::error(Errc::kCorrupt, "hybrid tables: " + m);
   };
   const uint32_t nblocks = uint32_t(blocks_.size());
-  w.tag("HYBR");
+  w.tag("HYB2");
   w.u8(uint8_t(params_.ftl));
   w.u32(nblocks);
   w.u32(ppb());
@@ -95,11 +103,22 @@ Status HybridStore::save_tables(TableWriter& w) const {
     for (uint32_t i = 0; i < blk.wp; i++) {
       const Ppa p = ppa(b, i);
       const uint32_t l = page_lpn_[p];
+      if (l != kNone && (page_seq_[p] == 0 || page_seq_[p] >= next_seq_))
+        return broken("block " + std::to_string(b) + " page " + std::to_string(i) + ": seq " +
+                      std::to_string(page_seq_[p]) + " (next " + std::to_string(next_seq_) + ")");
       w.u32(l);
+      w.u64(page_seq_[p]);
+      w.u32(page_aux_[p]);
+      uint8_t st = l != kNone && page_trim_[p] ? kPageStaleTrim : kPageStale;
       if (l != kNone && l < cur_.size() && cur_[l] == p) {
-        states[i / 4] |= uint8_t((mapped_[l] ? kPageData : kPageTrim) << (2 * (i % 4)));
+        if (mapped_[l] == page_trim_[p])
+          return broken("logical page " + std::to_string(l) + ": mapped " +
+                        std::to_string(mapped_[l]) + " at a " +
+                        (page_trim_[p] ? "trim" : "data") + " record");
+        st = mapped_[l] ? kPageData : kPageTrim;
         current++;
       }
+      states[i / 4] |= uint8_t(st << (2 * (i % 4)));
     }
     w.bytes(states);
   }
@@ -129,7 +148,9 @@ Status HybridStore::save_tables(TableWriter& w) const {
 
 uint64_t HybridStore::table_bytes() const {
   uint64_t n = 4 * uint64_t(cur_.capacity()) + mapped_.capacity() / 8 +
-               4 * uint64_t(page_lpn_.capacity()) + sizeof(Block) * uint64_t(blocks_.capacity()) +
+               4 * uint64_t(page_lpn_.capacity()) + 8 * uint64_t(page_seq_.capacity()) +
+               4 * uint64_t(page_aux_.capacity()) + page_trim_.capacity() / 8 +
+               sizeof(Block) * uint64_t(blocks_.capacity()) +
                4 * uint64_t(data_.capacity() + log_.capacity()) +
                sizeof(std::vector<uint32_t>) * uint64_t(extras_.capacity()) +
                kTreeNode * (unsettled_.size() + scrubbing_.size()) +
@@ -150,7 +171,11 @@ Status HybridStore::mount_tables(Nand& nand, const StoreParams& given, CommitMod
   const uint32_t nlpns = uint32_t(s->cur_.size()), nlbns = uint32_t(s->data_.size());
   auto done = [&]() { return r.status().is_ok(); };
 
-  r.tag("HYBR");
+  if (const auto t = r.bytes(4); t.size() == 4 && std::memcmp(t.data(), "HYBR", 4) == 0)
+    r.fail("checkpoint: hybrid tables of format 1 (without the pages' sequence numbers, which "
+           "a replay needs): the mount scans");
+  else if (t.size() == 4 && std::memcmp(t.data(), "HYB2", 4) != 0)
+    r.fail("checkpoint: expected section 'HYB2', found another");
   const uint8_t ftl = r.u8();
   const uint32_t blocks = r.u32(), ppb = r.u32(), lpns = r.u32(), logs = r.u32();
   if (done() && (ftl != uint8_t(params.ftl) || blocks != nblocks || ppb != P || lpns != nlpns ||
@@ -197,23 +222,38 @@ Status HybridStore::mount_tables(Nand& nand, const StoreParams& given, CommitMod
       case Role::kBad: s->bad_count_++; break;
       default: break;
     }
-    // The pages' lpns, then their states.
-    if (!r.check_count(blk.wp, 4, "hybrid page")) break;
+    // The pages' records, then their states.
+    if (!r.check_count(blk.wp, 16, "hybrid page")) break;
     for (uint32_t i = 0; i < blk.wp; i++) {
+      const Ppa p = s->ppa(b, i);
       const uint32_t l = r.u32();
+      const uint64_t seq = r.u64();
+      const uint32_t aux = r.u32();
       if (l != kNone && !r.check(l, nlpns, "hybrid page's logical page")) break;
-      s->page_lpn_[s->ppa(b, i)] = l;
+      if (!done()) break;
+      if (l == kNone ? seq != 0 || aux != 0
+                     : seq == 0 || seq >= s->next_seq_ || aux_merge_records(aux) > P) {
+        r.fail(where + " page " + std::to_string(i) + ": record (seq " + std::to_string(seq) +
+               ", aux " + std::to_string(aux) + ") out of range");
+        break;
+      }
+      s->page_lpn_[p] = l;
+      s->page_seq_[p] = seq;
+      s->page_aux_[p] = aux;
     }
     const auto states = r.bytes((blk.wp + 3) / 4);
     for (uint32_t i = 0; i < blk.wp && done(); i++) {
       const Ppa p = s->ppa(b, i);
       const uint8_t st = (states[i / 4] >> (2 * (i % 4))) & 3;
       const uint32_t l = s->page_lpn_[p];
-      if (st == kPageStale) continue;
-      if (st != kPageData && st != kPageTrim) {
-        r.fail(where + " page " + std::to_string(i) + ": state 3");
-      } else if (l == kNone) {
-        r.fail(where + " page " + std::to_string(i) + ": current, but holds no record");
+      s->page_trim_[p] = st == kPageTrim || st == kPageStaleTrim;
+      if (l == kNone && st != kPageStale) {
+        r.fail(where + " page " + std::to_string(i) + ": state " + std::to_string(st) +
+               ", but holds no record");
+      } else if (st != kPageData && st != kPageTrim) {
+        continue;
+      } else if (!holds_data(blk.role)) {
+        r.fail(where + " page " + std::to_string(i) + ": current in a block holding no data");
       } else if (s->cur_[l] != kNoPpa) {
         r.fail("checkpoint: hybrid logical page " + std::to_string(l) + " has two current records");
       } else {

@@ -132,16 +132,12 @@ struct CheckpointRead {
   MountReport replay;
 };
 
-// The engines that replay declared blocks after a power cut (PdlStore, with its write buffer
-// in NVM too; IplStore, with its log areas in NVM too; StableBuffer over the page FTL): their
-// guard declares blocks in summary pages instead of writing "stale".
+// The engines that replay declared blocks after a power cut — every one: PdlStore (with its
+// write buffer in NVM too), IplStore (with its log areas in NVM too), HybridStore (BAST, FAST),
+// StableBuffer over any FTL device; their guard declares blocks in summary pages instead of
+// writing "stale". (Only the pdl and ipl methods keep data in NVM: StoreParams::validate.)
 bool has_replay(const StoreParams& params) {
-  return (params.nvm_bytes == 0 || params.method == Method::kPdl ||
-          params.method == Method::kIpl) &&
-         (params.method == Method::kPdl || params.method == Method::kOpu ||
-          in_page(params.method) ||
-          ((params.method == Method::kFtl || params.method == Method::kStableBuffer) &&
-           params.ftl == FtlKind::kPage));
+  return params.nvm_bytes == 0 || params.method == Method::kPdl || params.method == Method::kIpl;
 }
 
 // An engine with replay that keeps state in NVM reads it again when it replays (PDL's write
@@ -160,6 +156,8 @@ Status replay_engine(Nand& view, const StoreParams& params, CommitMode mode, Tab
     return IplStore::replay(view, params, mode, r, declared, out, report);
   if (has_replay(params) && params.method == Method::kStableBuffer)  // (the device through here)
     return SbStore::replay(view, params, r, declared, replay_engine, out, report);
+  if (has_replay(params) && params.method == Method::kFtl && params.ftl != FtlKind::kPage)
+    return HybridStore::replay(view, params, r, declared, out, report);
   if (has_replay(params))
     return PdlStore::replay(view, params,
                             params.method == Method::kFtl ? CommitMode::kPerPage : mode, r,

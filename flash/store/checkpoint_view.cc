@@ -36,12 +36,14 @@ void CheckpointView::start_summaries(uint64_t gen, SummaryCursor* cursor,
 }
 
 bool CheckpointView::due() const {
+  if (lapsed_) return true;  // (stale while summaries were on: a new checkpoint restarts them)
   if (!summaries_) return false;
   // Room: at least one summary page per block still allowed before the hard cap.
   return n_declared_ >= budget_ || !cursor_->usable;
 }
 
 bool CheckpointView::overdue() const {
+  if (lapsed_) return true;
   if (!summaries_) return false;
   return n_declared_ >= budget_ + budget_ / 2 || !cursor_->usable;
 }
@@ -77,6 +79,7 @@ Status CheckpointView::declare(std::span<const uint32_t> blocks, Done done, Mark
       if (st.is(Errc::kPowerCut) || st.is(Errc::kIoError)) return st;
     }
     summaries_ = false;  // no declaration possible: the checkpoint becomes stale
+    lapsed_ = true;
   }
   return guard();
 }
@@ -85,6 +88,7 @@ Status CheckpointView::make_stale() { return guard(); }
 
 Status CheckpointView::guard() {
   if (!armed_) return Status::ok();
+  if (summaries_) lapsed_ = true;
   summaries_ = false;
   Status st = erase_only_ ? Status::error(Errc::kUnsupported, "checkpoint: format 6 or 7 area")
                           : log_.append_stale();

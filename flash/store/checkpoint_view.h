@@ -23,7 +23,9 @@
 // mount that replayed — programs an empty summary page, "the NVM changed", so that the mount
 // after a power cut replays even if no block was declared; for any other engine an NVM write
 // ends summaries as a failed declaration does. due(): budget blocks are declared, or the
-// area's room is low — the store writes a new checkpoint at its next sync.
+// area's room is low, or summaries lapsed (a declaration could not be made: the checkpoint
+// went stale while they were on) — the store writes a new checkpoint at its next sync, so a
+// power cut after that sync replays again.
 #pragma once
 
 #include <vector>
@@ -45,6 +47,7 @@ class CheckpointView final : public Nand {
     armed_ = on;
     fired_ = false;
     summaries_ = false;
+    lapsed_ = false;
     declared_.assign(geo_.blocks, 0);
     n_declared_ = 0;
     nvm_declared_ = false;
@@ -72,6 +75,9 @@ class CheckpointView final : public Nand {
   uint32_t declared_blocks() const { return n_declared_; }
   uint64_t summary_pages() const { return summary_pages_; }
   bool due() const;
+  // A checkpoint due because summaries lapsed could not be written: not due again for that
+  // (the next clean close writes one).
+  void forget_lapse() { lapsed_ = false; }
   // Due for half the budget again (or the summary room low): the store writes the periodic
   // checkpoint itself, though a client that writes them (set_client_checkpoints) has not.
   bool overdue() const;
@@ -116,6 +122,7 @@ class CheckpointView final : public Nand {
   bool armed_ = false;
   bool fired_ = false;
   bool summaries_ = false;
+  bool lapsed_ = false;  // summaries ended by the stale guard since start_summaries
   uint64_t gen_ = 0;
   SummaryCursor* cursor_ = nullptr;
   bool erase_only_ = false;

@@ -125,6 +125,7 @@ Status CheckpointedStore::sync() {
   if (client_checkpoints_ && !view_->overdue()) return Status::ok();  // (the client's turn)
   const Status st = write_checkpoint({});
   if (st.is(Errc::kPowerCut) || st.is(Errc::kIoError)) return st;
+  if (!st.is_ok()) view_->forget_lapse();  // (no new attempt at every sync)
   return Status::ok();
 }
 

@@ -9,9 +9,11 @@
 // must answer alike, program and erase alike, and save the same tables at every sync — the
 // restored store is the saved one, not just one mapping the same pages.
 // Also: a save before the StableBuffer's directory is committed, or by a halted store, is
-// refused; tables of another configuration are corrupt, not misread.
+// refused; tables of another configuration, or of the older format 1, are corrupt, not
+// misread.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -280,19 +282,23 @@ TEST_CASE("FTL tables: tables of another configuration are corrupt, not misread"
   std::vector<std::string> log;
   workload(*s, 0xc0f, 200, &log);
   const std::vector<uint8_t> saved = tables(*s);
-  auto mount_as = [&](StoreParams p) {
+  auto mount_as = [&](StoreParams p, const std::vector<uint8_t>& bytes) {
     REQUIRE(resolve_store_params(&p, kGeo).is_ok());
-    TableReader r(saved);
+    TableReader r(bytes);
     std::unique_ptr<PageStore> out;
     const Status st = mount_store_tables(*nand, p, CommitMode::kPerPage, r, &out);
     INFO(st.to_string());
     REQUIRE(st.is(Errc::kCorrupt));
     return std::string(st.message());
   };
-  CHECK(mount_as(hybrid(FtlKind::kFast)).find("not this store's") != std::string::npos);
+  CHECK(mount_as(hybrid(FtlKind::kFast), saved).find("not this store's") != std::string::npos);
   StoreParams fewer = hybrid(FtlKind::kBast);
   fewer.log_blocks = 3;
-  CHECK(mount_as(fewer).find("not this store's") != std::string::npos);
+  CHECK(mount_as(fewer, saved).find("not this store's") != std::string::npos);
   // The device's tables where a StableBuffer's are expected: its section is missing.
-  CHECK(mount_as(stablebuffer(FtlKind::kBast)).find("SBDV") != std::string::npos);
+  CHECK(mount_as(stablebuffer(FtlKind::kBast), saved).find("SBDV") != std::string::npos);
+  // Format 1 (tag HYBR: no seq and aux per page, which a replay needs) is refused by name.
+  std::vector<uint8_t> older = saved;
+  std::copy_n("HYBR", 4, older.begin());
+  CHECK(mount_as(hybrid(FtlKind::kBast), older).find("format 1") != std::string::npos);
 }

@@ -36,21 +36,20 @@ struct CkConfig {
   Method method;
   FtlKind ftl;
   CommitMode mode;
-  // The engine replays declared blocks after a power cut (else: "stale", then a scan).
-  bool replays = true;
   uint32_t log_pages = 0;  // IPL: its log region, in pages per erase block
   uint64_t grown_bad = 0;  // > 0: the workload's grown_bad-th flash operation fails its block
   uint32_t table_cache = 0;  // > 0: clean table pages per paged table (and the fold bound)
   uint32_t nvm_bytes = 0;    // > 0: PDL's write buffer in that much NVM (method=pdl&nvm=)
 };
 
-// PDL, OPU with atomic commit, the page FTL and IPL with atomic commit (all replay).
+// PDL, OPU with atomic commit, the page FTL, IPL with atomic commit and FAST.
 inline const std::vector<CkConfig>& ck_configs() {
   static const std::vector<CkConfig> all = {
-      {"pdl atomic", Method::kPdl, FtlKind::kNone, CommitMode::kGroup, true},
-      {"opu atomic", Method::kOpu, FtlKind::kNone, CommitMode::kGroup, true},
-      {"ftl page", Method::kFtl, FtlKind::kPage, CommitMode::kPerPage, true},
-      {"ipl atomic", Method::kIpl, FtlKind::kNone, CommitMode::kGroup, true, 2},
+      {"pdl atomic", Method::kPdl, FtlKind::kNone, CommitMode::kGroup},
+      {"opu atomic", Method::kOpu, FtlKind::kNone, CommitMode::kGroup},
+      {"ftl page", Method::kFtl, FtlKind::kPage, CommitMode::kPerPage},
+      {"ipl atomic", Method::kIpl, FtlKind::kNone, CommitMode::kGroup, 2},
+      {"fast", Method::kFtl, FtlKind::kFast, CommitMode::kPerPage},
   };
   return all;
 }

@@ -12,8 +12,8 @@
 //     "checkpoint", no page scanned — passes integrity_check and pdl_check and holds the same
 //     rows;
 //   * a change committed and then a crash (the chip frozen, EmulatedNand::cut_power_after(0),
-//     before the connections close: nothing of the close reaches the chip) reopens by scan,
-//     scan_reason "changed since the checkpoint" (the guard's stale entry), holding every
+//     before the connections close: nothing of the close reaches the chip) reopens from the
+//     checkpoint by replaying the blocks the summary pages declared since, holding every
 //     acknowledged commit;
 //   * a power cut at every mutating operation of the close after a change (the Volume's close,
 //     then the checkpoint: area erases, area pages, the log entry), each reopened: intact,
@@ -40,11 +40,6 @@ const char* const kLargeChip =
 struct Config {
   std::string method;  // URI value of method= with its parameters
   std::string commit;  // "atomic" or "journal"
-  // After a power cut the mount replays the blocks declared since the checkpoint.
-  bool replays() const {
-    return method == "pdl" || method == "opu" || method == "ftl" || method == "ipl" ||
-           method == "ipu";
-  }
 };
 
 std::vector<Config> configs() {
@@ -110,7 +105,7 @@ void crash_now(const std::string& path) {
 }  // namespace
 
 TEST_CASE("a clean close leaves a checkpoint the next open mounts from; a crash after a change "
-          "makes it replay the declared blocks (PDL, OPU, page FTL) or scan, keeping every commit",
+          "makes it replay the declared blocks, keeping every commit",
           "[vfs][checkpoint]") {
   use_pdl_vfs();
   seed_sqlite_prng();
@@ -144,21 +139,14 @@ TEST_CASE("a clean close leaves a checkpoint the next open mounts from; a crash 
     REQUIRE(pdl::vfs::device_of(path) == nullptr);
     Conn db(uri(c, path));
     const Json j = stats(db);
-    // PDL, OPU, the page FTL, IPL and IPU declared the changes after the checkpoint in summary
-    // pages (the log still names the checkpoint) and re-read only the declared blocks; the
-    // others wrote "stale" at the first change and scan.
-    if (c.replays()) {
-      CHECK(json_string(j, "checkpoint.log.entry") == "checkpoint");
-      CHECK(json_number(j, "checkpoint.summary_pages") >= 1);
-      CHECK(json_string(j, "checkpoint.mount") == "checkpoint");
-      CHECK(json_number(j, "checkpoint.replayed_blocks") >= 1);
-      CHECK(json_number(j, "mount.pages_scanned") <
-            json_number(j, "checkpoint.replayed_blocks") * 64 + 64);
-    } else {
-      CHECK(json_string(j, "checkpoint.mount") == "scan");
-      CHECK(json_string(j, "checkpoint.scan_reason") == "changed since the checkpoint");
-      CHECK(json_string(j, "checkpoint.log.entry") == "stale");
-    }
+    // Every engine declared the changes after the checkpoint in summary pages (the log still
+    // names the checkpoint) and re-read only the declared blocks.
+    CHECK(json_string(j, "checkpoint.log.entry") == "checkpoint");
+    CHECK(json_number(j, "checkpoint.summary_pages") >= 1);
+    CHECK(json_string(j, "checkpoint.mount") == "checkpoint");
+    CHECK(json_number(j, "checkpoint.replayed_blocks") >= 1);
+    CHECK(json_number(j, "mount.pages_scanned") <
+          json_number(j, "checkpoint.replayed_blocks") * 64 + 64);
     CHECK(json_number(j, "mount.pages_scanned") > 0);
     check_intact(db);
     REQUIRE(content(db) == after);
@@ -240,18 +228,14 @@ TEST_CASE("a read-only open writes nothing: no checkpoint, no stale entry", "[vf
     const std::string& path = scratch.str();
     const std::string rows = create(c, path, 3);
     for (int round = 0; round < 2; round++) {
-      INFO((round == 0 ? "checkpoint current" : "a crash after a change: replay or scan"));
+      INFO((round == 0 ? "checkpoint current" : "a crash after a change: a replay"));
       const std::string bytes = read_file_bytes(path);
       {
         Conn db(uri(c, path), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
         const Json j = stats(db);
-        // (After the crash PDL, OPU, the page FTL, IPL and IPU replay the blocks their
-        // summaries declared; the others scan.)
-        const bool replays = c.replays();
-        CHECK(json_string(j, "checkpoint.mount") ==
-              (round == 0 || replays ? "checkpoint" : "scan"));
-        if (round == 1 && replays)
-          CHECK(json_number(j, "checkpoint.replayed_blocks") >= 1);
+        // (After the crash the mount replays the blocks the summaries declared.)
+        CHECK(json_string(j, "checkpoint.mount") == "checkpoint");
+        if (round == 1) CHECK(json_number(j, "checkpoint.replayed_blocks") >= 1);
         check_intact(db);
         if (round == 0) REQUIRE(content(db) == rows);
       }
