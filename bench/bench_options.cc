@@ -102,17 +102,17 @@ bool parse_exps(const std::string& list, Options* o, std::string* err) {
 int parse_args(int argc, char** argv, Options* o) {
   cli::CommandLine cl({"pdl-bench", {"--exp LIST [options]"}, kDescription, kExitStatus,
                        cli::Repeats::kLastWins});
-  CLI::App& app = cl.app();
+  cli::App& app = cl.app();
   std::string exps, methods, obsolete, sweep_obsolete, placement, victim;
   // The lists are checked as given, by the same functions that read them afterwards.
-  const CLI::Validator exp_list(
+  const cli::Validator exp_list(
       [](std::string& s) -> std::string {
         Options scratch;
         std::string err;
         return parse_exps(s, &scratch, &err) ? "" : err;
       },
       "");
-  const CLI::Validator modes(
+  const cli::Validator modes(
       [](std::string& s) -> std::string {
         std::vector<ObsoleteMode> m;
         return parse_modes(s, &m) ? "" : "expected spare, memory or both, got '" + s + "'";
@@ -121,7 +121,7 @@ int parse_args(int argc, char** argv, Options* o) {
   const char* const kWhat = "what to run";
   app.add_option("--exp", exps, kExperiments)
       ->type_name("LIST")->required()->check(exp_list)->group(kWhat);
-  CLI::Option* methods_opt = app.add_option("--methods", methods,
+  cli::Option* methods_opt = app.add_option("--methods", methods,
                  "comma-separated method keys: pdl256, pdl2k, opu, ipu, ipl18k,\n"
                  "ipl64k, ipl18k-diff, ipl64k-diff, ...; with NVM beside the chip:\n"
                  "pdl-nvm, pdl2k-nvm, ipl-pcram, ipl-pcram512")
@@ -139,7 +139,7 @@ int parse_args(int argc, char** argv, Options* o) {
       ->group(kWhat);
 
   const char* const kScale = "scale";
-  CLI::Option* quick = app.add_flag("--quick", o->quick,
+  cli::Option* quick = app.add_flag("--quick", o->quick,
                                     "every experiment on a 256-block chip, 3 GC rounds of warm-up")
                            ->group(kScale);
   app.add_flag("--paper-scale", o->paper,
@@ -172,7 +172,7 @@ int parse_args(int argc, char** argv, Options* o) {
                  "chip sizes, each filled (--mount-fill) and mounted after a clean\n"
                  "unmount and after a power cut, each mount in a fresh process")
       ->type_name("LIST")
-      ->check(CLI::Validator(
+      ->check(cli::Validator(
           [](std::string& s) -> std::string {
             std::vector<uint64_t> v;
             std::string err;
@@ -184,7 +184,7 @@ int parse_args(int argc, char** argv, Options* o) {
                  "also measure chips up to this size without a checkpoint area\n"
                  "(the full scan of every spare area)")
       ->type_name("SIZE")
-      ->check(CLI::Validator(
+      ->check(cli::Validator(
           [](std::string& s) -> std::string {
             uint64_t b = 0;
             return parse_size(s, &b) ? "" : "expected a size (4G), got '" + s + "'";
@@ -203,7 +203,7 @@ int parse_args(int argc, char** argv, Options* o) {
       ->group(kMount);
   app.add_option("--work-dir", o->work_dir,
                  "directory for the sparse image files (each removed once measured)")
-      ->type_name("DIR")->check(CLI::Validator(CLI::ExistingDirectory).description(""))
+      ->type_name("DIR")->check(cli::existing_directory())
       ->default_str("a scratch directory in $TMPDIR, removed after")->group(kMount);
   app.add_flag("--mount-tamper", o->mount_tamper)->group("");  // test hook (tests/bench)
 
@@ -215,7 +215,7 @@ int parse_args(int argc, char** argv, Options* o) {
                  "PDL/OPU garbage collection's victim: greedy (fewest valid pages)\n"
                  "or oldest (JFFS's order, the collection the PDL paper cites)")
       ->type_name("P")
-      ->check(CLI::Validator(
+      ->check(cli::Validator(
           [](std::string& s) -> std::string {
             return s == "greedy" || s == "oldest" ? ""
                                                   : "expected greedy or oldest, got '" + s + "'";
@@ -234,13 +234,13 @@ int parse_args(int argc, char** argv, Options* o) {
   app.add_option("--placement", placement,
                  "where a change's bytes go: fields (--change-run bytes at random\n"
                  "places), run (one contiguous run at a random offset) or both")
-      ->type_name("P")->check(CLI::IsMember({"fields", "run", "both"}))
+      ->type_name("P")->check(cli::is_member({"fields", "run", "both"}))
       ->default_str("fields; --exp all both")->group(kWorkload);
   app.add_option("--logical-page", o->logical_page,
                  "bytes of a logical page: k consecutive flash pages read, changed\n"
                  "(%ChangedByOneU_Op of k pages) and written back per operation")
       ->type_name("BYTES")
-      ->check(CLI::Validator(
+      ->check(cli::Validator(
           [](std::string& v) -> std::string {
             const unsigned long n = std::strtoul(v.c_str(), nullptr, 10);
             return n >= 2048 && n <= (1u << 20) && n % 2048 == 0 &&

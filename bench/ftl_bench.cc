@@ -251,9 +251,9 @@ std::string json_of(const Options& o, const std::vector<Record>& recs, uint64_t 
 static int run(int argc, char** argv) {
   Options o;
   cli::CommandLine cl({"pdl-ftlbench", {"[options]"}, kDescription, kExitStatus});
-  CLI::App& app = cl.app();
+  cli::App& app = cl.app();
   std::string methods, caches, settings;
-  CLI::Option* keys = app.add_option("--keys", o.keys, "random-key inserts")
+  cli::Option* keys = app.add_option("--keys", o.keys, "random-key inserts")
       ->type_name("N")->check(cli::integer(1, 100000000))->default_str("200000; --paper 1000000");
   app.add_flag("--paper", o.paper, "the paper's scale: 1,000,000 keys");
   app.add_option("--methods", methods, "catalogue keys")
@@ -281,7 +281,7 @@ static int run(int argc, char** argv) {
   if (!settings.empty()) o.settings = split_list(settings);
   if (!caches.empty()) {
     o.cache_pct.clear();
-    const CLI::Validator pct = cli::number(1e-6, 1000);
+    const cli::Validator pct = cli::number(1e-6, 1000);
     for (std::string v : split_list(caches)) {
       if (const std::string why = pct(v); !why.empty()) return cl.error("--cache-pct: " + why);
       o.cache_pct.push_back(std::strtod(v.c_str(), nullptr));

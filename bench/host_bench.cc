@@ -290,9 +290,9 @@ std::string json_report(const Options& o, const std::vector<Config>& configs) {
 static int run(int argc, char** argv) {
   Options o;
   pdl::cli::CommandLine cl({"pdl-hostbench", {"[options]"}, kDescription, kExitStatus});
-  CLI::App& app = cl.app();
+  pdl::cli::App& app = cl.app();
   std::string workloads, journals, bulk_journals, tpcc_journals, commits;
-  const CLI::Validator journal = pdl::cli::list_of(
+  const pdl::cli::Validator journal = pdl::cli::list_of(
       {"delete", "truncate", "persist", "memory", "wal", "off"}, "journal mode");
   app.add_option("--workloads", workloads, "rows, bulk and/or tpcc")
       ->type_name("LIST")->check(pdl::cli::list_of({"rows", "bulk", "tpcc"}, "workload"))

@@ -240,9 +240,9 @@ std::string json_of(const Options& o, const std::vector<MethodRun>& runs, uint64
 static int run(int argc, char** argv) {
   Options o;
   cli::CommandLine cl({"pdl-nvmbench", {"[options]"}, kDescription, kExitStatus});
-  CLI::App& app = cl.app();
+  cli::App& app = cl.app();
   std::string methods;
-  CLI::Option* records = app.add_option("--records", o.records, "records inserted, then retrieved")
+  cli::Option* records = app.add_option("--records", o.records, "records inserted, then retrieved")
       ->type_name("N")->check(cli::integer(1, 100000000))
       ->default_str("200000; --quick 20000; --paper 5000000");
   app.add_flag("--quick", o.quick, "20,000 records");
@@ -250,7 +250,7 @@ static int run(int argc, char** argv) {
   app.add_option("--methods", methods, "catalogue keys (IPL flash-only or with PCRAM)")
       ->type_name("LIST")->default_str(kDefaultMethods);
   app.add_option("--db-page", o.db_page, "SQLite page size (the paper's 8 KB)")
-      ->type_name("BYTES")->check(CLI::IsMember({1024, 2048, 4096, 8192, 16384, 32768, 65536}))
+      ->type_name("BYTES")->check(cli::is_member({1024, 2048, 4096, 8192, 16384, 32768, 65536}))
       ->capture_default_str();
   app.add_option("--buffer-pct", o.buffer_pct,
                  "SQLite's cache, % of the database's final pages (the paper's 20 MB of 360 MB)")

@@ -152,7 +152,7 @@ pdl::Status run(const Options& o, const std::string& uri, const std::string& vfs
 static int run(int argc, char** argv) {
   Options o;
   pdl::cli::CommandLine cl({"pdl-sqlbench", {"[options]"}, kDescription, kExitStatus});
-  CLI::App& app = cl.app();
+  pdl::cli::App& app = cl.app();
   std::string methods, journals, commits, obsoletes;
   app.add_option("--rows", o.rows, "transactions per phase")
       ->type_name("N")->check(pdl::cli::integer(1, INT32_MAX))->capture_default_str();

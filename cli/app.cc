@@ -1,5 +1,9 @@
-// app.cc — the house setup of CLI11 (app.h): help layout, error wording, validators.
+// app.cc — the house setup of CLI11 (app.h): help layout, error wording, validators, and the
+// layer over CLI::App, CLI::Option and CLI::Validator through which the programs use them. The
+// one translation unit that compiles CLI11.
 #include "cli/app.h"
+
+#include <CLI/CLI.hpp>
 
 #include <cerrno>
 #include <cmath>
@@ -60,16 +64,91 @@ std::string shown(const CLI::Option* o) {
 
 }  // namespace
 
-CommandLine::CommandLine(Program program) : program_(std::move(program)), app_("", program_.name) {
-  app_.formatter(std::make_shared<Formatter>(&program_));
-  app_.set_help_flag("-h,--help", "this help");
+Validator::Validator(Check check, std::string description)
+    : v_(std::make_shared<const CLI::Validator>(std::move(check), std::move(description))) {}
+
+std::string Validator::operator()(std::string& value) const { return (*v_)(value); }
+
+Option* Option::type_name(std::string name) {
+  o_->type_name(std::move(name));
+  return this;
 }
 
-std::string CommandLine::help() const { return app_.help(); }
+Option* Option::check(const Validator& v) {
+  o_->check(v.get());
+  return this;
+}
+
+Option* Option::capture_default_str() {
+  o_->capture_default_str();
+  return this;
+}
+
+Option* Option::default_str(std::string value) {
+  o_->default_str(std::move(value));
+  return this;
+}
+
+Option* Option::group(std::string name) {
+  o_->group(name);
+  return this;
+}
+
+Option* Option::required() {
+  o_->required();
+  return this;
+}
+
+Option* Option::excludes(Option* other) {
+  o_->excludes(other->o_);
+  return this;
+}
+
+size_t Option::count() const { return o_->count(); }
+
+Option* App::keep(CLI::Option* o) {
+  options_.push_back(std::make_unique<Option>(o));
+  return options_.back().get();
+}
+
+template <typename T>
+Option* App::add_option(std::string name, T& v, std::string help) {
+  return keep(app_->add_option(std::move(name), v, std::move(help)));
+}
+// The variable types the programs use (app.h).
+template Option* App::add_option(std::string, std::string&, std::string);
+template Option* App::add_option(std::string, std::vector<std::string>&, std::string);
+template Option* App::add_option(std::string, uint64_t&, std::string);
+template Option* App::add_option(std::string, uint32_t&, std::string);
+template Option* App::add_option(std::string, int64_t&, std::string);
+template Option* App::add_option(std::string, int&, std::string);
+template Option* App::add_option(std::string, double&, std::string);
+
+Option* App::add_flag(std::string name, bool& v, std::string help) {
+  return keep(app_->add_flag(std::move(name), v, std::move(help)));
+}
+
+Option* App::add_flag(std::string name, const std::string& help) {
+  return keep(app_->add_flag(std::move(name), help));  // const: CLI11 takes it as the help
+}
+
+size_t App::count(std::string name) const { return app_->count(name); }
+
+CommandLine::CommandLine(Program program)
+    : program_(std::move(program)),
+      app_(std::make_unique<CLI::App>("", program_.name)),
+      front_(app_.get()) {
+  app_->formatter(std::make_shared<Formatter>(&program_));
+  app_->set_help_flag("-h,--help", "this help");
+}
+
+CommandLine::~CommandLine() = default;
+
+std::string CommandLine::help() const { return app_->help(); }
 
 void CommandLine::apply_repeats() {
-  for (CLI::Option* o : app_.get_options()) {
-    if (!o->nonpositional() || o == app_.get_help_ptr()) continue;
+  for (CLI::Option* o : app_->get_options()) {
+    if (!o->nonpositional() || o == app_->get_help_ptr()) continue;
     if (o->get_items_expected_max() == 0) o->disable_flag_override();  // "--quick=1"
     if (o->get_items_expected_max() <= 1)
       o->multi_option_policy(program_.repeats == Repeats::kRefused
@@ -87,7 +166,7 @@ int CommandLine::parse(const std::vector<std::string>& words) {
   apply_repeats();
   std::vector<std::string> reversed(words.rbegin(), words.rend());  // CLI11's order
   try {
-    app_.parse(reversed);
+    app_->parse(reversed);
   } catch (const CLI::CallForHelp&) {
     std::fputs(help().c_str(), stdout);
     return kExitOk;
@@ -103,7 +182,7 @@ int CommandLine::parse(const std::vector<std::string>& words) {
 int CommandLine::report(const CLI::ParseError& e) {
   const std::string what = e.what();
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
-    for (const CLI::Option* o : app_.get_options())
+    for (const CLI::Option* o : app_->get_options())
       if (o->nonpositional() && o->count() > 1 && o->get_items_expected_max() <= 1)
         return error(shown(o) + " given twice");
     const std::string flag_override = " was given a disallowed flag override";
@@ -112,13 +191,13 @@ int CommandLine::report(const CLI::ParseError& e) {
       return error("--" + what.substr(0, what.size() - flag_override.size()) + " takes no value");
     if (what.find(" required ") != std::string::npos && what.find(" missing") != std::string::npos) {
       const std::string name = what.substr(0, what.find(':'));
-      const CLI::Option* o = app_.get_option_no_throw(name);
+      const CLI::Option* o = app_->get_option_no_throw(name);
       return error(name + " needs a value" +
                    (o && !o->get_type_name().empty() ? " (" + o->get_type_name() + ")" : ""));
     }
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
-    const std::vector<std::string> extra = app_.remaining();
+    const std::vector<std::string> extra = app_->remaining();
     if (!extra.empty())
       return error(extra[0].size() > 1 && extra[0][0] == '-' ? "unknown option " + extra[0]
                                                              : "unexpected argument '" + extra[0] + "'");
@@ -139,8 +218,8 @@ bool parse_decimal(const std::string& s, uint64_t* v) {
   return true;
 }
 
-CLI::Validator integer(uint64_t lo, uint64_t hi) {
-  return CLI::Validator(
+Validator integer(uint64_t lo, uint64_t hi) {
+  return Validator(
       [lo, hi](std::string& s) -> std::string {
         uint64_t v = 0;
         if (parse_decimal(s, &v) && v >= lo && v <= hi) return "";
@@ -150,8 +229,8 @@ CLI::Validator integer(uint64_t lo, uint64_t hi) {
       "");
 }
 
-CLI::Validator number(double lo, double hi, bool lo_open) {
-  return CLI::Validator(
+Validator number(double lo, double hi, bool lo_open) {
+  return Validator(
       [lo, hi, lo_open](std::string& s) -> std::string {
         char* end = nullptr;
         errno = 0;
@@ -167,8 +246,8 @@ CLI::Validator number(double lo, double hi, bool lo_open) {
       "");
 }
 
-CLI::Validator one_of(std::vector<std::string> allowed) {
-  return CLI::Validator(
+Validator one_of(std::vector<std::string> allowed) {
+  return Validator(
       [allowed](std::string& s) -> std::string {
         if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) return "";
         std::string list;
@@ -179,8 +258,8 @@ CLI::Validator one_of(std::vector<std::string> allowed) {
       "");
 }
 
-CLI::Validator list_of(std::vector<std::string> allowed, std::string what) {
-  return CLI::Validator(
+Validator list_of(std::vector<std::string> allowed, std::string what) {
+  return Validator(
       [allowed, what](std::string& s) -> std::string {
         const std::vector<std::string> items = split_list(s);
         if (items.empty()) return "no " + what + " given";
@@ -195,9 +274,22 @@ CLI::Validator list_of(std::vector<std::string> allowed, std::string what) {
       "");
 }
 
-CLI::Validator non_empty(std::string what) {
-  return CLI::Validator(
+Validator non_empty(std::string what) {
+  return Validator(
       [what](std::string& s) -> std::string { return s.empty() ? "empty " + what : ""; }, "");
+}
+
+Validator is_member(std::initializer_list<const char*> values) {
+  return Validator(std::make_shared<const CLI::Validator>(CLI::IsMember(values)));
+}
+
+Validator is_member(std::initializer_list<int> values) {
+  return Validator(std::make_shared<const CLI::Validator>(CLI::IsMember(values)));
+}
+
+Validator existing_directory() {
+  return Validator(
+      std::make_shared<const CLI::Validator>(CLI::Validator(CLI::ExistingDirectory).description("")));
 }
 
 }  // namespace pdl::cli

@@ -48,14 +48,14 @@ std::string description(const Command& cmd) {
 struct CommandParser {
   cli::CommandLine cl;
   std::vector<std::string> values;  // one per cmd.options entry
-  std::vector<CLI::Option*> options;
+  std::vector<cli::Option*> options;
   std::string mtd;
   std::vector<std::string> pos;
 
   explicit CommandParser(const Command& cmd)
       : cl({std::string("pdl ") + cmd.name, {cmd.args}, description(cmd), kExitStatus}),
         values(cmd.options.size()) {
-    CLI::App& app = cl.app();
+    cli::App& app = cl.app();
     app.add_option("--mtd", mtd, "instead of IMAGE: raw NAND through Linux MTD (/dev/mtdN)")
         ->type_name("DEV")->check(cli::non_empty("device name"));
     for (size_t i = 0; i < cmd.options.size(); i++) {

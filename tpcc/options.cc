@@ -53,8 +53,8 @@ std::string check_chip(const Options& o) {
 }
 
 // `word` or an integer in [lo, hi].
-CLI::Validator word_or_integer(std::string word, uint64_t lo, uint64_t hi) {
-  return CLI::Validator(
+cli::Validator word_or_integer(std::string word, uint64_t lo, uint64_t hi) {
+  return cli::Validator(
       [word, lo, hi](std::string& s) -> std::string {
         uint64_t v = 0;
         if (s == word || (cli::parse_decimal(s, &v) && v >= lo && v <= hi)) return "";
@@ -69,18 +69,18 @@ CLI::Validator word_or_integer(std::string word, uint64_t lo, uint64_t hi) {
 Options parse_options(int argc, char** argv) {
   Options o;
   cli::CommandLine cl({"pdl-tpcc", {"[options]"}, kDescription, kExitStatus});
-  CLI::App& app = cl.app();
+  cli::App& app = cl.app();
   std::string methods, journals, commits, chip, warmup, obsolete, wear_level, sweep_cache;
   const char* const kWorkload = "workload";
   app.add_option("--warehouses", o.warehouses, "warehouses")
       ->type_name("N")->check(cli::integer(1, 1000))->capture_default_str()->group(kWorkload);
-  CLI::Option* scale = app.add_option("--scale", o.scale,
+  cli::Option* scale = app.add_option("--scale", o.scale,
                                       "shrink items and customers by F, 0 < F <= 1")
       ->type_name("F")->check(cli::number(1e-6, 1.0))->default_str("1; --quick 0.05")->group(kWorkload);
   app.add_option("--seed", o.seed, "data and transaction inputs")
       ->type_name("N")->check(cli::integer(0, UINT64_MAX))->capture_default_str()
       ->group(kWorkload);
-  CLI::Option* txns = app.add_option("--transactions", o.transactions,
+  cli::Option* txns = app.add_option("--transactions", o.transactions,
                                      "measured transactions per method")
       ->type_name("N")->check(cli::integer(1, 1ull << 40))->default_str("5000; --quick 1000")
       ->group(kWorkload);
@@ -102,7 +102,7 @@ Options parse_options(int argc, char** argv) {
 
   const char* const kMethods = "methods and images";
   // The method keys are the catalogue's (methods.h): parse_methods checks them.
-  CLI::Option* methods_opt =
+  cli::Option* methods_opt =
       app.add_option("--methods", methods,
                      "pdl, pdl2k, opu, ipu, ipl, ipl64k or all (with --sweep the paper's\n"
                      "Fig. 14 set: pdl,pdl2k,opu,ipl,ipl64k); SQLite on an FTL device\n"
@@ -125,7 +125,7 @@ Options parse_options(int argc, char** argv) {
       ->type_name("P")->check(cli::number(1e-6, 1000))->default_str("1")->group(kMethods);
   app.add_option("--chip-size", chip, "chip size of every image, e.g. 64M")
       ->type_name("SIZE")
-      ->check(CLI::Validator(
+      ->check(cli::Validator(
           [](std::string& s) -> std::string {
             uint64_t b = 0;
             return s == "auto" || parse_size(s, &b) ? ""
@@ -136,7 +136,7 @@ Options parse_options(int argc, char** argv) {
       ->default_str("auto, data <= half")->group(kMethods);
   app.add_option("--page-size", o.page, "flash page = SQLite page")
       ->type_name("BYTES")
-      ->check(CLI::Validator(
+      ->check(cli::Validator(
           [range = cli::integer(512, 32768)](std::string& s) -> std::string {
             if (std::string why = range(s); !why.empty()) return why;
             const uint64_t v = std::strtoull(s.c_str(), nullptr, 10);
@@ -247,7 +247,7 @@ Options parse_options(int argc, char** argv) {
   o.progress = !quiet;
   if (app.count("--sweep-cache")) {
     o.sweep_cache.clear();
-    const CLI::Validator size = cli::number(1e-6, 1000);
+    const cli::Validator size = cli::number(1e-6, 1000);
     for (std::string v : split_list(sweep_cache)) {
       if (const std::string why = size(v); !why.empty()) fail("--sweep-cache: " + why);
       o.sweep_cache.push_back(std::strtod(v.c_str(), nullptr));

@@ -104,7 +104,7 @@ int parse(int argc, char** argv, Options* o) {
                         "                 [--factor F] [--chip SIZE] [--block-pages N] [--dir DIR]\n"
                         "                 [--trial I] [--keep]"},
                        kDescription, kExitStatus, cli::Repeats::kLastWins});
-  CLI::App& app = cl.app();
+  cli::App& app = cl.app();
   std::string methods, commits, journals;
   app.add_option("--cuts", o->cuts, "cuts in all, over the configurations")
       ->type_name("N")->check(cli::integer(1, UINT64_MAX))->capture_default_str();
