@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/app.h"
 #include "flash/image/block_table_sizes.h"
 
 using namespace pdl;
@@ -24,13 +25,27 @@ using namespace pdl;
 int main(int argc, char** argv) {
   std::vector<uint64_t> sizes = {256, 1024, 4096, 16384, 65536};
   uint64_t rounds = 1;
-  int i = 1;
-  if (argc > 2 && std::string(argv[1]) == "--updates") {
-    rounds = std::stoull(argv[2]);
-    i = 3;
+  std::vector<std::string> mibs;
+  cli::CommandLine cl({"pdl-blkbench",
+                       {"[--updates K] [MIB...]"},
+                       "The size of the block manager's checkpointed tables (section PBLK) by "
+                       "chip size in MiB (default 256 1024 4096 16384 65536), formatted and "
+                       "after a page-mapped workload.",
+                       "exit status: 0 measured, 1 a measurement failed, 2 usage error"});
+  cl.app()
+      .add_option("--updates", rounds, "random updates, K times the pages written")
+      ->type_name("K")
+      ->check(cli::integer(1, 1000))
+      ->capture_default_str();
+  cl.app().add_option("mib", mibs, "chip sizes in MiB")->type_name("MIB")
+      ->check(cli::integer(1, 1u << 20));
+  if (const int rc = cl.parse(argc, argv); rc >= 0) return rc;
+  if (!mibs.empty()) sizes.clear();
+  for (const std::string& m : mibs) {
+    uint64_t v = 0;
+    if (!cli::parse_decimal(m, &v)) return cl.error("MIB: not a size in MiB: '" + m + "'");
+    sizes.push_back(v);
   }
-  if (i < argc) sizes.clear();
-  for (; i < argc; i++) sizes.push_back(std::stoull(argv[i]));
   std::printf("PBLK (the block manager's checkpointed tables) by chip size; 2 KiB pages, 64 per "
               "block; reads at 2 KiB per 110 us page\n");
   std::printf("%-8s %8s | %-36s | half full, then %" PRIu64 " x as many random updates\n",
