@@ -399,7 +399,8 @@ TEST_CASE("a hybrid ftl mounted by a scan keeps the stale records of the blocks 
                 << replays << " replays equal to a scan; " << revived
                 << " blocks free at a checkpoint held current records again after a replay");
     CHECK(replays == cuts);
-    if (c.ftl == FtlKind::kBast) CHECK(revived > 0);
+    // (Every cut: the one in the first merge's erase among them; the sampled run may miss it.)
+    if (c.ftl == FtlKind::kBast && stride == 1) CHECK(revived > 0);
   }
 }
 
