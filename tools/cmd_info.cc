@@ -70,7 +70,7 @@ Status gather(Image& img, InfoData* d) {
   const Status st = read_superblock(nand, resolve_store_params, &d->sb);
   nand.set_counting(true);
   PDL_TRY(st);
-  for (Lpn l = 0; l < store.logical_pages(); l++) d->mapped += store.is_mapped(l);
+  d->mapped = uint32_t(store.mapped_pages());  // (no table page read: the store keeps a count)
   std::vector<uint32_t> ec(d->geo.blocks);
   uint64_t sum = 0;
   const uint32_t store_blocks = store.nand().geometry().blocks;  // the area follows them

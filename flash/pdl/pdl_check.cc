@@ -1,7 +1,7 @@
 // pdl_check.cc — PdlStore::check(): the engine's invariants recomputed from scratch.
 //
 // Everything the engine keeps twice is compared: the reverse map against the ppmt and the open
-// group's committed entries, vdct against the lpns pointing at each differential page (current
+// group's committed entries, the ppmt's count of lpns with a base page against its entries, vdct against the lpns pointing at each differential page (current
 // and committed), `copies` against the reverse map, `in_dwb` against the write buffer, the
 // pending base page against its lpn, and each block's valid count against its pages (the
 // pinned commit page included). Free blocks must hold nothing valid. With NVM, the log must
@@ -53,9 +53,11 @@ Status PdlStore::check() const {
   auto diff_ok = [&](Ppa d) {
     return d == kNoPpa || (d < pages && p2l_.get(d) == kP2lDifferential);
   };
+  uint64_t with_base = 0;
   for (Lpn l = 0; l < ppmt_.size(); l++) {
     const PpmtEntry e = ppmt_.get(l);
     const Refs* c = committed_of(l);
+    with_base += e.base != kNoPpa;
     if (!base_ok(l, e.base, true))
       return bad("lpn " + std::to_string(l) + ": base page not in the reverse map");
     if (!diff_ok(e.diff))
@@ -74,6 +76,9 @@ Status PdlStore::check() const {
     if (groups_ && e.in_dwb && !c && !nvm_)  // (with NVM the buffer outlives commits)
       return bad("lpn " + std::to_string(l) + ": buffered record outside the open group");
   }
+  if (with_base != ppmt_.counted_entries())
+    return bad("the ppmt counts " + std::to_string(ppmt_.counted_entries()) +
+               " lpns with a base page, its entries " + std::to_string(with_base));
   if (pending_.held && (pending_.lpn >= ppmt_.size() || ppmt_.get(pending_.lpn).base != kPendingPpa))
     return bad("the pending base page's lpn does not point at it");
   for (Ppa p = 0; p < pages; p++) {

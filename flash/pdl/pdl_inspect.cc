@@ -1,5 +1,9 @@
-// pdl_inspect.cc — PdlStore::locate and PdlStore::block_info: the engine's in-memory tables
-// exposed read-only for tools (pdl dump, pdl fsck) and tests.
+// pdl_inspect.cc — PdlStore::locate, block_info and mapped_pages: the engine's in-memory
+// tables exposed read-only for tools (pdl dump, pdl info, pdl fsck) and tests.
+//
+// mapped_pages() is the ppmt's count of entries with a base page (PagedTable's counted
+// entries: no table page read) less those whose newest record, in the write buffer, is a
+// tombstone (is_mapped's rule); it reads at most the buffer's lpns' ppmt entries.
 //
 // locate(lpn) is the ppmt entry ([PDL] Fig. 3) plus the differential write buffer's view of
 // the lpn; block_info(b) is the block manager's state of b, its valid-page count and the Nand's
@@ -17,6 +21,15 @@
 #include "flash/pdl/pdl_store.h"
 
 namespace pdl {
+
+uint64_t PdlStore::mapped_pages() const {
+  const UncountedReads uncounted(nand_);
+  uint64_t n = ppmt_.counted_entries();
+  dwb_.for_each([&](const RecordView& r) {
+    if (r.tombstone && r.lpn < ppmt_.size() && ppmt_.get(r.lpn).base != kNoPpa) n--;
+  });
+  return n;
+}
 
 LpnLocation PdlStore::locate(Lpn lpn) const {
   LpnLocation loc;

@@ -142,6 +142,7 @@ class PdlStore final : public StoreBase {
   bool is_mapped(Lpn lpn) const override {
     return lpn < ppmt_.size() && ppmt_.get(lpn).base != kNoPpa && !trim_pending(lpn);
   }
+  uint64_t mapped_pages() const override;  // pdl_inspect.cc
   uint32_t logical_pages() const override { return uint32_t(ppmt_.size()); }
   const StoreStats& stats() const override {
     stats_.bad_blocks = blocks_.bad_blocks();

@@ -42,6 +42,8 @@ struct PpmtCodec {
     U32Codec::put(o + 4, e.diff);
     U32Codec::put(o + 8, uint32_t(e.copies) | uint32_t(e.in_dwb) << 31);
   }
+  // The lpn has a base page (on flash, or pending): PagedTable counts these (mapped_pages()).
+  static bool counted(const Value& e) { return e.base != kNoPpa; }
   static Value get(const uint8_t* b) {
     Value e;
     e.base = U32Codec::get(b);

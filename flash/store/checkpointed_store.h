@@ -94,6 +94,7 @@ class CheckpointedStore final : public PageStore {
   void tables_saved(bool durable) override { engine_->tables_saved(durable); }
   uint64_t table_bytes() const override { return engine_->table_bytes(); }
   bool is_mapped(Lpn lpn) const override { return engine_->is_mapped(lpn); }
+  uint64_t mapped_pages() const override { return engine_->mapped_pages(); }
   uint32_t page_size() const override { return engine_->page_size(); }
   uint32_t logical_pages() const override { return engine_->logical_pages(); }
   const StoreParams& params() const override { return params_; }

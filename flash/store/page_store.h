@@ -282,6 +282,13 @@ class PageStore {
   }
 
   virtual bool is_mapped(Lpn lpn) const = 0;
+  // Logical pages mapped (is_mapped): by default asked of every lpn; a store whose mapping is
+  // demand-loaded keeps the count so that no table page is read.
+  virtual uint64_t mapped_pages() const {
+    uint64_t n = 0;
+    for (Lpn l = 0; l < logical_pages(); l++) n += is_mapped(l);
+    return n;
+  }
   virtual uint32_t page_size() const = 0;
   virtual uint32_t logical_pages() const = 0;
   virtual const StoreParams& params() const = 0;

@@ -8,7 +8,8 @@
 namespace pdl {
 
 namespace {
-constexpr uint8_t kInline = 0, kDirectory = 1;
+// kDirectoryUncounted: the directory of format 1 (no count of counted entries), upgraded on load.
+constexpr uint8_t kInline = 0, kDirectoryUncounted = 1, kDirectory = 2;
 constexpr uint8_t kPageFill = 0, kPageData = 1;
 }  // namespace
 
@@ -109,6 +110,7 @@ int32_t PagedTableBase::new_slot(uint32_t p) const {
   }
   slots_[size_t(s)] = Slot{p, false, -1, -1};
   marks_.resize(slots_.size() * mark_words_);
+  home_marks_.resize(slots_.size() * mark_words_);
   std::fill_n(marks_.begin() + ptrdiff_t(size_t(s) * mark_words_), mark_words_, 0);
   alloc_slot(s);
   slot_of_[p] = s;
@@ -200,6 +202,7 @@ Status PagedTableBase::save(TableWriter& w) const {
   w.u32(entry_bytes_);
   w.u32(per_page_);
   w.u8(pager != nullptr ? kDirectory : kInline);
+  if (pager != nullptr) w.u64(counted_entries());
   scratch_.assign(page_bytes_, 0);
   if (pager == nullptr) {
     // Inline: every page that is not fill, as bytes (a homed absent page read back first).
@@ -259,6 +262,7 @@ void PagedTableBase::saved(bool durable) {
     pending_home_.clear();
     return;
   }
+  home_counted_ = counted_entries();  // (what the new homes hold: nothing changed since save)
   home_.swap(pending_home_);
   pending_home_.clear();
   pager_ = pager;
@@ -312,17 +316,26 @@ Status PagedTableBase::load(TableReader& r) {
       const int32_t s = new_slot(p);
       decode_slot(s, bytes.data());
       slots_[size_t(s)].dirty = true;  // no home: only a save through a pager gives one
-      for (uint32_t k = 0; k < per_page_; k++) mark(s, k);
+      for (uint32_t k = 0; k < per_page_; k++) {
+        set_home_mark(s, k, fill_counted_);  // (its home is the fill)
+        mark(s, k);
+      }
       dirty_++;
     }
     return r.status();
   }
-  if (mode != kDirectory) {
+  if (mode != kDirectory && mode != kDirectoryUncounted) {
     r.fail("checkpoint: " + name + ": mode " + std::to_string(mode));
     return r.status();
   }
   if (r.pager() == nullptr) {
     r.fail("checkpoint: " + name + " is on flash pages, but no pager reads them");
+    return r.status();
+  }
+  const uint64_t counted = mode == kDirectory ? r.u64() : 0;
+  if (r.status().is_ok() && counted > size_) {
+    r.fail("checkpoint: " + name + ": " + std::to_string(counted) + " counted entries of " +
+           std::to_string(size_));
     return r.status();
   }
   const uint32_t runs = r.u32();
@@ -345,8 +358,26 @@ Status PagedTableBase::load(TableReader& r) {
   if (r.status().is_ok() && p != pages())
     r.fail("checkpoint: " + name + ": the directory covers " + std::to_string(p) + " of " +
            std::to_string(pages()) + " pages");
-  if (r.status().is_ok()) pager_ = r.pager();
-  return r.status();
+  if (!r.status().is_ok()) return r.status();
+  pager_ = r.pager();
+  home_counted_ = counted;
+  if (mode == kDirectoryUncounted && counts_) {
+    // Saved before the directory carried its count: counted once here, each homed page read
+    // (no page is resident yet), so that the next checkpoint writes the count.
+    home_counted_ = 0;
+    scratch_.assign(page_bytes_, 0);
+    for (uint32_t q = 0; q < pages(); q++) {
+      if (home_[q] == kNoHome) {
+        const uint64_t in_page = std::min<uint64_t>(per_page_, size_ - uint64_t(q) * per_page_);
+        home_counted_ += fill_counted_ ? in_page : 0;
+        continue;
+      }
+      PDL_TRY(pager_->load(home_[q], table_, q, scratch_));
+      loads_++;
+      home_counted_ += count_page(q, scratch_.data());
+    }
+  }
+  return Status::ok();
 }
 
 }  // namespace pdl

@@ -32,6 +32,13 @@
 //     ever evicted: pages become resident on first use and stay;
 //   * a load reads exactly one flash page (the pager's); get() of an absent FILL page loads
 //     nothing and reads nothing.
+// COUNTED ENTRIES. A codec may define `static bool counted(const Value&)` (the ppmt: "this lpn
+// has a base page"); the table then knows how many entries are counted without reading a page:
+// counted_entries() = the count over the homes (saved with the directory, format.md §15) plus,
+// for every entry changed since (a marked entry of a dirty page, a folded entry), whether it is
+// counted now minus whether its home value was — remembered when ref() first hands it out, the
+// moment its slot still holds the home value. O(resident entries + folded entries), no read.
+//
 // Errors: a load that fails (the pager's read, or its check of the page) is remembered in
 // status() (the first one sticks) and get() returns the fill value; the owner checks status()
 // after its operation and halts — the table never hands out bytes that did not verify.
@@ -41,6 +48,7 @@
 
 #include <cstdint>
 #include <algorithm>
+#include <concepts>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -105,6 +113,8 @@ class PagedTableBase {
   uint32_t table_id() const { return table_; }
   const Status& status() const { return st_; }
   TablePager* pager() const { return pager_; }
+  // Entries the codec counts (above; 0 if it counts none). No flash read.
+  uint64_t counted_entries() const { return home_counted_ + uint64_t(count_delta()); }
   // Clean pages kept at most (with a pager); 0 means 1.
   void set_capacity(uint32_t pages);
   uint32_t capacity() const { return capacity_; }
@@ -148,7 +158,24 @@ class PagedTableBase {
   // the fill value's), with its folded entries on top.
   Status page_image(uint32_t p) const;
   void make_dirty(int32_t s);
+  bool marked(int32_t s, uint32_t k) const {
+    return marks_[size_t(s) * mark_words_ + k / 64] >> (k % 64) & 1;
+  }
   void mark(int32_t s, uint32_t k) { marks_[size_t(s) * mark_words_ + k / 64] |= 1ull << (k % 64); }
+  // Entry k of slot s was counted at its home (set with its first mark).
+  bool home_mark(int32_t s, uint32_t k) const {
+    return home_marks_[size_t(s) * mark_words_ + k / 64] >> (k % 64) & 1;
+  }
+  void set_home_mark(int32_t s, uint32_t k, bool counted) {
+    uint64_t& w = home_marks_[size_t(s) * mark_words_ + k / 64];
+    w = (w & ~(1ull << (k % 64))) | uint64_t(counted) << (k % 64);
+  }
+  template <class F>  // f(k) for every marked entry k of slot s
+  void each_marked(int32_t s, F&& f) const {
+    for (uint32_t w = 0; w < mark_words_; w++)
+      for (uint64_t bits = marks_[size_t(s) * mark_words_ + w]; bits != 0; bits &= bits - 1)
+        f(w * 64 + uint32_t(__builtin_ctzll(bits)));
+  }
   // Derived: slot storage.
   virtual void alloc_slot(int32_t s) const = 0;        // storage for slot s exists
   virtual void release_slot(int32_t s) const = 0;      // its storage freed (evicted)
@@ -164,6 +191,10 @@ class PagedTableBase {
   virtual void clear_folded() = 0;
   // RAM of one folded entry (the map's node and bucket, estimated).
   virtual uint64_t folded_entry_bytes() const = 0;
+  // Counted entries: now minus at their homes, over the marked and the folded entries; and
+  // the counted entries of a table page's bytes (a directory without counts, on load).
+  virtual int64_t count_delta() const = 0;
+  virtual uint32_t count_page(uint32_t p, const uint8_t* bytes) const = 0;
 
   uint32_t table_;
   uint64_t size_;
@@ -183,6 +214,10 @@ class PagedTableBase {
   mutable std::vector<uint8_t> scratch_;
   uint32_t mark_words_;                      // u64 words of marks per slot
   mutable std::vector<uint64_t> marks_;      // per slot: entries ref() handed out since clean
+  mutable std::vector<uint64_t> home_marks_;  // per slot: of those, the ones counted at home
+  bool counts_ = false;                      // the codec counts entries
+  bool fill_counted_ = false;                // it counts the fill value
+  uint64_t home_counted_ = 0;                // counted entries over every page's home / fill
   std::vector<uint32_t> folded_;             // per table page: its folded entries
   uint64_t folded_entries_ = 0, folded_pages_ = 0, folds_ = 0;
   uint32_t fold_at_;                         // fold() passes while more pages than this are dirty
@@ -201,14 +236,22 @@ class PagedTable final : public PagedTableBase {
  public:
   using Value = typename Codec::Value;
 
+  static constexpr bool kCounts = requires(const Value& v) {
+    { Codec::counted(v) } -> std::convertible_to<bool>;
+  };
+
   PagedTable(uint32_t table, uint64_t size, Value fill, uint32_t page_bytes, uint32_t capacity)
-      : PagedTableBase(table, size, Codec::kBytes, page_bytes, capacity), fill_(fill) {}
+      : PagedTableBase(table, size, Codec::kBytes, page_bytes, capacity), fill_(fill) {
+    counts_ = kCounts;
+    fill_counted_ = counted(fill_);
+    home_counted_ = fill_counted_ ? size : 0;
+  }
 
   // Entry i (the fill value after a load error: check status()). REQUIRES: i < size().
   Value get(uint64_t i) const {
     const uint32_t p = uint32_t(i / per_page_);
     if (folded_[p] != 0)
-      if (auto it = map_.find(i); it != map_.end()) return it->second;
+      if (auto it = map_.find(i); it != map_.end()) return it->second.value;
     int32_t s = slot_of_[p];
     if (s < 0) {
       if (home_[p] == kNoHome) return fill_;
@@ -225,7 +268,7 @@ class PagedTable final : public PagedTableBase {
   Value& ref(uint64_t i) {
     const uint32_t p = uint32_t(i / per_page_);
     if (folded_[p] != 0)
-      if (auto it = map_.find(i); it != map_.end()) return it->second;
+      if (auto it = map_.find(i); it != map_.end()) return it->second.value;
     int32_t s = slot_of_[p];
     if (s < 0) s = fetch(p);
     if (s < 0) {
@@ -233,8 +276,11 @@ class PagedTable final : public PagedTableBase {
       return junk_;
     }
     make_dirty(s);
-    mark(s, uint32_t(i % per_page_));
-    return data_[size_t(s)][i % per_page_];
+    const uint32_t k = uint32_t(i % per_page_);
+    Value& v = data_[size_t(s)][k];
+    if (!marked(s, k)) set_home_mark(s, k, counted(v));  // (unmarked: still its home value)
+    mark(s, k);
+    return v;
   }
   void set(uint64_t i, const Value& v) { ref(i) = v; }
   const Value& fill() const { return fill_; }
@@ -259,15 +305,20 @@ class PagedTable final : public PagedTableBase {
   void encode_fill(uint8_t* bytes) const override {
     for (uint32_t k = 0; k < per_page_; k++) Codec::put(bytes + size_t(k) * Codec::kBytes, fill_);
   }
+  static bool counted(const Value& v) {
+    if constexpr (kCounts) return Codec::counted(v);
+    else return (void)v, false;
+  }
   void fold_slot(int32_t s, uint32_t p) override {
     const auto& d = data_[size_t(s)];
     const uint64_t first = uint64_t(p) * per_page_;
     uint32_t n = 0;
-    for (uint32_t w = 0; w < mark_words_; w++)
-      for (uint64_t bits = marks_[size_t(s) * mark_words_ + w]; bits != 0; bits &= bits - 1) {
-        const uint32_t k = w * 64 + uint32_t(__builtin_ctzll(bits));
-        n += map_.insert_or_assign(first + k, d[k]).second ? 1 : 0;
-      }
+    each_marked(s, [&](uint32_t k) {
+      // (A folded entry is never marked: ref() hands out the map's. So each is new here.)
+      const auto [it, fresh] = map_.try_emplace(first + k, Folded{d[k], home_mark(s, k)});
+      if (!fresh) it->second.value = d[k];
+      n += fresh ? 1 : 0;
+    });
     if (folded_[p] == 0 && n != 0) folded_pages_++;
     folded_[p] += n;
     folded_entries_ += n;
@@ -277,7 +328,7 @@ class PagedTable final : public PagedTableBase {
     const uint64_t first = uint64_t(p) * per_page_;
     const uint64_t end = std::min<uint64_t>(first + per_page_, size_);
     for (uint64_t i = first; i < end; i++)
-      if (auto it = map_.find(i); it != map_.end()) f(uint32_t(i - first), it->second);
+      if (auto it = map_.find(i); it != map_.end()) f(uint32_t(i - first), it->second.value);
   }
   void encode_folded(uint32_t p, uint8_t* bytes) const override {
     each_folded(p, [&](uint32_t k, const Value& v) { Codec::put(bytes + size_t(k) * Codec::kBytes, v); });
@@ -286,15 +337,43 @@ class PagedTable final : public PagedTableBase {
     auto& d = data_[size_t(s)];
     each_folded(p, [&](uint32_t k, const Value& v) { d[k] = v; });
   }
-  void clear_folded() override { std::unordered_map<uint64_t, Value>().swap(map_); }
+  void clear_folded() override { decltype(map_)().swap(map_); }
   uint64_t folded_entry_bytes() const override {
-    return sizeof(uint64_t) + sizeof(Value) + 3 * sizeof(void*);  // key, value, link, bucket, malloc
+    return sizeof(uint64_t) + sizeof(Folded) + 3 * sizeof(void*);  // key, value, link, bucket, malloc
+  }
+  int64_t count_delta() const override {
+    if constexpr (!kCounts) {
+      return 0;
+    } else {
+      int64_t d = 0;
+      for (size_t s = 0; s < slots_.size(); s++) {
+        const Slot& x = slots_[s];
+        if (!x.dirty || slot_of_[x.page] != int32_t(s)) continue;
+        each_marked(int32_t(s), [&](uint32_t k) {
+          d += int64_t(counted(data_[s][k])) - int64_t(home_mark(int32_t(s), k));
+        });
+      }
+      for (const auto& [i, f] : map_) d += int64_t(counted(f.value)) - int64_t(f.home_counted);
+      return d;
+    }
+  }
+  uint32_t count_page(uint32_t p, const uint8_t* bytes) const override {
+    const uint64_t in_page = std::min<uint64_t>(per_page_, size_ - uint64_t(p) * per_page_);
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < in_page && kCounts; k++)
+      n += counted(Codec::get(bytes + size_t(k) * Codec::kBytes));
+    return n;
   }
 
+  // A folded entry, and whether its home value was counted.
+  struct Folded {
+    Value value;
+    bool home_counted = false;
+  };
   Value fill_;
   Value junk_{};
   mutable std::vector<std::vector<Value>> data_;  // per slot
-  std::unordered_map<uint64_t, Value> map_;       // folded entries by index
+  std::unordered_map<uint64_t, Folded> map_;      // folded entries by index
 };
 
 // Codecs for plain little-endian integers.
