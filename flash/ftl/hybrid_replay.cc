@@ -12,7 +12,10 @@
 // retiring blocks, takes the checkpoint's page records (and bad marks) for every other block,
 // and runs the scan's own resolve_scan over the result: the store a scan would mount, by
 // construction, reading R = the declared and retiring blocks only. (In RAM it goes over every
-// page record, as mount_tables does: no flash operation proportional to the chip.)
+// page record, as mount_tables does: no flash operation proportional to the chip.) The page
+// records are moved from the checkpoint's store into the new one, not copied (a re-read
+// block's are emptied first; the lpns they named are kept aside for the touched list): the
+// peak RAM is one set of page records, not two.
 // What the checkpoint knows and a scan cannot is then kept for the blocks not declared, where
 // nothing the store reports can tell: a free block it had erased is still erased (no erase
 // before its use), and a block to be scrubbed that still holds data stays so. (A retiring block
@@ -32,7 +35,7 @@ Status HybridStore::replay(Nand& nand, const StoreParams& params, TableReader& r
   const MountClock clock(nand);
   std::unique_ptr<PageStore> ck_store;
   PDL_TRY(mount_tables(nand, params, CommitMode::kPerPage, r, &ck_store));
-  const HybridStore& ck = static_cast<const HybridStore&>(*ck_store);
+  HybridStore& ck = static_cast<HybridStore&>(*ck_store);
   const uint32_t nblocks = uint32_t(ck.blocks_.size()), P = ck.ppb();
   std::vector<bool> changed(nblocks, false);
   for (const uint32_t b : declared) {
@@ -41,30 +44,41 @@ Status HybridStore::replay(Nand& nand, const StoreParams& params, TableReader& r
                                                " is not the store's");
     changed[b] = true;
   }
-  std::unique_ptr<HybridStore> s(new HybridStore(nand, ck.params_));
-  MountReport rep;
   std::vector<bool> reread(nblocks, false);
+  std::vector<uint32_t> reread_lpns;  // the re-read blocks' lpns in the checkpoint's records
   for (uint32_t b = kSuperblockBlocks; b < nblocks; b++) {
-    if (changed[b] || ck.retiring_[b]) {
+    reread[b] = changed[b] || ck.retiring_[b];
+    if (!reread[b]) continue;
+    for (uint32_t i = 0; i < P; i++)
+      if (ck.page_lpn_[ck.ppa(b, i)] != kNone) reread_lpns.push_back(ck.page_lpn_[ck.ppa(b, i)]);
+  }
+  std::unique_ptr<HybridStore> s(new HybridStore(nand, ck.params_, /*page_records=*/false));
+  s->page_lpn_ = std::move(ck.page_lpn_);
+  s->page_seq_ = std::move(ck.page_seq_);
+  s->page_aux_ = std::move(ck.page_aux_);
+  s->page_trim_ = std::move(ck.page_trim_);
+  MountReport rep;
+  for (uint32_t b = 0; b < nblocks; b++) {
+    const bool bad = !reread[b] && ck.blocks_[b].role == Role::kBad;
+    // (What a fresh store holds where the checkpoint's records are not taken: scan_block
+    // fills programmed pages only.)
+    if (reread[b] || bad || b < kSuperblockBlocks)
+      for (uint32_t i = 0; i < P; i++) {
+        const Ppa p = s->ppa(b, i);
+        s->page_lpn_[p] = kNone;
+        s->page_seq_[p] = 0;
+        s->page_aux_[p] = 0;
+        s->page_trim_[p] = false;
+      }
+    if (b < kSuperblockBlocks) continue;
+    if (reread[b]) {
       PDL_TRY(s->scan_block(b, &rep));
-      reread[b] = true;
       rep.replayed_blocks++;
-      continue;
-    }
-    if (ck.blocks_[b].role == Role::kBad) {
+    } else if (bad) {
       s->blocks_[b].role = Role::kBad;
-      continue;
+    } else {
+      s->blocks_[b].wp = ck.blocks_[b].wp;
     }
-    s->blocks_[b].wp = ck.blocks_[b].wp;
-    const auto first = ptrdiff_t(ck.ppa(b, 0)), end = ptrdiff_t(ck.ppa(b + 1, 0));
-    std::copy(ck.page_lpn_.begin() + first, ck.page_lpn_.begin() + end,
-              s->page_lpn_.begin() + first);
-    std::copy(ck.page_seq_.begin() + first, ck.page_seq_.begin() + end,
-              s->page_seq_.begin() + first);
-    std::copy(ck.page_aux_.begin() + first, ck.page_aux_.begin() + end,
-              s->page_aux_.begin() + first);
-    std::copy(ck.page_trim_.begin() + first, ck.page_trim_.begin() + end,
-              s->page_trim_.begin() + first);
   }
   s->resolve_scan(&rep);
   rep.live_lpns = 0;  // (MountReport: counted by a scan only)
@@ -80,13 +94,11 @@ Status HybridStore::replay(Nand& nand, const StoreParams& params, TableReader& r
   // current record or mapping differs from the checkpoint's.
   const uint32_t n = uint32_t(s->cur_.size());
   std::vector<bool> touched(n, false);
+  for (const uint32_t l : reread_lpns) touched[l] = true;
   for (uint32_t b = kSuperblockBlocks; b < nblocks; b++) {
     if (!reread[b]) continue;
-    for (uint32_t i = 0; i < P; i++) {
-      const Ppa p = s->ppa(b, i);
-      if (s->page_lpn_[p] != kNone) touched[s->page_lpn_[p]] = true;
-      if (ck.page_lpn_[p] != kNone) touched[ck.page_lpn_[p]] = true;
-    }
+    for (uint32_t i = 0; i < P; i++)
+      if (const Ppa p = s->ppa(b, i); s->page_lpn_[p] != kNone) touched[s->page_lpn_[p]] = true;
   }
   s->replayed_ = true;
   for (Lpn l = 0; l < n; l++)

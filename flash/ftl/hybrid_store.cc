@@ -13,11 +13,11 @@
 
 namespace pdl {
 
-HybridStore::HybridStore(Nand& nand, const StoreParams& params)
+HybridStore::HybridStore(Nand& nand, const StoreParams& params, bool page_records)
     : StoreBase(nand, params),
       cur_(params.logical_pages, kNoPpa),
       mapped_(params.logical_pages, false),
-      page_lpn_(size_t(nand.geometry().blocks) * nand.geometry().pages_per_block, kNone),
+      page_lpn_(page_records ? nand.geometry().total_pages() : 0, kNone),
       page_seq_(page_lpn_.size(), 0),
       page_aux_(page_lpn_.size(), 0),
       page_trim_(page_lpn_.size(), false),

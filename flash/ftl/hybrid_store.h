@@ -134,7 +134,8 @@ class HybridStore final : public StoreBase {
   BlockInfo block_info(uint32_t block) const override;  // hybrid_inspect.cc
 
  private:
-  HybridStore(Nand& nand, const StoreParams& params);
+  // `page_records`: allocate the page records (false: the replay moves the checkpoint's in).
+  HybridStore(Nand& nand, const StoreParams& params, bool page_records = true);
 
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
   enum class Role : uint8_t {
