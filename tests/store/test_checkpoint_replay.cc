@@ -3,7 +3,9 @@
 // of a workload after a checkpoint (writes, trims, GC, syncs, summary pages, a periodic
 // checkpoint, a clean checkpoint and the summaries of its generation) the power is cut, and
 // the mount that replays is compared with a full scan of the same chip — same mapping, same
-// block states, same contents, the last acknowledged sync's — for PDL and OPU with atomic
+// block states, same contents, the last acknowledged sync's; for IPL and IPU also every field
+// of the engine's own tables (seq counters, commit log, garbage log sectors, blocks to purge,
+// free queue: flash/ipl/ipl_compare.h) — for PDL and OPU with atomic
 // commit, the page FTL, IPL (atomic and per page) and IPU, IPL and IPU with a block going bad
 // (retired: marked bad, a declared change) in the workload, StableBuffer over the page FTL,
 // PDL with its write buffer in NVM (commits that program nothing: an empty summary page
@@ -25,6 +27,7 @@
 #include "flash/device/emulated_nand.h"
 #include "flash/image/open_store.h"
 #include "flash/ipl/ipl_nvm.h"
+#include "flash/ipl/ipl_store.h"
 #include "flash/store/checkpoint_area.h"
 #include "flash/store/spare.h"
 #include "flash/store/checkpointed_store.h"
@@ -85,6 +88,16 @@ bool mount_cut_changes_nothing(EmulatedNand& chip, CommitMode mode, uint64_t sal
   CHECK(again.checkpoint_gen == r.checkpoint_gen);
   CHECK(again.replayed_blocks == r.replayed_blocks);
   return true;
+}
+
+// Both mounts are IPL or IPU engines behind the checkpoint area's store (so that
+// require_same_engine_tables_after_replay compares their tables, not nothing).
+void require_ipl_engines(const PageStore& a, const PageStore& b) {
+  for (const PageStore* s : {&a, &b}) {
+    const auto* cs = dynamic_cast<const CheckpointedStore*>(s);
+    REQUIRE(cs != nullptr);
+    REQUIRE(dynamic_cast<const IplStore*>(&cs->engine()) != nullptr);
+  }
 }
 
 }  // namespace
@@ -267,6 +280,10 @@ TEST_CASE("a power cut anywhere after a checkpoint (summaries, checkpoint writes
       }
       pdl::test::require_same_tables_but_tombstones(*t, *scanned, kBlocks - kAreaBlocks,
                                                     chip->geometry().pages_per_block);
+      // IPL and IPU: their own tables too, field by field — seq counters, commit log, garbage
+      // log sectors, blocks to purge, free queue (flash/ipl/ipl_compare.h).
+      if (in_page(c.method)) require_ipl_engines(*t, *scanned);
+      pdl::test::require_same_engine_tables_after_replay(*t, *scanned);
     }
     // Contents: the last acknowledged sync's (or, atomic, the one the cut interrupted if its
     // commit record was durable; per page, any page of the interrupted step may be either).
@@ -504,6 +521,8 @@ TEST_CASE("with nvm, commits that program no page are declared by one empty summ
     CHECK(r.pages_scanned * 10 < rs.pages_scanned);
     pdl::test::require_same_tables_but_tombstones(*t, *scanned, kBlocks - kAreaBlocks,
                                                   chip->geometry().pages_per_block);
+    if (c.method == Method::kIpl) require_ipl_engines(*t, *scanned);
+    pdl::test::require_same_engine_tables_after_replay(*t, *scanned);
     // Without the NVM read again the checkpoint's tables would read the old versions.
     CHECK_FALSE(reads_as(*t, model));
   }
