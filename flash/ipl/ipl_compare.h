@@ -4,7 +4,7 @@
 // only per lpn its location and per block its state.
 //
 // Compared (ipl_compare.cc): the header — method, geometry echo, the format-1 and atomic-group
-// flags, next seq, committed seq, the open group's start, the commit log's block and its used
+// flags, next seq, the open group's start, the commit log's block and its used
 // log sectors, the NVM commit slot's turn, the bad count; per logical page its slot state,
 // mapped, has_log, pending trim; per logical block its erase block, used log sectors and the
 // log sectors left garbage (as a set: only membership is read); per erase block its owner
@@ -12,6 +12,17 @@
 // blocks and logical blocks purge() must still handle (as sets: purge() takes them in any
 // order); the open group (pending trims, touched and kept logical blocks, dirty flag, program
 // count — empty after any mount).
+//
+// The committed seq (the commit cut-off: items newer than it and older than the open group's
+// start are void) is not compared for equality. The scan's is the newest commit record on
+// flash. A replay's is the newer of that and, when the checkpoint had nothing to purge, every
+// seq the checkpoint handed out (ipl_replay.cc) — as the run time's is after set_commit_mode
+// (ipl_commit.cc): with no void item on flash everything programmed counts. The seqs between
+// the two are then held only by items that count under either cut-off (a plain merge's pages,
+// whose commit record a cut lost), so a replay's may be newer than the scan's, never older; the
+// items each treats as void are compared as the page states and the blocks to purge. For a
+// checkpoint's own tables it is not compared at all: per page, programs commit themselves
+// without moving the run time's cut-off, which may then be older than the scan's.
 //
 // Compared only for a replay (`from` kReplay), which builds a fresh store as the scan does:
 // the free queue's order (block order in both), the erased marks (none: every free block is
