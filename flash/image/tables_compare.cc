@@ -3,6 +3,10 @@
 
 #include <map>
 
+#include "flash/ipl/ipl_compare.h"
+#include "flash/ipl/ipl_store.h"
+#include "flash/store/checkpointed_store.h"
+
 namespace pdl {
 
 namespace {
@@ -20,7 +24,23 @@ bool same_location(const LpnLocation& a, const LpnLocation& b, bool strict) {
                      a.diff_bytes == b.diff_bytes);
 }
 
+// The engine behind a CheckpointedStore, else the store itself.
+const PageStore& engine_of(const PageStore& s) {
+  const auto* cs = dynamic_cast<const CheckpointedStore*>(&s);
+  return cs ? cs->engine() : s;
+}
+
 }  // namespace
+
+std::string compare_engine_tables(const PageStore& mounted, const PageStore& scan,
+                                  bool replayed) {
+  const auto* a = dynamic_cast<const IplStore*>(&engine_of(mounted));
+  const auto* b = dynamic_cast<const IplStore*>(&engine_of(scan));
+  if (!a || !b) return "";
+  const Status st = compare_ipl_tables(
+      *a, *b, replayed ? IplTablesFrom::kReplay : IplTablesFrom::kCheckpoint);
+  return st.is_ok() ? "" : std::string(st.message());
+}
 
 TablesDifference compare_tables(const PageStore& ck, const PageStore& scan, uint32_t blocks,
                                 uint32_t ppb, bool strict) {
@@ -69,6 +89,10 @@ TablesDifference compare_tables(const PageStore& ck, const PageStore& scan, uint
                 " state " + std::to_string(int(a.state)) + ", the scan " +
                 std::to_string(b.valid_pages) + (bad_b ? " (bad)" : "") + " state " +
                 std::to_string(int(b.state));
+  }
+  if (d.first.empty()) {
+    d.first = compare_engine_tables(ck, scan, false);
+    d.engine = !d.first.empty();
   }
   return d;
 }

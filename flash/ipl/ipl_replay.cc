@@ -37,8 +37,11 @@
 // sector read per such block when nothing was written (0.6 us simulated), the rest of the
 // area only when something was.
 // The result equals a full scan's: every page's slot, mapping and log state, every block's
-// owner and state. Differences no read sees: the free queue is in block order (as a scan's),
-// not G's; an undeclared block G listed for purge stays listed.
+// owner and state (compare_ipl_tables, ipl_compare.h, checks every field in the tests). The
+// free queue is in block order, as a scan's, not G's. Differences no read sees: the commit
+// cut-off may be newer than the scan's (G's handed-out seqs, when G had nothing to purge;
+// the seqs between are held only by items that count under either cut-off); an undeclared
+// block G listed for purge stays listed.
 #include <algorithm>
 #include <string>
 

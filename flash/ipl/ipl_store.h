@@ -92,6 +92,7 @@
 #include <utility>
 #include <vector>
 
+#include "flash/ipl/ipl_compare.h"
 #include "flash/ipl/ipl_sector.h"
 #include "flash/store/spare.h"
 #include "flash/store/store_base.h"
@@ -151,6 +152,8 @@ class IplStore final : public StoreBase {
 
  private:
   friend class IplRecovery;  // mount: ipl_recovery.h
+  friend Status compare_ipl_tables(const IplStore& mounted, const IplStore& scan,
+                                   IplTablesFrom from);  // ipl_compare.h
   IplStore(Nand& nand, const StoreParams& params);
 
   static constexpr uint32_t kNoBlock = 0xFFFFFFFFu;

@@ -68,6 +68,7 @@ class CheckpointedStore final : public PageStore {
   const Superblock& superblock() const { return sb_; }
   const CheckpointLog& log() const { return *log_; }
   PageStore& engine() { return *engine_; }
+  const PageStore& engine() const { return *engine_; }
 
   Status read(Lpn lpn, std::span<uint8_t> page) override { return engine_->read(lpn, page); }
   Status write(Lpn lpn, std::span<const uint8_t> page) override {

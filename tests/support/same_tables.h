@@ -6,6 +6,8 @@
 // (base, differential, in-buffer and uncommitted flags, pending trim, differential size); per
 // block of the first `blocks` the same state, valid pages and erase count. REQUIRE, naming
 // the lpn or block.
+// require_same_tables_but_tombstones: compare_tables, strict (the engine's own tables too,
+// as a checkpoint's); require_same_engine_tables_after_replay: those of a replay, every field.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -50,6 +52,15 @@ inline void require_same_tables_but_tombstones(const PageStore& a, const PageSto
   const TablesDifference d = compare_tables(a, b, blocks, pages_per_block, true);
   INFO(d.lpns << " lpns and " << d.blocks << " blocks differ");
   REQUIRE(d.first == "");
+}
+
+// require_same_engine_tables_after_replay: a store replayed after a power cut (`replayed`) and a
+// scan of the same chip agree in the engine's own tables too, every field (IPL and IPU:
+// flash/ipl/ipl_compare.h; other engines have none beyond the interface). REQUIRE, naming the
+// first field that differs.
+inline void require_same_engine_tables_after_replay(const PageStore& replayed,
+                                                    const PageStore& scan) {
+  REQUIRE(compare_engine_tables(replayed, scan, true) == "");
 }
 
 }  // namespace pdl::test
