@@ -19,8 +19,9 @@
 // seq the checkpoint handed out (ipl_replay.cc) — as the run time's is after set_commit_mode
 // (ipl_commit.cc): with no void item on flash everything programmed counts. The seqs between
 // the two are then held only by items that count under either cut-off (seen: a plain merge's
-// pages, which count without a commit record, the record after them lost to a cut), so a replay's may be newer than the scan's, never older; the
-// items each treats as void are compared as the page states and the blocks to purge. For a
+// pages, which count without a commit record, the record after them lost to a cut), so a
+// replay's may be newer than the scan's, never older; the items each treats as void are
+// compared as the page states and the blocks to purge. For a
 // checkpoint's own tables it is not compared at all: per page, programs commit themselves
 // without moving the run time's cut-off, which may then be older than the scan's.
 //

@@ -1,11 +1,12 @@
 // pdl_check.cc — PdlStore::check(): the engine's invariants recomputed from scratch.
 //
 // Everything the engine keeps twice is compared: the reverse map against the ppmt and the open
-// group's committed entries, the ppmt's count of lpns with a base page against its entries, vdct against the lpns pointing at each differential page (current
-// and committed), `copies` against the reverse map, `in_dwb` against the write buffer, the
-// pending base page against its lpn, and each block's valid count against its pages (the
-// pinned commit page included). Free blocks must hold nothing valid. With NVM, the log must
-// hold the committed write buffer and the last commit (NvmLog::verify: NVM reads, uncounted).
+// group's committed entries, the ppmt's count of lpns with a base page against its entries,
+// vdct against the lpns pointing at each differential page (current and committed), `copies`
+// against the reverse map, `in_dwb` against the write buffer, the pending base page against
+// its lpn, and each block's valid count against its pages (the pinned commit page included).
+// Free blocks must hold nothing valid. With NVM, the log must hold the committed write buffer
+// and the last commit (NvmLog::verify: NVM reads, uncounted).
 // O(physical pages + logical pages + NVM bytes). With demand-loaded tables (docs/design.md
 // §18) every table page is read once it is not resident: those reads are not counted (a check
 // is no I/O of the store's), and a page that fails to load is the check's error.

@@ -339,7 +339,8 @@ class PagedTable final : public PagedTableBase {
   }
   void clear_folded() override { decltype(map_)().swap(map_); }
   uint64_t folded_entry_bytes() const override {
-    return sizeof(uint64_t) + sizeof(Folded) + 3 * sizeof(void*);  // key, value, link, bucket, malloc
+    // key, value, link, bucket, malloc
+    return sizeof(uint64_t) + sizeof(Folded) + 3 * sizeof(void*);
   }
   int64_t count_delta() const override {
     if constexpr (!kCounts) {
